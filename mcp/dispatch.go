@@ -1,0 +1,316 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+)
+
+// MethodHandler handles one decoded request. params is the method's
+// params type (*CallToolRequest, *ListRequest, ...). The result is the
+// method's result type, or *InputRequiredResult for tools/call,
+// prompts/get and resources/read.
+type MethodHandler func(ctx context.Context, method string, params Params) (any, error)
+
+// Middleware wraps a MethodHandler. The request-state boundary, era
+// bridging and logging are middleware.
+type Middleware func(next MethodHandler) MethodHandler
+
+// methodSpec describes a method the server answers.
+type methodSpec struct {
+	decode paramsDecoder
+	// carrier methods may answer with an InputRequiredResult.
+	carrier bool
+}
+
+var methods = map[string]*methodSpec{
+	MethodDiscover:              {decode: decodeDiscover},
+	MethodToolsList:             {decode: decodeList},
+	MethodToolsCall:             {decode: decodeCallTool, carrier: true},
+	MethodPromptsList:           {decode: decodeList},
+	MethodPromptsGet:            {decode: decodeGetPrompt, carrier: true},
+	MethodResourcesList:         {decode: decodeList},
+	MethodResourceTemplatesList: {decode: decodeList},
+	MethodResourcesRead:         {decode: decodeReadResource, carrier: true},
+	MethodComplete:              {decode: decodeComplete},
+	MethodSubscriptionsListen:   {decode: decodeListen},
+}
+
+// IsInputRequiredMethod reports whether method may answer with an
+// InputRequiredResult (tools/call, prompts/get, resources/read).
+func IsInputRequiredMethod(method string) bool {
+	m := methods[method]
+	return m != nil && m.carrier
+}
+
+// requestScope is what a handler's context knows about its request.
+type requestScope struct {
+	s      *Server
+	id     jsonrpc.ID
+	method string
+	meta   *RequestMeta
+	out    outbound
+}
+
+type scopeKey struct{}
+
+func scopeFrom(ctx context.Context) *requestScope {
+	sc, _ := ctx.Value(scopeKey{}).(*requestScope)
+	return sc
+}
+
+// outbound carries the messages a request sends before its response:
+// notifications related to it (progress, logging) or, for
+// subscriptions/listen, the stream's notifications.
+type outbound interface {
+	notify(method string, params any) error
+}
+
+// route is the innermost handler: it calls the registered handler.
+func (s *Server) route(ctx context.Context, method string, params Params) (any, error) {
+	switch p := params.(type) {
+	case *CallToolRequest:
+		return s.callTool(ctx, p)
+	case *GetPromptRequest:
+		return s.getPrompt(ctx, p)
+	case *ReadResourceRequest:
+		return s.readResource(ctx, p)
+	case *ListRequest:
+		return s.list(method, p)
+	case *DiscoverRequest:
+		return s.discover(), nil
+	case *CompleteRequest:
+		return s.complete(ctx, p)
+	case *ListenRequest:
+		return s.listen(ctx, p)
+	}
+	return nil, jsonrpc.NewError(CodeMethodNotFound, "Method not found: "+method)
+}
+
+func (s *Server) callTool(ctx context.Context, p *CallToolRequest) (any, error) {
+	s.mu.RLock()
+	t := s.tools[p.Name]
+	s.mu.RUnlock()
+	if t == nil {
+		return nil, jsonrpc.NewErrorData(CodeInvalidParams, "Unknown tool: "+p.Name, map[string]string{"name": p.Name})
+	}
+	resp, err := t.handler(ctx, p)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, e
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return ErrorResult(err.Error()), nil
+	}
+	switch r := resp.(type) {
+	case *CallToolResult:
+		if r == nil {
+			break
+		}
+		if r.Content == nil {
+			r.Content = []Content{}
+		}
+		return r, nil
+	case *InputRequiredResult:
+		if r == nil {
+			break
+		}
+		return r, nil
+	}
+	return nil, fmt.Errorf("tool %q handler returned no result", p.Name)
+}
+
+func (s *Server) getPrompt(ctx context.Context, p *GetPromptRequest) (any, error) {
+	s.mu.RLock()
+	pr := s.prompts[p.Name]
+	s.mu.RUnlock()
+	if pr == nil {
+		return nil, jsonrpc.NewErrorData(CodeInvalidParams, "Unknown prompt: "+p.Name, map[string]string{"name": p.Name})
+	}
+	for _, a := range pr.prompt.Arguments {
+		if a.Required {
+			if _, ok := p.Arguments[a.Name]; !ok {
+				return nil, jsonrpc.NewError(CodeInvalidParams, "Invalid params: missing required argument \""+a.Name+"\" of prompt "+p.Name)
+			}
+		}
+	}
+	resp, err := pr.handler(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	switch r := resp.(type) {
+	case *GetPromptResult:
+		if r == nil {
+			break
+		}
+		if r.Messages == nil {
+			r.Messages = []PromptMessage{}
+		}
+		return r, nil
+	case *InputRequiredResult:
+		if r == nil {
+			break
+		}
+		return r, nil
+	}
+	return nil, fmt.Errorf("prompt %q handler returned no result", p.Name)
+}
+
+// ResourceNotFoundError is the -32602 error for an unknown resource URI,
+// with the URI in data as SEP-2164 asks.
+func ResourceNotFoundError(uri string) *Error {
+	return jsonrpc.NewErrorData(CodeInvalidParams, "Resource not found: "+uri, map[string]string{"uri": uri})
+}
+
+func (s *Server) readResource(ctx context.Context, p *ReadResourceRequest) (any, error) {
+	s.mu.RLock()
+	r := s.resources[p.URI]
+	var tmpl *serverTemplate
+	if r == nil {
+		for _, t := range s.templates {
+			if vars, ok := t.match.match(p.URI); ok {
+				tmpl, p.vars = t, vars
+				break
+			}
+		}
+	}
+	s.mu.RUnlock()
+	var resp ResourceResponse
+	var err error
+	switch {
+	case r != nil:
+		var res *ReadResourceResult
+		res, err = r.handler(ctx, p)
+		if res != nil {
+			resp = res
+		}
+	case tmpl != nil:
+		resp, err = tmpl.handler(ctx, p)
+	default:
+		return nil, ResourceNotFoundError(p.URI)
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch res := resp.(type) {
+	case *ReadResourceResult:
+		if res == nil {
+			break
+		}
+		if len(res.Contents) == 0 {
+			// SEP-2164: never an empty contents array.
+			return nil, ResourceNotFoundError(p.URI)
+		}
+		if res.CacheScope == "" {
+			res.CacheScope = s.opts.CacheScope
+		}
+		return res, nil
+	case *InputRequiredResult:
+		if res == nil {
+			break
+		}
+		return res, nil
+	}
+	return nil, fmt.Errorf("resource %q handler returned no result", p.URI)
+}
+
+func (s *Server) discover() *DiscoverResult {
+	return &DiscoverResult{
+		SupportedVersions: s.SupportedVersions(),
+		Capabilities:      s.capabilities(),
+		Instructions:      s.opts.Instructions,
+		Cache:             Cache{TTLMs: s.opts.ListTTL.Milliseconds(), CacheScope: s.opts.CacheScope},
+	}
+}
+
+// SupportedVersions lists the protocol versions the server accepts.
+func (s *Server) SupportedVersions() []string { return []string{LatestProtocolVersion} }
+
+func (s *Server) complete(ctx context.Context, p *CompleteRequest) (any, error) {
+	switch p.Ref.Type {
+	case "ref/prompt":
+		s.mu.RLock()
+		_, ok := s.prompts[p.Ref.Name]
+		s.mu.RUnlock()
+		if !ok {
+			return nil, jsonrpc.NewError(CodeInvalidParams, "Unknown prompt: "+p.Ref.Name)
+		}
+	}
+	if s.opts.Completions == nil {
+		return &CompleteResult{Completion: Completion{Values: []string{}}}, nil
+	}
+	res, err := s.opts.Completions(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = &CompleteResult{}
+	}
+	if res.Completion.Values == nil {
+		res.Completion.Values = []string{}
+	}
+	if len(res.Completion.Values) > 100 {
+		res.Completion.Values = res.Completion.Values[:100]
+		res.Completion.HasMore = true
+	}
+	return res, nil
+}
+
+// ReportProgress sends notifications/progress for the request ctx
+// belongs to, if its client asked for progress (a progressToken in
+// _meta). total <= 0 means unknown. It is a no-op outside a request.
+func ReportProgress(ctx context.Context, progress, total float64, message string) error {
+	sc := scopeFrom(ctx)
+	if sc == nil || sc.meta == nil || sc.meta.ProgressToken == nil || sc.out == nil {
+		return nil
+	}
+	p := &ProgressParams{ProgressToken: sc.meta.ProgressToken, Progress: progress, Message: message}
+	if total > 0 {
+		p.Total = &total
+	}
+	return sc.out.notify(NotificationProgress, p)
+}
+
+// Log sends notifications/message for the request ctx belongs to, when
+// the client asked for logs at level or below (_meta logLevel). Without
+// a requested level nothing is sent.
+func Log(ctx context.Context, level LoggingLevel, logger string, data any) error {
+	sc := scopeFrom(ctx)
+	if sc == nil || sc.meta == nil || sc.meta.LogLevel == "" || sc.out == nil {
+		return nil
+	}
+	if level.rank() < sc.meta.LogLevel.rank() {
+		return nil
+	}
+	return sc.out.notify(NotificationMessage, &LoggingMessageParams{Level: level, Logger: logger, Data: data})
+}
+
+// removedMethods were part of 2025-11-25 and are gone from 2026-07-28.
+var removedMethods = map[string]bool{
+	"initialize":                true,
+	"ping":                      true,
+	"logging/setLevel":          true,
+	"resources/subscribe":       true,
+	"resources/unsubscribe":     true,
+	"tasks/get":                 true,
+	"tasks/list":                true,
+	"tasks/result":              true,
+	"tasks/cancel":              true,
+	"notifications/initialized": true,
+}
+
+func methodNotFound(method string) *Error {
+	if removedMethods[method] {
+		return jsonrpc.NewError(CodeMethodNotFound, "Method not found: "+method+" was removed in protocol revision "+LatestProtocolVersion)
+	}
+	if strings.TrimSpace(method) == "" {
+		return jsonrpc.NewError(CodeMethodNotFound, "Method not found")
+	}
+	return jsonrpc.NewError(CodeMethodNotFound, "Method not found: "+method)
+}

@@ -1,0 +1,335 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+)
+
+// HTTPOptions configure the Streamable HTTP handler. The zero value is
+// valid and safe for a server on loopback.
+type HTTPOptions struct {
+	// MaxBodyBytes bounds a request body. Zero means
+	// DefaultMaxMessageBytes (4 MiB); larger bodies get 413.
+	MaxBodyBytes int64
+	// AllowedHosts are extra Host header values (host or host:port,
+	// case-insensitive) accepted in addition to loopback names. When the
+	// request arrived on a non-loopback address and AllowedHosts is
+	// empty, any Host is accepted.
+	AllowedHosts []string
+	// AllowedOrigins are Origin header values (scheme://host[:port])
+	// accepted in addition to loopback origins. A request with any other
+	// Origin is refused with 403 (DNS-rebinding and cross-site
+	// protection). Requests without Origin are not affected.
+	AllowedOrigins []string
+	// DisableHostCheck turns off Host and Origin checking, for servers
+	// behind a proxy that does it.
+	DisableHostCheck bool
+	// KeepAlive is the interval of SSE comment lines on streams that
+	// stay open (subscriptions/listen, slow tools). Zero means 15 s; a
+	// negative value disables them.
+	KeepAlive time.Duration
+}
+
+// NewHTTPHandler returns the Streamable HTTP transport of s as an
+// http.Handler, to be mounted at the MCP endpoint. Each POST carries one
+// request or notification; the answer is a JSON body, or an SSE stream
+// when the handler sends notifications first. A client disconnect
+// cancels the handler's context.
+func NewHTTPHandler(s *Server, opts *HTTPOptions) http.Handler {
+	h := &httpHandler{s: s}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.MaxBodyBytes <= 0 {
+		h.opts.MaxBodyBytes = DefaultMaxMessageBytes
+	}
+	if h.opts.KeepAlive == 0 {
+		h.opts.KeepAlive = 15 * time.Second
+	}
+	for _, a := range h.opts.AllowedHosts {
+		h.hosts = append(h.hosts, strings.ToLower(a))
+	}
+	for _, a := range h.opts.AllowedOrigins {
+		h.origins = append(h.origins, strings.ToLower(strings.TrimSuffix(a, "/")))
+	}
+	return h
+}
+
+type httpHandler struct {
+	s       *Server
+	opts    HTTPOptions
+	hosts   []string
+	origins []string
+}
+
+var (
+	ctJSON      = []string{"application/json"}
+	ctSSE       = []string{"text/event-stream"}
+	noCache     = []string{"no-cache"}
+	noBuffering = []string{"no"}
+	allowPost   = []string{"POST"}
+)
+
+func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.opts.DisableHostCheck && !h.hostAllowed(r) {
+		writeHTTPError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Forbidden: Host or Origin not allowed"))
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header()["Allow"] = allowPost
+		http.Error(w, "method not allowed: the MCP endpoint accepts POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "application/json") {
+		writeHTTPError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: Content-Type must be application/json"))
+		return
+	}
+	body, err := readBody(w, r, h.opts.MaxBodyBytes)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeHTTPError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: body exceeds the size limit"))
+			return
+		}
+		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(CodeParseError, "Parse error: reading body failed"))
+		return
+	}
+	c, f := h.s.decodeCall(body)
+	if f != nil {
+		writeHTTPError(w, f.status, c.msg.ID, f.err)
+		return
+	}
+	if c.msg.IsNotification() {
+		// No client notification is defined over HTTP in this revision;
+		// accept and ignore (cancellation is closing the stream).
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if e := checkHeaders(h.s, c, r.Header); e != nil {
+		writeHTTPError(w, http.StatusBadRequest, c.msg.ID, e)
+		return
+	}
+	if f := h.s.checkVersion(c); f != nil {
+		writeHTTPError(w, f.status, c.msg.ID, f.err)
+		return
+	}
+	out := &httpOut{w: w, keepAlive: h.opts.KeepAlive}
+	out.flusher, _ = w.(http.Flusher)
+	res, f := h.s.execute(r.Context(), c, out)
+	out.finish(h.s, c, res, f, r.Context())
+}
+
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	if r.ContentLength > max {
+		return nil, &http.MaxBytesError{Limit: max}
+	}
+	rd := http.MaxBytesReader(w, r.Body, max)
+	if r.ContentLength > 0 {
+		buf := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return nil, err
+		}
+		// The declared length was read; anything more is an error.
+		var one [1]byte
+		if n, _ := rd.Read(one[:]); n > 0 {
+			return nil, errors.New("body longer than Content-Length")
+		}
+		return buf, nil
+	}
+	return io.ReadAll(rd)
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+func writeHTTPError(w http.ResponseWriter, status int, id jsonrpc.ID, e *Error) {
+	bp := bufPool.Get().(*[]byte)
+	b := jsonrpc.AppendError((*bp)[:0], id, e)
+	w.Header()["Content-Type"] = ctJSON
+	w.WriteHeader(status)
+	w.Write(b)
+	*bp = b
+	bufPool.Put(bp)
+}
+
+// httpOut delivers a request's notifications. The response stays a plain
+// JSON body until the first notification, which turns it into an SSE
+// stream that the final response then ends.
+type httpOut struct {
+	mu        sync.Mutex
+	w         http.ResponseWriter
+	flusher   http.Flusher
+	sse       bool
+	done      bool
+	keepAlive time.Duration
+	stopKA    chan struct{}
+}
+
+func (o *httpOut) startSSE() {
+	h := o.w.Header()
+	h["Content-Type"] = ctSSE
+	h["Cache-Control"] = noCache
+	h["X-Accel-Buffering"] = noBuffering
+	o.w.WriteHeader(http.StatusOK)
+	o.sse = true
+	if o.keepAlive > 0 {
+		o.stopKA = make(chan struct{})
+		go o.keepAliveLoop()
+	}
+}
+
+func (o *httpOut) keepAliveLoop() {
+	t := time.NewTicker(o.keepAlive)
+	defer t.Stop()
+	for {
+		select {
+		case <-o.stopKA:
+			return
+		case <-t.C:
+			o.mu.Lock()
+			if !o.done {
+				io.WriteString(o.w, ": keep-alive\n\n")
+				if o.flusher != nil {
+					o.flusher.Flush()
+				}
+			}
+			o.mu.Unlock()
+		}
+	}
+}
+
+func (o *httpOut) writeEvent(msg []byte) error {
+	if _, err := io.WriteString(o.w, "event: message\ndata: "); err != nil {
+		return err
+	}
+	if _, err := o.w.Write(msg); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(o.w, "\n\n"); err != nil {
+		return err
+	}
+	if o.flusher != nil {
+		o.flusher.Flush()
+	}
+	return nil
+}
+
+func (o *httpOut) notify(method string, params any) error {
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	b, err := encodeNotification((*bp)[:0], method, params)
+	if err != nil {
+		return err
+	}
+	*bp = b
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return errors.New("mcp: request already answered")
+	}
+	if !o.sse {
+		o.startSSE()
+	}
+	return o.writeEvent(b)
+}
+
+// finish writes the final response.
+func (o *httpOut) finish(s *Server, c *call, res any, f *failure, ctx context.Context) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.done = true
+	if o.stopKA != nil {
+		close(o.stopKA)
+	}
+	if ctx.Err() != nil {
+		return // the client went away: nobody to answer
+	}
+	bp := bufPool.Get().(*[]byte)
+	b := (*bp)[:0]
+	if f == nil {
+		var err error
+		b, err = s.appendResult(b, c.msg.ID, res)
+		if err != nil {
+			s.log.Error("mcp: encoding result", "method", c.msg.Method, "err", err)
+			f = &failure{errInternal, http.StatusOK}
+		}
+	}
+	status := http.StatusOK
+	if f != nil {
+		b = appendFailure(b[:0], c.msg.ID, f)
+		status = f.status
+	}
+	if o.sse {
+		o.writeEvent(b)
+	} else {
+		o.w.Header()["Content-Type"] = ctJSON
+		o.w.WriteHeader(status)
+		o.w.Write(b)
+	}
+	if cap(b) <= 64<<10 {
+		*bp = b
+		bufPool.Put(bp)
+	}
+}
+
+// hostAllowed implements DNS-rebinding protection: a request that came
+// in on a loopback address must name a loopback host (or an allowed
+// one), and any Origin must be loopback or allowed.
+func (h *httpHandler) hostAllowed(r *http.Request) bool {
+	if origin := r.Header.Get("Origin"); origin != "" {
+		o := strings.ToLower(strings.TrimSuffix(origin, "/"))
+		ok := false
+		if i := strings.Index(o, "://"); i >= 0 && isLoopbackHost(o[i+3:]) {
+			ok = true
+		}
+		for _, a := range h.origins {
+			if a == o {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	host := strings.ToLower(r.Host)
+	for _, a := range h.hosts {
+		if a == host {
+			return true
+		}
+		if hn, _, err := net.SplitHostPort(host); err == nil && hn == a {
+			return true
+		}
+	}
+	if isLoopbackHost(host) {
+		return true
+	}
+	// Non-loopback listener with no allow-list: the operator serves a
+	// public name; rebinding protection is about loopback servers.
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && len(h.hosts) == 0 {
+		if ta, ok := la.(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
+			return true
+		}
+	}
+	return false
+}
+
+// isLoopbackHost reports whether hostport names a loopback host.
+func isLoopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,521 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+)
+
+// Methods of the three kinds of input request.
+const (
+	MethodElicit        = "elicitation/create"
+	MethodCreateMessage = "sampling/createMessage"
+	MethodListRoots     = "roots/list"
+)
+
+// InputRequest is one question a server asks inside an
+// InputRequiredResult: *ElicitRequest, *CreateMessageRequest or
+// *ListRootsRequest. On the wire it is a bare {"method", "params"} object.
+type InputRequest interface {
+	// InputMethod returns the request's method name.
+	InputMethod() string
+	isInputRequest()
+}
+
+// Elicitation modes.
+const (
+	ElicitModeForm = "form"
+	ElicitModeURL  = "url"
+)
+
+// ElicitRequest asks the user for structured input (form mode) or to
+// visit a URL (URL mode).
+type ElicitRequest struct {
+	// Mode is "form" (the default when empty) or "url".
+	Mode    string `json:"mode,omitempty"`
+	Message string `json:"message"`
+	// RequestedSchema is the flat JSON Schema of the form (form mode):
+	// any value that marshals to a JSON object, such as a
+	// map[string]any or a json.RawMessage.
+	RequestedSchema any `json:"requestedSchema,omitempty"`
+	// URL is the page to open (URL mode).
+	URL string `json:"url,omitempty"`
+}
+
+// ModelPreferences guide the client's choice of model.
+type ModelPreferences struct {
+	Hints                []ModelHint `json:"hints,omitempty"`
+	CostPriority         *float64    `json:"costPriority,omitempty"`
+	SpeedPriority        *float64    `json:"speedPriority,omitempty"`
+	IntelligencePriority *float64    `json:"intelligencePriority,omitempty"`
+}
+
+// ModelHint names a model or model family.
+type ModelHint struct {
+	Name string `json:"name,omitempty"`
+}
+
+// ToolChoice controls tool use in sampling.
+type ToolChoice struct {
+	Mode string `json:"mode,omitempty"` // "auto", "required" or "none"
+}
+
+// SamplingMessage is one message of a sampling conversation. Content
+// holds one block or several; one block is sent as an object, several as
+// an array.
+type SamplingMessage struct {
+	Role    Role      `json:"role"`
+	Content []Content `json:"content"`
+	Meta    Meta      `json:"_meta,omitempty"`
+}
+
+// MarshalJSON writes a single block as an object.
+func (m SamplingMessage) MarshalJSON() ([]byte, error) {
+	var content any = m.Content
+	if len(m.Content) == 1 {
+		content = m.Content[0]
+	} else if m.Content == nil {
+		content = []Content{}
+	}
+	return json.Marshal(struct {
+		Role    Role `json:"role"`
+		Content any  `json:"content"`
+		Meta    Meta `json:"_meta,omitempty"`
+	}{m.Role, content, m.Meta})
+}
+
+// UnmarshalJSON accepts one block or an array.
+func (m *SamplingMessage) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Role    Role            `json:"role"`
+		Content json.RawMessage `json:"content"`
+		Meta    Meta            `json:"_meta"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	cs, _, err := decodeContentOneOrMany(w.Content)
+	if err != nil {
+		return err
+	}
+	m.Role, m.Content, m.Meta = w.Role, cs, w.Meta
+	return nil
+}
+
+// CreateMessageRequest asks the client to sample its LLM.
+type CreateMessageRequest struct {
+	Messages         []SamplingMessage `json:"messages"`
+	MaxTokens        int               `json:"maxTokens"`
+	SystemPrompt     string            `json:"systemPrompt,omitempty"`
+	IncludeContext   string            `json:"includeContext,omitempty"`
+	Temperature      *float64          `json:"temperature,omitempty"`
+	StopSequences    []string          `json:"stopSequences,omitempty"`
+	Metadata         any               `json:"metadata,omitempty"`
+	ModelPreferences *ModelPreferences `json:"modelPreferences,omitempty"`
+	Tools            []*Tool           `json:"tools,omitempty"`
+	ToolChoice       *ToolChoice       `json:"toolChoice,omitempty"`
+}
+
+// ListRootsRequest asks for the client's roots.
+type ListRootsRequest struct{}
+
+func (*ElicitRequest) InputMethod() string        { return MethodElicit }
+func (*CreateMessageRequest) InputMethod() string { return MethodCreateMessage }
+func (*ListRootsRequest) InputMethod() string     { return MethodListRoots }
+
+func (*ElicitRequest) isInputRequest()        {}
+func (*CreateMessageRequest) isInputRequest() {}
+func (*ListRootsRequest) isInputRequest()     {}
+
+// marshalInputRequest writes the bare {"method","params"} form.
+func marshalInputRequest(r InputRequest) ([]byte, error) {
+	var params any = r
+	switch v := r.(type) {
+	case *ListRootsRequest:
+		params = struct{}{}
+	case *ElicitRequest:
+		if v.Mode == "" && v.URL == "" {
+			cp := *v
+			cp.Mode = ElicitModeForm
+			params = &cp
+		}
+		if v.Mode != ElicitModeURL && v.RequestedSchema == nil {
+			cp := *v
+			if cp.Mode == "" {
+				cp.Mode = ElicitModeForm
+			}
+			cp.RequestedSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+			params = &cp
+		}
+	case nil:
+		return nil, errors.New("nil input request")
+	}
+	return json.Marshal(struct {
+		Method string `json:"method"`
+		Params any    `json:"params"`
+	}{r.InputMethod(), params})
+}
+
+// DecodeInputRequest decodes a bare input request by its method. An
+// unknown or missing method is an error.
+func DecodeInputRequest(raw []byte) (InputRequest, error) {
+	var w struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, err
+	}
+	var r InputRequest
+	switch w.Method {
+	case MethodElicit:
+		e := new(ElicitRequest)
+		if err := json.Unmarshal(w.Params, e); err != nil {
+			return nil, fmt.Errorf("elicitation/create params: %w", err)
+		}
+		if e.RequestedSchema != nil {
+			var raw json.RawMessage
+			b, _ := json.Marshal(e.RequestedSchema)
+			raw = b
+			e.RequestedSchema = raw
+		}
+		if e.Mode != "" && e.Mode != ElicitModeForm && e.Mode != ElicitModeURL {
+			return nil, fmt.Errorf("unknown elicitation mode %q", e.Mode)
+		}
+		r = e
+	case MethodCreateMessage:
+		c := new(CreateMessageRequest)
+		if err := json.Unmarshal(w.Params, c); err != nil {
+			return nil, fmt.Errorf("sampling/createMessage params: %w", err)
+		}
+		r = c
+	case MethodListRoots:
+		r = new(ListRootsRequest)
+	case "":
+		return nil, errors.New("input request without method")
+	default:
+		return nil, fmt.Errorf("unknown input request method %q", w.Method)
+	}
+	return r, nil
+}
+
+// ElicitAction is the user's response to an elicitation.
+type ElicitAction string
+
+// Elicitation actions.
+const (
+	ElicitAccept  ElicitAction = "accept"
+	ElicitDecline ElicitAction = "decline"
+	ElicitCancel  ElicitAction = "cancel"
+)
+
+// ElicitResult answers an ElicitRequest. Content is present only for an
+// accepted form; its values are strings, numbers, booleans or string
+// arrays.
+type ElicitResult struct {
+	Action  ElicitAction   `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// CreateMessageResult answers a CreateMessageRequest.
+type CreateMessageResult struct {
+	Role       Role      `json:"role"`
+	Content    []Content `json:"content"`
+	Model      string    `json:"model"`
+	StopReason string    `json:"stopReason,omitempty"`
+	Meta       Meta      `json:"_meta,omitempty"`
+}
+
+// MarshalJSON writes a single block as an object.
+func (r *CreateMessageResult) MarshalJSON() ([]byte, error) {
+	var content any = r.Content
+	if len(r.Content) == 1 {
+		content = r.Content[0]
+	} else if r.Content == nil {
+		content = []Content{}
+	}
+	return json.Marshal(struct {
+		Role       Role   `json:"role"`
+		Content    any    `json:"content"`
+		Model      string `json:"model"`
+		StopReason string `json:"stopReason,omitempty"`
+		Meta       Meta   `json:"_meta,omitempty"`
+	}{r.Role, content, r.Model, r.StopReason, r.Meta})
+}
+
+// UnmarshalJSON accepts one block or an array.
+func (r *CreateMessageResult) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Role       Role            `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		Model      *string         `json:"model"`
+		StopReason string          `json:"stopReason"`
+		Meta       Meta            `json:"_meta"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	if w.Model == nil {
+		return errors.New("sampling result without model")
+	}
+	if w.Role != RoleUser && w.Role != RoleAssistant {
+		return fmt.Errorf("sampling result with invalid role %q", w.Role)
+	}
+	cs, _, err := decodeContentOneOrMany(w.Content)
+	if err != nil {
+		return err
+	}
+	r.Role, r.Content, r.Model, r.StopReason, r.Meta = w.Role, cs, *w.Model, w.StopReason, w.Meta
+	return nil
+}
+
+// Root is a directory or file the client exposes.
+type Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
+	Meta Meta   `json:"_meta,omitempty"`
+}
+
+// ListRootsResult answers a ListRootsRequest.
+type ListRootsResult struct {
+	Roots []Root `json:"roots"`
+}
+
+// ErrNoInputResponse reports that the client sent no answer under a key.
+var ErrNoInputResponse = errors.New("mcp: no input response under this key")
+
+// InputResponses are the client's answers on a retry, keyed like the
+// inputRequests of the previous round. Each entry stays raw until the
+// handler decodes it as the kind of request it sent under that key: an
+// answer is never interpreted by guessing from its shape.
+type InputResponses map[string]json.RawMessage
+
+// Elicit decodes the answer under key as an elicitation result. It
+// returns ErrNoInputResponse when there is none, and an error when the
+// entry is not a valid ElicitResult.
+func (r InputResponses) Elicit(key string) (*ElicitResult, error) {
+	raw, ok := r[key]
+	if !ok || jsonrpc.KindOf(raw) == jsonrpc.KindNull {
+		return nil, ErrNoInputResponse
+	}
+	return decodeElicitResult(raw)
+}
+
+func decodeElicitResult(raw []byte) (*ElicitResult, error) {
+	if jsonrpc.KindOf(raw) != jsonrpc.KindObject {
+		return nil, errors.New("elicitation answer is not an object")
+	}
+	var w struct {
+		Action  *ElicitAction              `json:"action"`
+		Content map[string]json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, fmt.Errorf("elicitation answer: %w", err)
+	}
+	if w.Action == nil {
+		return nil, errors.New("elicitation answer without action")
+	}
+	switch *w.Action {
+	case ElicitAccept, ElicitDecline, ElicitCancel:
+	default:
+		return nil, fmt.Errorf("elicitation answer with unknown action %q", *w.Action)
+	}
+	res := &ElicitResult{Action: *w.Action}
+	if w.Content != nil {
+		res.Content = make(map[string]any, len(w.Content))
+		keys := make([]string, 0, len(w.Content))
+		for k := range w.Content {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v := w.Content[k]
+			switch jsonrpc.KindOf(v) {
+			case jsonrpc.KindString, jsonrpc.KindBool:
+				var x any
+				_ = json.Unmarshal(v, &x)
+				res.Content[k] = x
+			case jsonrpc.KindNumber:
+				var n json.Number
+				if err := json.Unmarshal(v, &n); err != nil {
+					return nil, fmt.Errorf("elicitation answer field %q: %w", k, err)
+				}
+				if i, err := n.Int64(); err == nil {
+					res.Content[k] = i
+				} else if f, err := n.Float64(); err == nil {
+					res.Content[k] = f
+				} else {
+					return nil, fmt.Errorf("elicitation answer field %q: bad number", k)
+				}
+			case jsonrpc.KindArray:
+				var ss []string
+				if err := json.Unmarshal(v, &ss); err != nil {
+					return nil, fmt.Errorf("elicitation answer field %q: only string arrays are allowed", k)
+				}
+				res.Content[k] = ss
+			default:
+				return nil, fmt.Errorf("elicitation answer field %q: not a primitive value", k)
+			}
+		}
+	}
+	return res, nil
+}
+
+// Sampling decodes the answer under key as a sampling result.
+func (r InputResponses) Sampling(key string) (*CreateMessageResult, error) {
+	raw, ok := r[key]
+	if !ok || jsonrpc.KindOf(raw) == jsonrpc.KindNull {
+		return nil, ErrNoInputResponse
+	}
+	if jsonrpc.KindOf(raw) != jsonrpc.KindObject {
+		return nil, errors.New("sampling answer is not an object")
+	}
+	res := new(CreateMessageResult)
+	if err := json.Unmarshal(raw, res); err != nil {
+		return nil, fmt.Errorf("sampling answer: %w", err)
+	}
+	return res, nil
+}
+
+// Roots decodes the answer under key as a roots/list result.
+func (r InputResponses) Roots(key string) (*ListRootsResult, error) {
+	raw, ok := r[key]
+	if !ok || jsonrpc.KindOf(raw) == jsonrpc.KindNull {
+		return nil, ErrNoInputResponse
+	}
+	if jsonrpc.KindOf(raw) != jsonrpc.KindObject {
+		return nil, errors.New("roots answer is not an object")
+	}
+	var w struct {
+		Roots *[]Root `json:"roots"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, fmt.Errorf("roots answer: %w", err)
+	}
+	if w.Roots == nil {
+		return nil, errors.New("roots answer without roots")
+	}
+	for i, root := range *w.Roots {
+		if root.URI == "" {
+			return nil, fmt.Errorf("roots answer: root %d without uri", i)
+		}
+	}
+	return &ListRootsResult{Roots: *w.Roots}, nil
+}
+
+// InputRequiredResult is the interim answer to tools/call, prompts/get or
+// resources/read: the server needs the answers to InputRequests (keyed by
+// names it chose) and/or wants RequestState echoed on the retry. At least
+// one of the two must be set. On the server, RequestState is plaintext:
+// the request-state boundary seals it on the way out.
+type InputRequiredResult struct {
+	InputRequests map[string]InputRequest
+	RequestState  string
+	Meta          Meta
+}
+
+// MarshalJSON writes resultType "input_required", the bare input requests
+// in key order, and requestState when set.
+func (r *InputRequiredResult) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 256)
+	b = append(b, `{"resultType":"input_required"`...)
+	if r.InputRequests != nil {
+		b = append(b, `,"inputRequests":{`...)
+		keys := make([]string, 0, len(r.InputRequests))
+		for k := range r.InputRequests {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonrpc.AppendString(b, k)
+			b = append(b, ':')
+			rb, err := marshalInputRequest(r.InputRequests[k])
+			if err != nil {
+				return nil, fmt.Errorf("input request %q: %w", k, err)
+			}
+			b = append(b, rb...)
+		}
+		b = append(b, '}')
+	}
+	if r.RequestState != "" {
+		b = append(b, `,"requestState":`...)
+		b = jsonrpc.AppendString(b, r.RequestState)
+	}
+	if r.Meta != nil {
+		mb, err := json.Marshal(r.Meta)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"_meta":`...)
+		b = append(b, mb...)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON decodes each input request by its method.
+func (r *InputRequiredResult) UnmarshalJSON(b []byte) error {
+	var w struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  *string                    `json:"requestState"`
+		Meta          Meta                       `json:"_meta"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	if w.ResultType != string(ResultInputRequired) {
+		return fmt.Errorf("resultType %q is not input_required", w.ResultType)
+	}
+	if w.InputRequests == nil && w.RequestState == nil {
+		return errors.New("input_required result with neither inputRequests nor requestState")
+	}
+	r.InputRequests = nil
+	if w.InputRequests != nil {
+		r.InputRequests = make(map[string]InputRequest, len(w.InputRequests))
+		for k, raw := range w.InputRequests {
+			ir, err := DecodeInputRequest(raw)
+			if err != nil {
+				return fmt.Errorf("inputRequests[%q]: %w", k, err)
+			}
+			r.InputRequests[k] = ir
+		}
+	}
+	r.RequestState = ""
+	if w.RequestState != nil {
+		r.RequestState = *w.RequestState
+	}
+	r.Meta = w.Meta
+	return nil
+}
+
+func (r *InputRequiredResult) validate() error {
+	if len(r.InputRequests) == 0 && r.RequestState == "" {
+		return errors.New("InputRequiredResult with neither inputRequests nor requestState")
+	}
+	for k, ir := range r.InputRequests {
+		if ir == nil {
+			return fmt.Errorf("InputRequiredResult: nil input request under %q", k)
+		}
+	}
+	return nil
+}
+
+// ToolResponse is what a low-level tool handler returns: *CallToolResult
+// or *InputRequiredResult. The two cannot be mixed in one response.
+type ToolResponse interface{ isToolResponse() }
+
+// PromptResponse is *GetPromptResult or *InputRequiredResult.
+type PromptResponse interface{ isPromptResponse() }
+
+// ResourceResponse is *ReadResourceResult or *InputRequiredResult.
+type ResourceResponse interface{ isResourceResponse() }
+
+func (*InputRequiredResult) isToolResponse()     {}
+func (*InputRequiredResult) isPromptResponse()   {}
+func (*InputRequiredResult) isResourceResponse() {}

@@ -1,0 +1,172 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+)
+
+// subscriptions/listen: a long-lived request whose response stream
+// carries list-changed and resource-updated notifications. The hub fans
+// a change out to every open stream whose filter wants it. Delivery is
+// best effort and coalescing: a stream that falls behind drops
+// notifications it already has pending, which loses nothing because
+// list-changed and updated notifications only say "look again".
+
+type changeKind uint8
+
+const (
+	changeTools changeKind = iota + 1
+	changePrompts
+	changeResources
+	changeResource
+)
+
+type change struct {
+	kind changeKind
+	uri  string
+}
+
+type listener struct {
+	filter SubscriptionFilter
+	ch     chan change
+}
+
+type hub struct {
+	mu        sync.Mutex
+	listeners map[*listener]struct{}
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func (h *hub) init() {
+	h.listeners = make(map[*listener]struct{})
+	h.closed = make(chan struct{})
+}
+
+func (h *hub) add(f SubscriptionFilter) *listener {
+	l := &listener{filter: f, ch: make(chan change, 32)}
+	h.mu.Lock()
+	h.listeners[l] = struct{}{}
+	h.mu.Unlock()
+	return l
+}
+
+func (h *hub) remove(l *listener) {
+	h.mu.Lock()
+	delete(h.listeners, l)
+	h.mu.Unlock()
+}
+
+func (f *SubscriptionFilter) wants(c change) bool {
+	switch c.kind {
+	case changeTools:
+		return f.ToolsListChanged
+	case changePrompts:
+		return f.PromptsListChanged
+	case changeResources:
+		return f.ResourcesListChanged
+	case changeResource:
+		return slices.Contains(f.ResourceSubscriptions, c.uri)
+	}
+	return false
+}
+
+func (h *hub) publish(kind changeKind, uri string) {
+	c := change{kind, uri}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for l := range h.listeners {
+		if l.filter.wants(c) {
+			select {
+			case l.ch <- c:
+			default: // full: the stream already has news pending
+			}
+		}
+	}
+}
+
+func (h *hub) close() { h.closeOnce.Do(func() { close(h.closed) }) }
+
+// Close ends every open subscriptions/listen stream gracefully (each gets
+// its listen result). The server keeps serving other requests.
+func (s *Server) Close() error {
+	s.hub.close()
+	return nil
+}
+
+// listenResult is the result that closes a listen stream.
+type listenResult struct {
+	Meta struct {
+		ServerInfo     *Implementation `json:"io.modelcontextprotocol/serverInfo,omitempty"`
+		SubscriptionID json.RawMessage `json:"io.modelcontextprotocol/subscriptionId"`
+	} `json:"_meta"`
+}
+
+type subscriptionMeta struct {
+	SubscriptionID json.RawMessage `json:"io.modelcontextprotocol/subscriptionId"`
+}
+
+type ackParams struct {
+	Notifications SubscriptionFilter `json:"notifications"`
+	Meta          subscriptionMeta   `json:"_meta"`
+}
+
+type listChangedParams struct {
+	Meta subscriptionMeta `json:"_meta"`
+}
+
+type resourceUpdatedParams struct {
+	URI  string           `json:"uri"`
+	Meta subscriptionMeta `json:"_meta"`
+}
+
+func (s *Server) listen(ctx context.Context, p *ListenRequest) (any, error) {
+	sc := scopeFrom(ctx)
+	if sc == nil || sc.out == nil {
+		return nil, jsonrpc.NewError(CodeInternalError, "subscriptions/listen needs a streaming transport")
+	}
+	subID := json.RawMessage(sc.id.Raw())
+	meta := subscriptionMeta{SubscriptionID: subID}
+	// Honour only what this server can deliver: every filter member is
+	// supported, so the honoured subset is the request itself.
+	honoured := p.Notifications
+	if honoured.ResourceSubscriptions == nil {
+		honoured.ResourceSubscriptions = nil
+	}
+	l := s.hub.add(honoured)
+	defer s.hub.remove(l)
+	if err := sc.out.notify(NotificationSubscriptionsAck, &ackParams{Notifications: honoured, Meta: meta}); err != nil {
+		return nil, err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.hub.closed:
+			res := &listenResult{}
+			info := s.impl
+			res.Meta.ServerInfo = &info
+			res.Meta.SubscriptionID = subID
+			return res, nil
+		case c := <-l.ch:
+			var err error
+			switch c.kind {
+			case changeTools:
+				err = sc.out.notify(NotificationToolListChanged, &listChangedParams{Meta: meta})
+			case changePrompts:
+				err = sc.out.notify(NotificationPromptListChanged, &listChangedParams{Meta: meta})
+			case changeResources:
+				err = sc.out.notify(NotificationResourceListChanged, &listChangedParams{Meta: meta})
+			case changeResource:
+				err = sc.out.notify(NotificationResourceUpdated, &resourceUpdatedParams{URI: c.uri, Meta: meta})
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+}

@@ -1,0 +1,179 @@
+// Package mcp implements the Model Context Protocol, revision 2026-07-28:
+// wire types, a Server that serves tools, prompts and resources over
+// stdio, Streamable HTTP or an in-memory pair, and multi round-trip
+// requests (a handler answers with an InputRequiredResult and reads the
+// client's answers on the retry).
+//
+// The request path is: transport → decode (decode.go) → validate
+// (validate.go) → middleware chain → handler → encode (encode.go).
+package mcp
+
+import (
+	"encoding/json"
+)
+
+// Protocol versions.
+const (
+	// LatestProtocolVersion is the revision this package implements.
+	LatestProtocolVersion = "2026-07-28"
+)
+
+// Reserved _meta keys of 2026-07-28.
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	metaProgressToken      = "progressToken"
+)
+
+// Meta is an open _meta object.
+type Meta map[string]any
+
+// Implementation names a client or server.
+type Implementation struct {
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	WebsiteURL  string `json:"websiteUrl,omitempty"`
+	Icons       []Icon `json:"icons,omitempty"`
+}
+
+// Icon is a sized icon a client may display.
+type Icon struct {
+	Src      string   `json:"src"`
+	MIMEType string   `json:"mimeType,omitempty"`
+	Sizes    []string `json:"sizes,omitempty"`
+	Theme    string   `json:"theme,omitempty"`
+}
+
+// ClientCapabilities are declared by the client on every request.
+// A nil pointer means the capability is absent.
+type ClientCapabilities struct {
+	Elicitation  *ElicitationCapabilities      `json:"elicitation,omitempty"`
+	Sampling     *SamplingCapabilities         `json:"sampling,omitempty"`
+	Roots        *RootsCapabilities            `json:"roots,omitempty"`
+	Experimental map[string]json.RawMessage    `json:"experimental,omitempty"`
+	Extensions   map[string]json.RawMessage    `json:"extensions,omitempty"`
+}
+
+// ElicitationCapabilities: an empty object means form mode only.
+type ElicitationCapabilities struct {
+	Form json.RawMessage `json:"form,omitempty"`
+	URL  json.RawMessage `json:"url,omitempty"`
+}
+
+// SupportsForm reports whether form-mode elicitation is declared: an empty
+// elicitation object, or one with "form".
+func (e *ElicitationCapabilities) SupportsForm() bool {
+	return e != nil && (e.Form != nil || e.URL == nil)
+}
+
+// SupportsURL reports whether URL-mode elicitation is declared.
+func (e *ElicitationCapabilities) SupportsURL() bool { return e != nil && e.URL != nil }
+
+// SamplingCapabilities describes sampling support.
+type SamplingCapabilities struct {
+	Context json.RawMessage `json:"context,omitempty"`
+	Tools   json.RawMessage `json:"tools,omitempty"`
+}
+
+// RootsCapabilities describes roots support. ListChanged is legacy
+// (2025-11-25) and tolerated in 2026-07-28 requests.
+type RootsCapabilities struct {
+	ListChanged bool `json:"listChanged,omitempty"`
+}
+
+// ServerCapabilities are advertised by server/discover.
+type ServerCapabilities struct {
+	Completions  *struct{}                  `json:"completions,omitempty"`
+	Logging      *struct{}                  `json:"logging,omitempty"`
+	Prompts      *ListChangedCapability     `json:"prompts,omitempty"`
+	Resources    *ResourcesCapability       `json:"resources,omitempty"`
+	Tools        *ListChangedCapability     `json:"tools,omitempty"`
+	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
+	Extensions   map[string]json.RawMessage `json:"extensions,omitempty"`
+}
+
+// ListChangedCapability is the shape of the tools and prompts capabilities.
+type ListChangedCapability struct {
+	ListChanged bool `json:"listChanged,omitempty"`
+}
+
+// ResourcesCapability is the shape of the resources capability.
+type ResourcesCapability struct {
+	Subscribe   bool `json:"subscribe,omitempty"`
+	ListChanged bool `json:"listChanged,omitempty"`
+}
+
+// LoggingLevel is a syslog severity used by notifications/message.
+type LoggingLevel string
+
+// Logging levels, from least to most severe.
+const (
+	LevelDebug     LoggingLevel = "debug"
+	LevelInfo      LoggingLevel = "info"
+	LevelNotice    LoggingLevel = "notice"
+	LevelWarning   LoggingLevel = "warning"
+	LevelError     LoggingLevel = "error"
+	LevelCritical  LoggingLevel = "critical"
+	LevelAlert     LoggingLevel = "alert"
+	LevelEmergency LoggingLevel = "emergency"
+)
+
+func (l LoggingLevel) rank() int {
+	switch l {
+	case LevelDebug:
+		return 0
+	case LevelInfo:
+		return 1
+	case LevelNotice:
+		return 2
+	case LevelWarning:
+		return 3
+	case LevelError:
+		return 4
+	case LevelCritical:
+		return 5
+	case LevelAlert:
+		return 6
+	case LevelEmergency:
+		return 7
+	}
+	return -1
+}
+
+// RequestMeta is the per-request _meta envelope of 2026-07-28.
+type RequestMeta struct {
+	ProtocolVersion    string             `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientCapabilities ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+	ClientInfo         *Implementation    `json:"io.modelcontextprotocol/clientInfo,omitempty"`
+	LogLevel           LoggingLevel       `json:"io.modelcontextprotocol/logLevel,omitempty"`
+	// ProgressToken is the raw JSON of the progress token (a string or an
+	// integer), nil when the client asked for no progress.
+	ProgressToken json.RawMessage `json:"progressToken,omitempty"`
+	// Raw is the whole _meta object as received, for keys this type does
+	// not name (trace context, vendor keys). Nil on outgoing requests.
+	Raw json.RawMessage `json:"-"`
+}
+
+// ResultType discriminates results in 2026-07-28.
+type ResultType string
+
+// Result types of the core protocol.
+const (
+	ResultComplete      ResultType = "complete"
+	ResultInputRequired ResultType = "input_required"
+)
+
+// CacheScope says who may share a cached result.
+type CacheScope string
+
+// Cache scopes.
+const (
+	CachePublic  CacheScope = "public"
+	CachePrivate CacheScope = "private"
+)

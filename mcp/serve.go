@@ -1,0 +1,272 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+)
+
+// The transport-independent request path. A transport reads one message
+// and calls decodeCall; it may then check transport bindings (HTTP
+// headers); checkVersion; execute; and write what encodeResponse made.
+
+// call is one decoded, validated request.
+type call struct {
+	msg    jsonrpc.Message
+	spec   *methodSpec
+	params Params
+}
+
+// failure is an error response with the HTTP status it maps to.
+type failure struct {
+	err    *Error
+	status int
+}
+
+func fail(code int, status int, msg string) *failure {
+	return &failure{jsonrpc.NewError(code, msg), status}
+}
+
+// decodeCall decodes one message into a request. A notification returns
+// (nil, nil) after being handled by notify (which may be nil).
+func (s *Server) decodeCall(raw []byte) (*call, *failure) {
+	msg, e := jsonrpc.Decode(raw)
+	c := &call{msg: msg}
+	if e != nil {
+		return c, &failure{e, http.StatusBadRequest}
+	}
+	if msg.IsResponse() {
+		return c, fail(CodeInvalidRequest, http.StatusBadRequest, "Invalid request: clients send no responses in protocol revision "+LatestProtocolVersion)
+	}
+	if msg.IsNotification() {
+		return c, nil
+	}
+	spec := methods[msg.Method]
+	if spec == nil {
+		return c, &failure{methodNotFound(msg.Method), http.StatusNotFound}
+	}
+	c.spec = spec
+	var pres metaPresence
+	raw = msg.Params
+	if raw == nil {
+		raw = []byte("{}")
+	}
+	params, perr := spec.decode(raw, &pres)
+	c.params = params
+	switch {
+	case !pres.meta:
+		return c, fail(CodeInvalidParams, http.StatusBadRequest, "Invalid params: missing _meta (protocol revision "+LatestProtocolVersion+" requires it on every request)")
+	case perr != nil && (!pres.version || !pres.caps):
+		// A malformed _meta member is reported as such.
+		return c, &failure{perr, http.StatusBadRequest}
+	case !pres.version:
+		return c, fail(CodeInvalidParams, http.StatusBadRequest, "Invalid params: missing _meta."+MetaProtocolVersion)
+	case !pres.caps:
+		return c, fail(CodeInvalidParams, http.StatusBadRequest, "Invalid params: missing _meta."+MetaClientCapabilities)
+	case perr != nil:
+		return c, &failure{perr, http.StatusBadRequest}
+	}
+	return c, nil
+}
+
+// unsupportedVersion is the -32022 error.
+func (s *Server) unsupportedVersion(requested string) *failure {
+	return &failure{jsonrpc.NewErrorData(CodeUnsupportedProtocolVersion, "Unsupported protocol version",
+		struct {
+			Supported []string `json:"supported"`
+			Requested string   `json:"requested"`
+		}{s.SupportedVersions(), requested}), http.StatusBadRequest}
+}
+
+func (s *Server) checkVersion(c *call) *failure {
+	v := c.params.RequestMeta().ProtocolVersion
+	if slices.Contains(s.SupportedVersions(), v) {
+		return nil
+	}
+	return s.unsupportedVersion(v)
+}
+
+// execute runs the middleware chain and the handler, then checks the
+// result against the method's rules. The returned failure is nil on
+// success.
+func (s *Server) execute(ctx context.Context, c *call, out outbound) (any, *failure) {
+	sc := &requestScope{s: s, id: c.msg.ID, method: c.msg.Method, meta: c.params.RequestMeta(), out: out}
+	ctx = context.WithValue(ctx, scopeKey{}, sc)
+	res, err := s.safeCall(ctx, c)
+	if err != nil {
+		return nil, s.errorFailure(ctx, c, err)
+	}
+	if irr, ok := res.(*InputRequiredResult); ok {
+		if !c.spec.carrier {
+			s.log.Error("mcp: handler returned an input_required result on a method that cannot carry one", "method", c.msg.Method)
+			return nil, &failure{errInternal, http.StatusOK}
+		}
+		if err := irr.validate(); err != nil {
+			s.log.Error("mcp: invalid InputRequiredResult (server bug)", "method", c.msg.Method, "err", err)
+			return nil, &failure{jsonrpc.NewError(CodeInternalError, "Internal error: "+err.Error()), http.StatusOK}
+		}
+	}
+	if res == nil {
+		return nil, &failure{errInternal, http.StatusOK}
+	}
+	return res, nil
+}
+
+// safeCall runs the chain, turning a panic in user code into an error.
+func (s *Server) safeCall(ctx context.Context, c *call) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("mcp: handler panicked", "method", c.msg.Method, "panic", p)
+			res, err = nil, errInternal
+		}
+	}()
+	return s.handler(ctx, c.msg.Method, c.params)
+}
+
+func (s *Server) errorFailure(ctx context.Context, c *call, err error) *failure {
+	var e *Error
+	if errors.As(err, &e) {
+		status := http.StatusOK
+		switch e.Code {
+		case CodeMissingRequiredCapability, CodeHeaderMismatch, CodeUnsupportedProtocolVersion:
+			status = http.StatusBadRequest
+		case CodeMethodNotFound:
+			status = http.StatusNotFound
+		}
+		return &failure{e, status}
+	}
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return &failure{jsonrpc.NewError(CodeInternalError, "Request cancelled"), http.StatusOK}
+	}
+	s.log.Error("mcp: handler failed", "method", c.msg.Method, "err", err)
+	return &failure{errInternal, http.StatusOK}
+}
+
+// encoder is a pooled JSON encoder writing into its own buffer.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+// marshal encodes v with the pooled encoder and appends it to dst.
+func marshalAppend(dst []byte, v any) ([]byte, error) {
+	e := encoders.Get().(*encoder)
+	e.buf.Reset()
+	err := e.enc.Encode(v)
+	if err == nil {
+		b := e.buf.Bytes()
+		dst = append(dst, b[:len(b)-1]...) // drop Encode's newline
+	}
+	if e.buf.Cap() <= 64<<10 {
+		encoders.Put(e)
+	}
+	return dst, err
+}
+
+// resultMeta reports whether the result sets its own _meta.
+func resultHasMeta(v any) bool {
+	switch r := v.(type) {
+	case *CallToolResult:
+		return r.Meta != nil
+	case *GetPromptResult:
+		return r.Meta != nil
+	case *ReadResourceResult:
+		return r.Meta != nil
+	case *ListToolsResult:
+		return r.Meta != nil
+	case *ListPromptsResult:
+		return r.Meta != nil
+	case *ListResourcesResult:
+		return r.Meta != nil
+	case *ListResourceTemplatesResult:
+		return r.Meta != nil
+	case *CompleteResult:
+		return r.Meta != nil
+	case *DiscoverResult:
+		return r.Meta != nil
+	case *listenResult:
+		return true
+	}
+	return false
+}
+
+// appendResult appends the response for a successful call. Complete
+// results get resultType "complete" and, unless they set their own
+// _meta, the server's identity in _meta.
+func (s *Server) appendResult(dst []byte, id jsonrpc.ID, res any) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id.Raw()...)
+	dst = append(dst, `,"result":`...)
+	if irr, ok := res.(*InputRequiredResult); ok {
+		b, err := irr.MarshalJSON()
+		if err != nil {
+			return dst[:start], err
+		}
+		dst = append(dst, b...)
+		return append(dst, '}'), nil
+	}
+	body := len(dst)
+	dst, err := marshalAppend(dst, res)
+	if err != nil {
+		return dst[:start], err
+	}
+	if len(dst)-body < 2 || dst[body] != '{' {
+		return dst[:start], errors.New("result is not a JSON object")
+	}
+	// Splice `"resultType":"complete",` (and _meta) after the brace.
+	ins := `"resultType":"complete"`
+	extra := len(ins) + 1
+	withMeta := !resultHasMeta(res)
+	if withMeta {
+		extra += len(s.serverInfoMeta) + 1
+	}
+	empty := len(dst)-body == 2
+	if empty {
+		extra--
+	}
+	dst = slices.Grow(dst, extra)
+	dst = dst[:len(dst)+extra]
+	copy(dst[body+1+extra:], dst[body+1:len(dst)-extra])
+	w := dst[body+1:]
+	n := copy(w, ins)
+	if withMeta {
+		w[n] = ','
+		n++
+		n += copy(w[n:], s.serverInfoMeta)
+	}
+	if !empty {
+		w[n] = ','
+	}
+	return append(dst, '}'), nil
+}
+
+// appendFailure appends an error response.
+func appendFailure(dst []byte, id jsonrpc.ID, f *failure) []byte {
+	return jsonrpc.AppendError(dst, id, f.err)
+}
+
+// encodeNotification encodes a notification message.
+func encodeNotification(dst []byte, method string, params any) ([]byte, error) {
+	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
+	dst = jsonrpc.AppendString(dst, method)
+	dst = append(dst, `,"params":`...)
+	dst, err := marshalAppend(dst, params)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, '}'), nil
+}

@@ -1,0 +1,245 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+)
+
+// DefaultMaxMessageBytes bounds one incoming message on every transport.
+const DefaultMaxMessageBytes = 4 << 20
+
+// StreamOptions configure ServeStream. The zero value is valid.
+type StreamOptions struct {
+	// MaxMessageBytes bounds one line. Zero means DefaultMaxMessageBytes.
+	MaxMessageBytes int
+}
+
+// ServeStdio serves the stdio transport on os.Stdin and os.Stdout until
+// stdin reaches EOF or ctx ends.
+func (s *Server) ServeStdio(ctx context.Context) error {
+	return s.ServeStream(ctx, os.Stdin, os.Stdout, nil)
+}
+
+// ServeStream serves newline-delimited JSON-RPC (the stdio framing) on r
+// and w. Requests run concurrently; a notifications/cancelled from the
+// client cancels the named request. It returns when r reaches EOF, after
+// the requests in flight have answered (listen streams are ended), or
+// when ctx ends.
+func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer, opts *StreamOptions) error {
+	max := DefaultMaxMessageBytes
+	if opts != nil && opts.MaxMessageBytes > 0 {
+		max = opts.MaxMessageBytes
+	}
+	ctx, cancelAll := context.WithCancel(ctx)
+	defer cancelAll()
+	c := &streamConn{s: s, w: w, inflight: make(map[string]*inflight)}
+	br := bufio.NewReaderSize(r, 64<<10)
+	var readErr error
+	for {
+		line, err := readLine(br, max)
+		if errors.Is(err, errLineTooLong) {
+			c.writeMsg(jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: message exceeds the size limit")))
+			continue
+		}
+		if len(jsonrpc.TrimSpace(line)) > 0 {
+			c.handle(ctx, line)
+		}
+		if err != nil {
+			if err != io.EOF {
+				readErr = err
+			}
+			break
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	// No more requests can come: end listen streams, let the rest finish.
+	c.mu.Lock()
+	for _, f := range c.inflight {
+		if f.listen {
+			f.cancel()
+		}
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+	if readErr != nil {
+		return readErr
+	}
+	return ctx.Err()
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads one line (without the newline) of at most max bytes.
+// The returned slice is owned by the caller.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var buf []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(buf)+len(frag) > max+1 {
+			// Skip the rest of the oversized line.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			if err != nil && err != io.EOF {
+				return nil, err
+			}
+			return nil, errLineTooLong
+		}
+		buf = append(buf, frag...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if n := len(buf); n > 0 && buf[n-1] == '\n' {
+			buf = buf[:n-1]
+		}
+		return buf, err
+	}
+}
+
+type inflight struct {
+	cancel context.CancelFunc
+	listen bool
+}
+
+// streamConn is one stdio-framed connection.
+type streamConn struct {
+	s   *Server
+	wmu sync.Mutex
+	w   io.Writer
+
+	mu       sync.Mutex
+	inflight map[string]*inflight
+	wg       sync.WaitGroup
+}
+
+func (c *streamConn) writeMsg(b []byte) error {
+	b = append(b, '\n')
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.w.Write(b)
+	return err
+}
+
+func (c *streamConn) handle(ctx context.Context, line []byte) {
+	call, f := c.s.decodeCall(line)
+	if f != nil {
+		c.writeMsg(appendFailure(nil, call.msg.ID, f))
+		return
+	}
+	if call.msg.IsNotification() {
+		if call.msg.Method == NotificationCancelled {
+			c.cancelled(call.msg.Params)
+		}
+		return
+	}
+	if f := c.s.checkVersion(call); f != nil {
+		c.writeMsg(appendFailure(nil, call.msg.ID, f))
+		return
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	key := call.msg.ID.Raw()
+	c.mu.Lock()
+	if _, dup := c.inflight[key]; dup {
+		c.mu.Unlock()
+		cancel()
+		c.writeMsg(jsonrpc.AppendError(nil, call.msg.ID, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: id is already in use by a request in flight")))
+		return
+	}
+	c.inflight[key] = &inflight{cancel: cancel, listen: call.msg.Method == MethodSubscriptionsListen}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			c.mu.Lock()
+			delete(c.inflight, key)
+			c.mu.Unlock()
+			cancel()
+		}()
+		out := &streamOut{c: c, ctx: rctx}
+		res, f := c.s.execute(rctx, call, out)
+		if rctx.Err() != nil {
+			// Cancelled: the client expects nothing more for this id.
+			return
+		}
+		var b []byte
+		if f == nil {
+			var err error
+			if b, err = c.s.appendResult(nil, call.msg.ID, res); err != nil {
+				c.s.log.Error("mcp: encoding result", "method", call.msg.Method, "err", err)
+				f = &failure{err: errInternal}
+			}
+		}
+		if f != nil {
+			b = appendFailure(nil, call.msg.ID, f)
+		}
+		c.writeMsg(b)
+	}()
+}
+
+func (c *streamConn) cancelled(params []byte) {
+	if params == nil {
+		return
+	}
+	var key string
+	_ = jsonrpc.Fields(params, func(k, v []byte) error {
+		if string(k) == "requestId" {
+			if id, e := jsonrpc.ParseID(v); e == nil {
+				key = id.Raw()
+			}
+		}
+		return nil
+	})
+	c.mu.Lock()
+	f := c.inflight[key]
+	c.mu.Unlock()
+	if f != nil {
+		f.cancel()
+	}
+}
+
+// streamOut writes a request's notifications as lines.
+type streamOut struct {
+	c   *streamConn
+	ctx context.Context
+}
+
+func (o *streamOut) notify(method string, params any) error {
+	if err := o.ctx.Err(); err != nil {
+		return err
+	}
+	b, err := encodeNotification(nil, method, params)
+	if err != nil {
+		return err
+	}
+	return o.c.writeMsg(b)
+}
+
+// NewInMemoryTransports returns the two ends of an in-memory connection
+// using the stdio framing: serve one end with ServeStream and give the
+// other to a client.
+func NewInMemoryTransports() (clientEnd, serverEnd io.ReadWriteCloser) {
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	return &pipeEnd{r: cr, w: cw}, &pipeEnd{r: sr, w: sw}
+}
+
+type pipeEnd struct {
+	r *io.PipeReader
+	w *io.PipeWriter
+}
+
+func (p *pipeEnd) Read(b []byte) (int, error)  { return p.r.Read(b) }
+func (p *pipeEnd) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p *pipeEnd) Close() error {
+	p.w.Close()
+	return p.r.Close()
+}

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
+# pinned in scripts/tools.sh) against ./conformance/everything-server at the
+# 2026-07-28 revision:
+#
+#   1. --requirements 2026-07-28: exactly the frozen set the revision requires.
+#      Only required scenarios decide the exit code; extension (tasks-*) and
+#      pending scenarios also run but are reported as "Not scored".
+#   2. --suite all --spec-version 2026-07-28 with the expected-failures
+#      baseline conformance/expected-failures.yml: everything applicable at
+#      2026-07-28, including pending scenarios (extensions are never in it).
+#      With a baseline, a WARNING counts as a failure, and a listed entry that
+#      passes fails the run ("stale baseline").
+#
+# Results (checks.json per scenario, full logs, server output) go to
+# .tools/runs/<timestamp>/.
+#
+# Environment:
+#   EVERYTHING_SERVER_BIN  run this binary instead of building
+#                          ./conformance/everything-server (it must accept
+#                          `-http 127.0.0.1:0` and print
+#                          `listening on http://HOST:PORT/mcp` as its first
+#                          stdout line).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+
+SPEC_VERSION=2026-07-28
+EXPECTED_FAILURES=conformance/expected-failures.yml
+SERVER_START_TIMEOUT=20 # seconds to wait for the "listening on" line
+RUN_TIMEOUT=600         # seconds for one whole conformance invocation
+
+# shellcheck source=scripts/tools.sh
+source scripts/tools.sh
+
+RUN_DIR="$TOOLS_DIR/runs/$(date -u +%Y%m%dT%H%M%SZ)-$$"
+mkdir -p "$RUN_DIR"
+echo "conformance: results in ${RUN_DIR#"$ROOT"/}"
+
+strip_ansi() { sed 's/\x1b\[[0-9;]*m//g'; }
+
+# ---------------------------------------------------------------- the server
+
+if [[ -n "${EVERYTHING_SERVER_BIN:-}" ]]; then
+  SERVER_BIN=$EVERYTHING_SERVER_BIN
+  echo "conformance: using EVERYTHING_SERVER_BIN=$SERVER_BIN (not building)"
+else
+  SERVER_BIN="$TOOLS_DIR/bin/everything-server"
+  echo "conformance: go build ./conformance/everything-server"
+  mkdir -p "$TOOLS_DIR/bin"
+  go build -o "$SERVER_BIN" ./conformance/everything-server
+fi
+
+SERVER_OUT="$RUN_DIR/server.stdout"
+SERVER_ERR="$RUN_DIR/server.stderr"
+SERVER_PID=
+
+stop_server() {
+  [[ -n "$SERVER_PID" ]] || return 0
+  if kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    local i
+    for i in $(seq 1 50); do # up to 5 s for a graceful exit
+      kill -0 "$SERVER_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -9 "$SERVER_PID" 2>/dev/null || true
+  fi
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=
+}
+trap stop_server EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+show_server_output() {
+  echo "--- server stdout (last 20 lines) ---"
+  tail -n 20 "$SERVER_OUT" 2>/dev/null || true
+  echo "--- server stderr (last 40 lines) ---"
+  tail -n 40 "$SERVER_ERR" 2>/dev/null || true
+}
+
+"$SERVER_BIN" -http 127.0.0.1:0 >"$SERVER_OUT" 2>"$SERVER_ERR" &
+SERVER_PID=$!
+
+URL=
+deadline=$((SECONDS + SERVER_START_TIMEOUT))
+while [[ $SECONDS -lt $deadline ]]; do
+  line=$(head -n 1 "$SERVER_OUT" 2>/dev/null || true)
+  if [[ "$line" =~ ^listening\ on\ (http://[^[:space:]]+) ]]; then
+    URL=${BASH_REMATCH[1]}
+    break
+  fi
+  if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+    echo "conformance: everything-server exited before it was listening" >&2
+    show_server_output >&2
+    exit 1
+  fi
+  sleep 0.1
+done
+if [[ -z "$URL" ]]; then
+  echo "conformance: no 'listening on http://...' line from everything-server within ${SERVER_START_TIMEOUT}s" >&2
+  show_server_output >&2
+  exit 1
+fi
+echo "conformance: everything-server (pid $SERVER_PID) listening on $URL"
+
+# ------------------------------------------------------------------ the runs
+
+failed=()
+
+# run_suite NAME ARGS...: one `conformance server` invocation, full output to
+# $RUN_DIR/NAME.log and checks.json files under $RUN_DIR/NAME/.
+run_suite() {
+  local name=$1; shift
+  local log="$RUN_DIR/$name.log" rc=0 start=$SECONDS
+  local cmd=("$NODE22" "$CONFORMANCE_JS" server --url "$URL" "$@" -o "$RUN_DIR/$name")
+  printf '\n---------- conformance: %s ----------\n' "$name"
+  echo "\$ conformance server --url $URL $* -o ${RUN_DIR#"$ROOT"/}/$name"
+  timeout "$RUN_TIMEOUT" "${cmd[@]}" >"$log" 2>&1 || rc=$?
+
+  # The summary: per-scenario verdicts, totals, not-scored / baseline report.
+  local summary
+  summary=$(strip_ansi <"$log" | awk '/^=== SUMMARY ===/ {p=1} p')
+  if [[ -n "$summary" ]]; then
+    echo "$summary" | tail -n 80
+  else
+    strip_ansi <"$log" | tail -n 40
+  fi
+
+  if [[ $rc -eq 0 ]]; then
+    echo "conformance: $name passed ($((SECONDS - start))s)"
+    return 0
+  fi
+  if [[ $rc -eq 124 ]]; then
+    echo "conformance: $name TIMED OUT after ${RUN_TIMEOUT}s"
+  else
+    echo "conformance: $name FAILED (exit $rc, $((SECONDS - start))s)"
+  fi
+  echo "--- failing / warning checks (full log: ${log#"$ROOT"/}) ---"
+  strip_ansi <"$log" | grep -E '^=== Running scenario:|\] (FAILURE|WARNING) ' |
+    awk '/^=== Running scenario:/ {hdr=$0; next} {if (hdr != "") {print hdr; hdr=""} print}' |
+    head -n 120 || true
+  failed+=("$name")
+}
+
+# run_client_suite: placeholder for the client conformance run
+# (`conformance client --command <go client> --requirements 2026-07-28`, then
+# `--suite all --spec-version 2026-07-28 --expected-failures ...`, using the
+# `client:` list of $EXPECTED_FAILURES). It will be added once the Go
+# conformance client exists; until then it does nothing and succeeds.
+run_client_suite() {
+  return 0
+}
+
+run_suite requirements --requirements "$SPEC_VERSION"
+run_suite suite-all --suite all --spec-version "$SPEC_VERSION" \
+  --expected-failures "$EXPECTED_FAILURES"
+
+if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+  echo "conformance: everything-server died during the run" >&2
+  show_server_output >&2
+  failed+=("server-died")
+fi
+stop_server
+
+run_client_suite || failed+=("client")
+
+echo
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "conformance: FAILED: ${failed[*]} (results: ${RUN_DIR#"$ROOT"/})"
+  exit 1
+fi
+echo "conformance: all runs passed (results: ${RUN_DIR#"$ROOT"/})"

