@@ -235,13 +235,13 @@ func decodeRequestState(v []byte, r *retryParams) {
 type paramsDecoder func(raw []byte, p *metaPresence) (Params, *Error)
 
 var (
-	callToolNames = []string{"_meta", "name", "arguments", "inputResponses", "requestState"}
+	callToolNames  = []string{"_meta", "name", "arguments", "inputResponses", "requestState"}
 	getPromptNames = []string{"_meta", "name", "arguments", "inputResponses", "requestState"}
-	readNames     = []string{"_meta", "uri", "inputResponses", "requestState"}
-	listNames     = []string{"_meta", "cursor"}
-	metaOnlyNames = []string{"_meta"}
-	completeNames = []string{"_meta", "ref", "argument", "context"}
-	listenNames   = []string{"_meta", "notifications"}
+	readNames      = []string{"_meta", "uri", "inputResponses", "requestState"}
+	listNames      = []string{"_meta", "cursor"}
+	metaOnlyNames  = []string{"_meta"}
+	completeNames  = []string{"_meta", "ref", "argument", "context"}
+	listenNames    = []string{"_meta", "notifications"}
 )
 
 func decodeCallTool(raw []byte, p *metaPresence) (Params, *Error) {

@@ -53,11 +53,11 @@ type Icon struct {
 // ClientCapabilities are declared by the client on every request.
 // A nil pointer means the capability is absent.
 type ClientCapabilities struct {
-	Elicitation  *ElicitationCapabilities      `json:"elicitation,omitempty"`
-	Sampling     *SamplingCapabilities         `json:"sampling,omitempty"`
-	Roots        *RootsCapabilities            `json:"roots,omitempty"`
-	Experimental map[string]json.RawMessage    `json:"experimental,omitempty"`
-	Extensions   map[string]json.RawMessage    `json:"extensions,omitempty"`
+	Elicitation  *ElicitationCapabilities   `json:"elicitation,omitempty"`
+	Sampling     *SamplingCapabilities      `json:"sampling,omitempty"`
+	Roots        *RootsCapabilities         `json:"roots,omitempty"`
+	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
+	Extensions   map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // ElicitationCapabilities: an empty object means form mode only.

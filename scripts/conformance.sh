@@ -109,6 +109,29 @@ echo "conformance: everything-server (pid $SERVER_PID) listening on $URL"
 
 failed=()
 
+# failing_checks DIR [SKIP...]: one line per FAILURE/WARNING check in
+# DIR/*/checks.json, except for the scenarios named in SKIP (the suite prints
+# only per-scenario counts when it runs many scenarios).
+failing_checks() {
+  "$NODE22" - "$@" <<'JS'
+const fs = require("fs"), path = require("path");
+const [dir, ...skipList] = process.argv.slice(2);
+const skip = new Set(skipList);
+let dirs = [];
+try { dirs = fs.readdirSync(dir).sort(); } catch { process.exit(0); }
+for (const d of dirs) {
+  let checks;
+  try { checks = JSON.parse(fs.readFileSync(path.join(dir, d, "checks.json"), "utf8")); } catch { continue; }
+  const scenario = d.replace(/^server-/, "").replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, "");
+  for (const c of checks) {
+    if (skip.has(scenario) || (c.status !== "FAILURE" && c.status !== "WARNING")) continue;
+    const msg = String(c.errorMessage ?? c.description ?? "").replace(/\s+/g, " ");
+    console.log(`${scenario}: [${c.id}] ${c.status}: ${msg.length > 300 ? msg.slice(0, 300) + "..." : msg}`);
+  }
+}
+JS
+}
+
 # run_suite NAME ARGS...: one `conformance server` invocation, full output to
 # $RUN_DIR/NAME.log and checks.json files under $RUN_DIR/NAME/.
 run_suite() {
@@ -120,10 +143,11 @@ run_suite() {
   timeout "$RUN_TIMEOUT" "${cmd[@]}" >"$log" 2>&1 || rc=$?
 
   # The summary: per-scenario verdicts, totals, not-scored / baseline report.
+  # (Everything from "=== SUMMARY ==="; the whole log's tail if it never got there.)
   local summary
   summary=$(strip_ansi <"$log" | awk '/^=== SUMMARY ===/ {p=1} p')
   if [[ -n "$summary" ]]; then
-    echo "$summary" | tail -n 80
+    echo "$summary" | tail -n 200
   else
     strip_ansi <"$log" | tail -n 40
   fi
@@ -138,9 +162,12 @@ run_suite() {
     echo "conformance: $name FAILED (exit $rc, $((SECONDS - start))s)"
   fi
   echo "--- failing / warning checks (full log: ${log#"$ROOT"/}) ---"
-  strip_ansi <"$log" | grep -E '^=== Running scenario:|\] (FAILURE|WARNING) ' |
-    awk '/^=== Running scenario:/ {hdr=$0; next} {if (hdr != "") {print hdr; hdr=""} print}' |
-    head -n 120 || true
+  # Scenarios the requirements run lists as "Not scored" cannot fail it: omit them.
+  local not_scored=()
+  mapfile -t not_scored < <(strip_ansi <"$log" |
+    awk '/^Not scored for / {p=1; next} p && /^  (✓|✗) / {print $2; next} p {p=0}')
+  [[ ${#not_scored[@]} -eq 0 ]] || echo "(omitting ${#not_scored[@]} not-scored scenarios)"
+  failing_checks "$RUN_DIR/$name" "${not_scored[@]}" | head -n 200 || true
   failed+=("$name")
 }
 
