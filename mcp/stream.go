@@ -158,14 +158,14 @@ func (c *streamConn) handle(ctx context.Context, line []byte) {
 	c.mu.Unlock()
 	go func() {
 		defer c.wg.Done()
-		defer func() {
-			c.mu.Lock()
-			delete(c.inflight, key)
-			c.mu.Unlock()
-			cancel()
-		}()
+		defer cancel()
 		out := &streamOut{c: c, ctx: rctx}
 		res, f := c.s.execute(rctx, call, out)
+		// The id is free again before the response leaves: a client may
+		// reuse it as soon as it has the answer.
+		c.mu.Lock()
+		delete(c.inflight, key)
+		c.mu.Unlock()
 		if rctx.Err() != nil {
 			// Cancelled: the client expects nothing more for this id.
 			return
