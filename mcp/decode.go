@@ -293,6 +293,7 @@ func decodeGetPrompt(raw []byte, p *metaPresence) (Params, *Error) {
 				if json.Unmarshal(v, &r.Arguments) != nil {
 					e = paramsError("arguments must map names to strings")
 				}
+				r.argsRaw = json.RawMessage(v)
 			case jsonrpc.KindNull:
 			default:
 				e = paramsError("arguments must be an object")
@@ -358,7 +359,7 @@ func decodeDiscover(raw []byte, p *metaPresence) (Params, *Error) {
 	return r, err
 }
 
-func decodeComplete(raw []byte, p *metaPresence) (Params, *Error) {
+func decodeCompleteParams(raw []byte, p *metaPresence) (Params, *Error) {
 	r := new(CompleteRequest)
 	var hasRef, hasArg bool
 	err := scanObject(raw, "params", completeNames, func(i int, v []byte) *Error {

@@ -35,7 +35,7 @@ var methods = map[string]*methodSpec{
 	MethodResourcesList:         {decode: decodeList},
 	MethodResourceTemplatesList: {decode: decodeList},
 	MethodResourcesRead:         {decode: decodeReadResource, carrier: true},
-	MethodComplete:              {decode: decodeComplete},
+	MethodComplete:              {decode: decodeCompleteParams},
 	MethodSubscriptionsListen:   {decode: decodeListen},
 }
 

@@ -56,6 +56,9 @@ type ServerOptions struct {
 	// Capabilities, when set, is merged into what server/discover
 	// advertises (experimental and extensions entries, logging).
 	Capabilities *ServerCapabilities
+	// RequestState configures the sealing of requestState, which is on
+	// by default (see RequestStateOptions).
+	RequestState RequestStateOptions
 }
 
 // Server serves MCP requests to any number of clients over any number of
@@ -105,7 +108,10 @@ type serverTemplate struct {
 	handler  ResourceTemplateHandler
 }
 
-// NewServer returns a server that identifies itself as impl.
+// NewServer returns a server that identifies itself as impl. It panics
+// when opts.RequestState is invalid (bad keys, both keys and a codec, a
+// negative TTL, shared keys on a server without a name or audience): a
+// configuration error caught at start-up.
 func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	s := &Server{
 		impl:      impl,
@@ -132,6 +138,15 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	var h MethodHandler = s.route
 	for _, m := range slices.Backward(s.opts.Middleware) {
 		h = m(h)
+	}
+	// The request-state boundary sits outside user middleware, so that
+	// middleware and handlers see plaintext only.
+	b, err := newStateBoundary(s, s.opts.RequestState)
+	if err != nil {
+		panic(err)
+	}
+	if b != nil {
+		h = b.middleware(h)
 	}
 	s.handler = h
 	return s

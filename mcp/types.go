@@ -76,6 +76,7 @@ type GetPromptRequest struct {
 	Name      string            `json:"name"`
 	Arguments map[string]string `json:"arguments,omitempty"`
 	retryParams
+	argsRaw json.RawMessage
 }
 
 // ReadResourceRequest holds the params of resources/read.

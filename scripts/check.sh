@@ -43,6 +43,32 @@ gofmt_check() {
   echo "all Go files are gofmt-clean"
 }
 
+# Services the tests use: redis-server (Debian package) for the shared
+# single-use guard; the tests start their own instance on a Unix socket.
+ensure_services() {
+  if command -v redis-server >/dev/null 2>&1; then
+    redis-server --version
+    return 0
+  fi
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "redis-server is missing; install the Debian package redis-server"
+    return 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  local try
+  for try in 1 2 3; do
+    if apt-get install -y -q redis-server >/dev/null 2>&1 ||
+       { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q redis-server >/dev/null 2>&1; }; then
+      redis-server --version
+      return 0
+    fi
+    sleep $((try * 5))
+  done
+  echo "could not install redis-server"
+  return 1
+}
+
+step "services" ensure_services
 step "gofmt" gofmt_check
 step "go vet" go vet ./...
 step "go test -race" go test -race -count=1 -timeout 20m ./...

@@ -229,6 +229,14 @@ func Decode(data []byte) (Message, *Error) {
 	return m, nil
 }
 
+// plainASCII marks the ASCII bytes a JSON string holds unescaped.
+var plainASCII = func() (t [128]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 type stopError struct{}
 
 func (stopError) Error() string { return "stop" }
@@ -274,7 +282,7 @@ func AppendString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < 0x80 {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if plainASCII[c] {
 				i++
 				continue
 			}

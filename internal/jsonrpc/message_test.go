@@ -133,3 +133,19 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScanner runs the scanner on arbitrary, possibly invalid, input:
+// it must never panic or loop.
+func FuzzScanner(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{"`, `{"a`, `{"a":`, `{"a":"\`, `[1,`, `{"a":[}`, `"\`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n := 0
+		_ = Fields(data, func(k, v []byte) error { n++; String(v); Key(k); return nil })
+		_ = Elements(data, func(v []byte) error { n++; return nil })
+		if n > len(data) {
+			t.Fatalf("%d members in %d bytes", n, len(data))
+		}
+	})
+}

@@ -75,11 +75,18 @@ func TrimSpace(b []byte) []byte {
 func skipString(b []byte, i int) int {
 	i++
 	for i < len(b) {
-		switch b[i] {
-		case '\\':
-			i += 2
-			continue
-		case '"':
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return len(b)
+		}
+		i += q
+		// The quote ends the string unless an odd number of
+		// backslashes escapes it.
+		n := 0
+		for j := i - 1; j >= 0 && b[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 0 {
 			return i + 1
 		}
 		i++
@@ -146,12 +153,18 @@ func Fields(obj []byte, fn func(key, value []byte) error) error {
 			return ErrNotObject
 		}
 		end := skipString(obj, i)
+		if end <= i+1 || obj[end-1] != '"' {
+			return ErrNotObject
+		}
 		key := obj[i+1 : end-1]
 		i = end
 		for i < len(obj) && (isSpace(obj[i]) || obj[i] == ':') {
 			i++
 		}
 		vend := skipValue(obj, i)
+		if vend <= i {
+			return ErrNotObject
+		}
 		if err := fn(key, obj[i:vend]); err != nil {
 			return err
 		}
@@ -174,6 +187,9 @@ func Elements(arr []byte, fn func(value []byte) error) error {
 			return nil
 		}
 		end := skipValue(arr, i)
+		if end <= i {
+			return errors.New("not a JSON array")
+		}
 		if err := fn(arr[i:end]); err != nil {
 			return err
 		}

@@ -1,0 +1,104 @@
+// Command everything-server is the "everything" server of the official MCP
+// conformance suite (@modelcontextprotocol/conformance), written against
+// the public API of package mcp for protocol revision 2026-07-28.
+//
+// It registers every tool, prompt and resource the suite's server
+// scenarios call (see docs: conformance.md §2.6 and §2.7):
+//
+//	everything-server -http 127.0.0.1:0   # Streamable HTTP at /mcp
+//	everything-server -stdio              # newline-delimited JSON-RPC on stdin/stdout
+//
+// In HTTP mode the first line on stdout is exactly
+// "listening on http://HOST:PORT/mcp"; everything else goes to stderr.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/mcp"
+)
+
+func main() {
+	httpAddr := flag.String("http", "127.0.0.1:0", "listen on this address and serve Streamable HTTP at /mcp")
+	stdio := flag.Bool("stdio", false, "serve the stdio transport on stdin/stdout instead of HTTP")
+	stateKeys := flag.String("state-keys", "", "comma-separated base64url request-state keys (first seals, all verify); default $ROUNDTRIP_STATE_KEYS, else a random per-process key")
+	stateTTL := flag.Duration("state-ttl", 0, "lifetime of one round's requestState, e.g. 3s (default 10m)")
+	flag.Parse()
+
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	slog.SetDefault(logger)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	rs, err := stateOptions(*stateKeys, *stateTTL)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "everything-server:", err)
+		os.Exit(2)
+	}
+	srv := newServer(logger, rs)
+
+	if *stdio {
+		err = srv.ServeStdio(ctx)
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+	} else {
+		err = serveHTTP(ctx, srv, *httpAddr, logger)
+	}
+	if err != nil {
+		logger.Error("everything-server", "err", err)
+		os.Exit(1)
+	}
+}
+
+// serveHTTP listens on addr, announces the endpoint on stdout and serves
+// until ctx ends, then shuts down gracefully.
+func serveHTTP(ctx context.Context, srv *mcp.Server, addr string, logger *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewHTTPHandler(srv, nil))
+	hs := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	// The first stdout line is the contract with scripts/conformance.sh.
+	if _, err := fmt.Fprintf(os.Stdout, "listening on http://%s/mcp\n", ln.Addr()); err != nil {
+		ln.Close()
+		return err
+	}
+	logger.Info("everything-server: serving Streamable HTTP", "addr", ln.Addr().String())
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("everything-server: shutting down")
+	srv.Close() // ends open subscriptions/listen streams
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/requeststate"
+)
+
+// The request-state boundary: middleware that sits outside every user
+// middleware and handler. Inbound, it verifies every non-null
+// requestState of tools/call, prompts/get and resources/read (also for
+// handlers that never mint one) and hands the handler the plaintext;
+// outbound, it seals the plaintext state of every InputRequiredResult,
+// round after round, with a fresh expiry. Handlers never see a token.
+
+// DefaultStateTTL bounds the time a client has to answer one round.
+const DefaultStateTTL = 10 * time.Minute
+
+// RequestStateOptions configure the sealing of requestState. The zero
+// value seals with a random key made when the server starts, which is
+// right for stdio and for a single HTTP process. A fleet (or a server
+// that must accept rounds across restarts) sets Keys or Codec.
+type RequestStateOptions struct {
+	// Keys are shared secret keys, each at least 32 bytes, no duplicates:
+	// the first seals, all verify (see package requeststate for rotation).
+	Keys [][]byte
+	// Codec replaces the built-in AES-256-GCM key ring. Set Keys or
+	// Codec, not both.
+	Codec requeststate.Codec
+	// TTL bounds each round; zero means DefaultStateTTL. It must not be
+	// negative.
+	TTL time.Duration
+	// Audience is bound into every state; empty means the server's name.
+	// A server with Keys or Codec needs a name or an explicit Audience.
+	Audience string
+	// Principal returns the identity a state is bound to. Nil means the
+	// authenticated token's client id, issuer and subject when the
+	// request carries a TokenInfo (see WithTokenInfo), and none
+	// otherwise. An error rejects inbound states and fails outbound ones.
+	Principal func(ctx context.Context) (string, error)
+	// Guard, when set, makes states single-use: each accepted token is
+	// recorded until it expires and a second use is rejected.
+	Guard requeststate.Guard
+	// SingleUse selects the flows the Guard applies to; nil means all.
+	SingleUse func(method, target string) bool
+	// Disabled turns the boundary off: requestState travels as the
+	// handler wrote it. Only for servers that protect state themselves.
+	Disabled bool
+}
+
+// ErrInvalidRequestState is the one error every rejected requestState
+// gets, whatever the reason (which goes to the server log only).
+var ErrInvalidRequestState = jsonrpc.NewErrorData(CodeInvalidParams, "Invalid or expired requestState",
+	map[string]string{"reason": "invalid_request_state"})
+
+// TokenInfo describes the authenticated caller of a request, as
+// verified by authentication middleware.
+type TokenInfo struct {
+	ClientID string
+	Issuer   string
+	Subject  string
+	Scopes   []string
+	Expiry   time.Time
+}
+
+type tokenInfoKey struct{}
+
+// WithTokenInfo returns a context carrying the verified token of the
+// request; authentication middleware calls it before the MCP handler.
+func WithTokenInfo(ctx context.Context, ti *TokenInfo) context.Context {
+	return context.WithValue(ctx, tokenInfoKey{}, ti)
+}
+
+// TokenInfoFromContext returns the verified token of the request, or nil.
+func TokenInfoFromContext(ctx context.Context) *TokenInfo {
+	ti, _ := ctx.Value(tokenInfoKey{}).(*TokenInfo)
+	return ti
+}
+
+func defaultPrincipal(ctx context.Context) (string, error) {
+	ti := TokenInfoFromContext(ctx)
+	if ti == nil {
+		return "", nil
+	}
+	b, err := json.Marshal([3]string{ti.ClientID, ti.Issuer, ti.Subject})
+	return string(b), err
+}
+
+type stateBoundary struct {
+	sealer    requeststate.Sealer
+	principal func(ctx context.Context) (string, error)
+	guard     requeststate.Guard
+	singleUse func(method, target string) bool
+	s         *Server
+}
+
+// newStateBoundary checks the options and builds the boundary, or nil
+// when disabled.
+func newStateBoundary(s *Server, o RequestStateOptions) (*stateBoundary, error) {
+	if o.Disabled {
+		return nil, nil
+	}
+	if o.TTL < 0 {
+		return nil, errors.New("mcp: RequestState.TTL must be positive")
+	}
+	if o.TTL == 0 {
+		o.TTL = DefaultStateTTL
+	}
+	b := &stateBoundary{s: s, principal: o.Principal, guard: o.Guard, singleUse: o.SingleUse}
+	if b.principal == nil {
+		b.principal = defaultPrincipal
+	}
+	b.sealer.TTL = o.TTL
+	b.sealer.Audience = o.Audience
+	switch {
+	case len(o.Keys) > 0 && o.Codec != nil:
+		return nil, errors.New("mcp: set RequestState.Keys or RequestState.Codec, not both")
+	case len(o.Keys) > 0 || o.Codec != nil:
+		if o.Audience == "" && s.impl.Name == "" {
+			return nil, errors.New("mcp: a server with shared request-state keys or a codec needs a name or RequestState.Audience")
+		}
+		if b.sealer.Audience == "" {
+			b.sealer.Audience = s.impl.Name
+		}
+		b.sealer.Codec = o.Codec
+		if o.Codec == nil {
+			ring, err := requeststate.NewKeyRing(o.Keys...)
+			if err != nil {
+				return nil, fmt.Errorf("mcp: RequestState.Keys: %w", err)
+			}
+			b.sealer.Codec = ring
+		}
+	default:
+		// The per-process key never leaves the process; the audience
+		// claim adds nothing but is kept for uniformity.
+		ring, err := requeststate.NewKeyRing(requeststate.GenerateKey())
+		if err != nil {
+			return nil, err
+		}
+		b.sealer.Codec = ring
+		if b.sealer.Audience == "" {
+			b.sealer.Audience = s.impl.Name
+		}
+	}
+	return b, nil
+}
+
+// binding returns the retry params and binding of a carrier request.
+func binding(method string, p Params) (*retryParams, requeststate.Binding) {
+	switch r := p.(type) {
+	case *CallToolRequest:
+		return &r.retryParams, requeststate.Binding{Method: method, Target: r.Name, Arguments: r.Arguments}
+	case *GetPromptRequest:
+		args := r.argsRaw
+		if args == nil && r.Arguments != nil {
+			args, _ = json.Marshal(r.Arguments)
+		}
+		return &r.retryParams, requeststate.Binding{Method: method, Target: r.Name, Arguments: args}
+	case *ReadResourceRequest:
+		return &r.retryParams, requeststate.Binding{Method: method, Target: r.URI}
+	}
+	return nil, requeststate.Binding{}
+}
+
+func (b *stateBoundary) reject(method, reason string) (any, error) {
+	b.s.log.Warn("requestState rejected on "+method+": "+reason, "method", method, "reason", reason)
+	return nil, ErrInvalidRequestState
+}
+
+func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
+	return func(ctx context.Context, method string, params Params) (any, error) {
+		rp, bind := binding(method, params)
+		if rp == nil {
+			return next(ctx, method, params)
+		}
+		var principalErr error
+		bind.Principal, principalErr = b.principal(ctx)
+		switch rp.state {
+		case stateInvalid:
+			return b.reject(method, "requestState is not a string")
+		case stateString:
+			if principalErr != nil {
+				return b.reject(method, "principal: "+principalErr.Error())
+			}
+			claims, err := b.sealer.Open(rp.RequestState, bind)
+			if err != nil {
+				var ie *requeststate.InvalidError
+				if errors.As(err, &ie) {
+					return b.reject(method, ie.Reason)
+				}
+				return b.reject(method, "unseal failed")
+			}
+			if b.guard != nil && (b.singleUse == nil || b.singleUse(method, bind.Target)) {
+				first, err := b.guard.Use(ctx, rp.RequestState, time.UnixMilli(claims.ExpiresAt))
+				if err != nil {
+					return b.reject(method, "single-use guard: "+err.Error())
+				}
+				if !first {
+					return b.reject(method, "state already used")
+				}
+			}
+			rp.RequestState = claims.State
+		}
+		res, err := next(ctx, method, params)
+		irr, ok := res.(*InputRequiredResult)
+		if err != nil || !ok || irr == nil || irr.RequestState == "" {
+			return res, err
+		}
+		if principalErr != nil {
+			b.s.log.Error("mcp: sealing requestState: principal", "method", method, "err", principalErr)
+			return nil, errInternal
+		}
+		token, err := b.sealer.Seal(bind, irr.RequestState)
+		if err != nil {
+			b.s.log.Error("mcp: sealing requestState", "method", method, "err", err)
+			return nil, errInternal
+		}
+		sealed := *irr
+		sealed.RequestState = token
+		return &sealed, nil
+	}
+}

@@ -1,0 +1,196 @@
+package requeststate
+
+import (
+	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Codec turns sealed bytes into a token and back. Seal must protect
+// integrity (and should protect confidentiality); Unseal must return an
+// error matching ErrInvalid for any token it did not produce. Expiry,
+// bindings and audience are not the codec's job: the Sealer puts them
+// inside the payload before Seal and checks them after Unseal.
+type Codec interface {
+	Seal(payload []byte) (string, error)
+	Unseal(token string) ([]byte, error)
+}
+
+// ErrInvalid matches every error that rejects a token.
+var ErrInvalid = errors.New("requeststate: invalid request state")
+
+// InvalidError rejects a token. Reason is for logs only (malformed,
+// unknown key, seal, expired, ...): it never goes on the wire.
+type InvalidError struct{ Reason string }
+
+func (e *InvalidError) Error() string { return "requeststate: invalid request state: " + e.Reason }
+
+// Is makes InvalidError match ErrInvalid.
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
+
+func invalid(reason string) error { return &InvalidError{Reason: reason} }
+
+// Token format v1:
+//
+//	"v1." || base64url-nopad( kid[4] || nonce[12] || AES-256-GCM(payload) || tag[16] )
+//
+// with AAD "v1." || kid, the AES key derived from the configured key by
+// HKDF-SHA256 (no salt, info "mcp/request-state/v1/aes-256-gcm") and kid
+// the first 4 bytes of SHA-256("mcp/request-state/v1/kid:" || key). The
+// layout and derivation match the Python SDK's, so a mixed fleet sharing
+// keys interoperates at the codec level.
+const (
+	tokenPrefix = "v1."
+	hkdfInfo    = "mcp/request-state/v1/aes-256-gcm"
+	kidLabel    = "mcp/request-state/v1/kid:"
+	kidLen      = 4
+	nonceLen    = 12
+	tagLen      = 16
+	// MinKeyBytes is the minimum length of a configured key.
+	MinKeyBytes = 32
+	// DefaultMaxTokenBytes bounds a token before any decoding.
+	DefaultMaxTokenBytes = 256 << 10
+)
+
+type ringKey struct {
+	kid  [kidLen]byte
+	aead cipher.AEAD
+}
+
+// KeyRing is the built-in AES-256-GCM codec over a list of keys: the
+// first key seals, every key verifies. See the package documentation for
+// rotation.
+type KeyRing struct {
+	keys     []ringKey
+	maxToken int
+}
+
+// GenerateKey returns a new random 32-byte key.
+func GenerateKey() []byte {
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		panic("requeststate: no randomness: " + err.Error())
+	}
+	return k
+}
+
+// NewKeyRing returns a codec over keys. Each key must be at least 32
+// bytes; keys must not repeat; there must be at least one.
+func NewKeyRing(keys ...[]byte) (*KeyRing, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("requeststate: at least one key is required")
+	}
+	r := &KeyRing{maxToken: DefaultMaxTokenBytes}
+	for i, k := range keys {
+		if len(k) == 0 {
+			return nil, fmt.Errorf("requeststate: key %d is empty", i)
+		}
+		if len(k) < MinKeyBytes {
+			return nil, fmt.Errorf("requeststate: key %d is %d bytes; keys must be at least %d bytes", i, len(k), MinKeyBytes)
+		}
+		for j := 0; j < i; j++ {
+			if bytes.Equal(keys[j], k) {
+				return nil, fmt.Errorf("requeststate: key %d repeats key %d", i, j)
+			}
+		}
+		sub, err := hkdf.Key(sha256.New, k, nil, hkdfInfo, 32)
+		if err != nil {
+			return nil, err
+		}
+		block, err := aes.NewCipher(sub)
+		if err != nil {
+			return nil, err
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(append([]byte(kidLabel), k...))
+		var rk ringKey
+		copy(rk.kid[:], sum[:kidLen])
+		rk.aead = aead
+		r.keys = append(r.keys, rk)
+	}
+	return r, nil
+}
+
+// Seal encrypts payload with the first key.
+func (r *KeyRing) Seal(payload []byte) (string, error) {
+	k := &r.keys[0]
+	raw := make([]byte, kidLen+nonceLen, kidLen+nonceLen+len(payload)+tagLen)
+	copy(raw, k.kid[:])
+	if _, err := rand.Read(raw[kidLen:]); err != nil {
+		return "", err
+	}
+	var aad [len(tokenPrefix) + kidLen]byte
+	copy(aad[:], tokenPrefix)
+	copy(aad[len(tokenPrefix):], k.kid[:])
+	raw = k.aead.Seal(raw, raw[kidLen:kidLen+nonceLen], payload, aad[:])
+	out := make([]byte, len(tokenPrefix)+base64.RawURLEncoding.EncodedLen(len(raw)))
+	copy(out, tokenPrefix)
+	base64.RawURLEncoding.Encode(out[len(tokenPrefix):], raw)
+	return string(out), nil
+}
+
+// Unseal verifies and decrypts a token sealed by any key of the ring.
+// Decoding is strict: only the exact string Seal produced verifies.
+func (r *KeyRing) Unseal(token string) ([]byte, error) {
+	if len(token) > r.maxToken {
+		return nil, invalid("malformed: too long")
+	}
+	raw, err := decodeStrict(token)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) < kidLen+nonceLen+tagLen {
+		return nil, invalid("malformed: too short")
+	}
+	var aad [len(tokenPrefix) + kidLen]byte
+	copy(aad[:], tokenPrefix)
+	copy(aad[len(tokenPrefix):], raw[:kidLen])
+	found := false
+	for i := range r.keys {
+		k := &r.keys[i]
+		if !bytes.Equal(k.kid[:], raw[:kidLen]) {
+			continue
+		}
+		found = true
+		// Decrypt in place: raw is ours and not needed afterwards.
+		ct := raw[kidLen+nonceLen:]
+		pt, err := k.aead.Open(ct[:0], raw[kidLen:kidLen+nonceLen], ct, aad[:])
+		if err == nil {
+			return pt, nil
+		}
+	}
+	if !found {
+		return nil, invalid("unknown key")
+	}
+	return nil, invalid("seal")
+}
+
+// decodeStrict decodes "v1." + base64url without padding, rejecting any
+// character outside the alphabet (Go's decoder skips \r and \n), padding
+// and non-zero trailing bits.
+func decodeStrict(token string) ([]byte, error) {
+	if len(token) <= len(tokenPrefix) || token[:len(tokenPrefix)] != tokenPrefix {
+		return nil, invalid("malformed: prefix")
+	}
+	body := token[len(tokenPrefix):]
+	// The strict decoder rejects every character outside the alphabet,
+	// padding and non-zero trailing bits, but skips \r and \n.
+	if strings.IndexByte(body, '\n') >= 0 || strings.IndexByte(body, '\r') >= 0 {
+		return nil, invalid("malformed: character outside base64url")
+	}
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(body)
+	if err != nil {
+		return nil, invalid("malformed: base64")
+	}
+	return raw, nil
+}
