@@ -134,9 +134,6 @@ func (s *Server) listen(ctx context.Context, p *ListenRequest) (any, error) {
 	// Honour only what this server can deliver: every filter member is
 	// supported, so the honoured subset is the request itself.
 	honoured := p.Notifications
-	if honoured.ResourceSubscriptions == nil {
-		honoured.ResourceSubscriptions = nil
-	}
 	l := s.hub.add(honoured)
 	defer s.hub.remove(l)
 	if err := sc.out.notify(NotificationSubscriptionsAck, &ackParams{Notifications: honoured, Meta: meta}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -18,6 +19,9 @@ const DefaultMaxMessageBytes = 4 << 20
 type StreamOptions struct {
 	// MaxMessageBytes bounds one line. Zero means DefaultMaxMessageBytes.
 	MaxMessageBytes int
+	// ShutdownGrace is how long requests in flight may still run after
+	// the input ends before they are cancelled. Zero means 10 s.
+	ShutdownGrace time.Duration
 }
 
 // ServeStdio serves the stdio transport on os.Stdin and os.Stdout until
@@ -32,9 +36,12 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // the requests in flight have answered (listen streams are ended), or
 // when ctx ends.
 func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer, opts *StreamOptions) error {
-	max := DefaultMaxMessageBytes
+	max, grace := DefaultMaxMessageBytes, 10*time.Second
 	if opts != nil && opts.MaxMessageBytes > 0 {
 		max = opts.MaxMessageBytes
+	}
+	if opts != nil && opts.ShutdownGrace > 0 {
+		grace = opts.ShutdownGrace
 	}
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
@@ -68,7 +75,14 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer, opts
 		}
 	}
 	c.mu.Unlock()
-	c.wg.Wait()
+	finished := make(chan struct{})
+	go func() { c.wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(grace):
+		cancelAll()
+		<-finished
+	}
 	if readErr != nil {
 		return readErr
 	}
@@ -220,7 +234,16 @@ func (o *streamOut) notify(method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return o.c.writeMsg(b)
+	b = append(b, '\n')
+	// Checked again under the write lock: nothing more goes out for a
+	// request once its cancellation has been handled.
+	o.c.wmu.Lock()
+	defer o.c.wmu.Unlock()
+	if err := o.ctx.Err(); err != nil {
+		return err
+	}
+	_, err = o.c.w.Write(b)
+	return err
 }
 
 // NewInMemoryTransports returns the two ends of an in-memory connection

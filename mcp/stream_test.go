@@ -255,3 +255,22 @@ func TestHTTPListenStreamOverLoopback(t *testing.T) {
 	s.AddPrompt(&Prompt{Name: "p2"}, func(ctx context.Context, r *GetPromptRequest) (PromptResponse, error) { return &GetPromptResult{}, nil })
 	read(NotificationPromptListChanged)
 }
+
+func TestStreamEndsStuckRequestsAfterTheGrace(t *testing.T) {
+	s := newTestServer(t, nil)
+	s.AddTool(&Tool{Name: "stuck"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	in := strings.NewReader(req(1, MethodToolsCall, `"name":"stuck"`) + "\n")
+	done := make(chan struct{})
+	go func() {
+		s.ServeStream(context.Background(), in, io.Discard, &StreamOptions{ShutdownGrace: 50 * time.Millisecond})
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeStream waited forever for a stuck handler after EOF")
+	}
+}
