@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -316,19 +317,22 @@ func TestRequestStateConfigurationErrors(t *testing.T) {
 // craft the plaintext claims of a "correctly sealed" state.
 type plainStateCodec struct{}
 
-func (plainStateCodec) Seal(p []byte) (string, error) { return "plain." + string(p), nil }
+func (plainStateCodec) Seal(p []byte) (string, error) {
+	return "plain." + base64.RawURLEncoding.EncodeToString(p), nil
+}
 func (plainStateCodec) Unseal(s string) ([]byte, error) {
 	b, ok := strings.CutPrefix(s, "plain.")
 	if !ok {
 		return nil, requeststate.ErrInvalid
 	}
-	return []byte(b), nil
+	return base64.RawURLEncoding.DecodeString(b)
 }
 
 func TestCustomCodecKeepsBindingsOutsideTheCodec(t *testing.T) {
 	s := newStateServer(t, "svc", RequestStateOptions{Codec: plainStateCodec{}})
 	st := round1(t, s, "flow", `{"x":"1"}`)
-	if !strings.HasPrefix(st, "plain.{") || !strings.Contains(st, `"m":"tools/call"`) || !strings.Contains(st, `"aud":"svc"`) {
+	inner, _ := plainStateCodec{}.Unseal(st)
+	if !strings.HasPrefix(st, "plain.") || !bytes.Contains(inner, []byte("flow")) || !bytes.Contains(inner, []byte("svc")) || !bytes.Contains(inner, []byte("asked:1")) {
 		t.Fatalf("claims not inside the codec payload: %s", st)
 	}
 	// The codec is trivial, yet binding checks still apply.

@@ -75,6 +75,14 @@ func appendCanon(dst, v []byte) []byte {
 // base64url without padding. Absent (nil), null and {} arguments digest
 // alike.
 func ArgumentsDigest(args []byte) (string, error) {
+	d, err := argumentsDigest(args)
+	if err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(d[:]), nil
+}
+
+func argumentsDigest(args []byte) (d [16]byte, err error) {
 	args = jsonrpc.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
@@ -82,9 +90,11 @@ func ArgumentsDigest(args []byte) (string, error) {
 	var buf [256]byte
 	c, err := AppendCanonical(buf[:0], args)
 	if err != nil {
-		return "", err
+		return d, err
 	}
-	return Digest(c), nil
+	sum := sha256.Sum256(c)
+	copy(d[:], sum[:16])
+	return d, nil
 }
 
 // Digest returns the first 16 bytes of SHA-256(b), base64url without

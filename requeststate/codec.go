@@ -14,7 +14,9 @@ import (
 )
 
 // Codec turns sealed bytes into a token and back. Seal must protect
-// integrity (and should protect confidentiality); Unseal must return an
+// integrity (and should protect confidentiality) and return printable
+// ASCII (the token travels as a JSON string and may be logged by
+// clients); Unseal must return an
 // error matching ErrInvalid for any token it did not produce. Expiry,
 // bindings and audience are not the codec's job: the Sealer puts them
 // inside the payload before Seal and checks them after Unseal.

@@ -4,26 +4,26 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
+	"encoding/binary"
 	"errors"
-	"strconv"
+	"math"
 	"time"
-
-	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// Claims are what a sealed state carries (envelope version 1). The
-// handler's plaintext state is S; everything else binds it.
+// Claims are what a sealed state carries. The handler's plaintext state
+// is State; everything else binds it. Inside the codec the claims are a
+// compact binary envelope (version 1, see appendClaims): no JSON escaping
+// of the state, so a state costs its own length plus a fixed overhead.
 type Claims struct {
-	V         int    `json:"v"`
-	IssuedAt  int64  `json:"iat"` // Unix milliseconds
-	ExpiresAt int64  `json:"exp"` // Unix milliseconds
-	Method    string `json:"m"`
-	Target    string `json:"t"`
-	Args      string `json:"a"`
-	State     string `json:"s"`
-	Audience  string `json:"aud,omitempty"`
-	Principal string `json:"p,omitempty"`
+	V         int
+	IssuedAt  int64 // Unix milliseconds
+	ExpiresAt int64 // Unix milliseconds
+	Method    string
+	Target    string
+	Args      [16]byte // digest of the canonical arguments
+	Audience  string
+	Principal []byte // salt[8] || tag[16], or nil
+	State     string
 }
 
 // Binding is what a state is bound to: the request that carried it.
@@ -65,27 +65,24 @@ func (s *Sealer) now() time.Time {
 	return time.Now()
 }
 
-// principalTag is salt8 || SHA-256(label || salt || principal)[:16],
-// base64url; a fresh salt per seal keeps tags of one principal unlinkable.
-func principalTag(principal string, salt []byte) string {
+// principalTag is salt[8] || SHA-256(label || salt || principal)[:16];
+// a fresh salt per seal keeps the tags of one principal unlinkable.
+func principalTag(principal string, salt []byte) []byte {
 	h := sha256.New()
 	h.Write([]byte(principalLabel))
 	h.Write(salt)
 	h.Write([]byte(principal))
-	sum := h.Sum(nil)
+	var sum [sha256.Size]byte
 	out := make([]byte, 0, 24)
 	out = append(out, salt...)
-	out = append(out, sum[:16]...)
-	return base64.RawURLEncoding.EncodeToString(out)
+	return append(out, h.Sum(sum[:0])[:16]...)
 }
 
-func principalMatches(tag, principal string) bool {
-	raw, err := base64.RawURLEncoding.Strict().DecodeString(tag)
-	if err != nil || len(raw) != 24 {
+func principalMatches(tag []byte, principal string) bool {
+	if len(tag) != 24 {
 		return false
 	}
-	want := principalTag(principal, raw[:8])
-	return subtle.ConstantTimeCompare([]byte(want), []byte(tag)) == 1
+	return subtle.ConstantTimeCompare(principalTag(principal, tag[:8]), tag) == 1
 }
 
 // Seal binds state to b and seals it with a fresh issued-at and expiry.
@@ -96,7 +93,7 @@ func (s *Sealer) Seal(b Binding, state string) (string, error) {
 	if s.TTL <= 0 {
 		return "", errors.New("requeststate: TTL must be positive")
 	}
-	args, err := ArgumentsDigest(b.Arguments)
+	args, err := argumentsDigest(b.Arguments)
 	if err != nil {
 		return "", err
 	}
@@ -106,40 +103,53 @@ func (s *Sealer) Seal(b Binding, state string) (string, error) {
 		Method: b.Method, Target: b.Target, Args: args, State: state, Audience: s.Audience,
 	}
 	if b.Principal != "" {
-		salt := make([]byte, 8)
-		if _, err := rand.Read(salt); err != nil {
+		var salt [8]byte
+		if _, err := rand.Read(salt[:]); err != nil {
 			return "", err
 		}
-		c.Principal = principalTag(b.Principal, salt)
+		c.Principal = principalTag(b.Principal, salt[:])
 	}
-	return s.Codec.Seal(appendClaims(make([]byte, 0, 160+len(state)), &c))
+	return s.Codec.Seal(appendClaims(make([]byte, 0, 64+len(c.Target)+len(c.Audience)+len(state)), &c))
 }
 
-// appendClaims writes the envelope with the member order of Claims.
+var methodCodes = [...]string{1: "tools/call", 2: "prompts/get", 3: "resources/read"}
+
+// appendClaims writes the binary envelope, version 1:
+//
+//	version byte (1)
+//	uvarint issued-at (Unix ms) | uvarint lifetime (ms)
+//	method: one byte code (1 tools/call, 2 prompts/get, 3 resources/read),
+//	        or 0 followed by uvarint length and the name
+//	uvarint length + target
+//	16 bytes argument digest
+//	uvarint length + audience
+//	one byte principal length (0 or 24) + principal tag
+//	the rest: the plaintext state
 func appendClaims(b []byte, c *Claims) []byte {
-	b = append(b, `{"v":`...)
-	b = strconv.AppendInt(b, int64(c.V), 10)
-	b = append(b, `,"iat":`...)
-	b = strconv.AppendInt(b, c.IssuedAt, 10)
-	b = append(b, `,"exp":`...)
-	b = strconv.AppendInt(b, c.ExpiresAt, 10)
-	b = append(b, `,"m":`...)
-	b = jsonrpc.AppendString(b, c.Method)
-	b = append(b, `,"t":`...)
-	b = jsonrpc.AppendString(b, c.Target)
-	b = append(b, `,"a":`...)
-	b = jsonrpc.AppendString(b, c.Args)
-	b = append(b, `,"s":`...)
-	b = jsonrpc.AppendString(b, c.State)
-	if c.Audience != "" {
-		b = append(b, `,"aud":`...)
-		b = jsonrpc.AppendString(b, c.Audience)
+	b = append(b, 1)
+	b = binary.AppendUvarint(b, uint64(c.IssuedAt))
+	b = binary.AppendUvarint(b, uint64(c.ExpiresAt-c.IssuedAt))
+	code := byte(0)
+	for i, m := range methodCodes {
+		if i > 0 && m == c.Method {
+			code = byte(i)
+		}
 	}
-	if c.Principal != "" {
-		b = append(b, `,"p":`...)
-		b = jsonrpc.AppendString(b, c.Principal)
+	b = append(b, code)
+	if code == 0 {
+		b = appendBytes(b, c.Method)
 	}
-	return append(b, '}')
+	b = appendBytes(b, c.Target)
+	b = append(b, c.Args[:]...)
+	b = appendBytes(b, c.Audience)
+	b = append(b, byte(len(c.Principal)))
+	b = append(b, c.Principal...)
+	return append(b, c.State...)
+}
+
+func appendBytes(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
 }
 
 // Open unseals token and verifies it against b, in this order: size,
@@ -183,16 +193,16 @@ func (s *Sealer) Open(token string, b Binding) (c Claims, err error) {
 	if c.Target != b.Target {
 		return Claims{}, invalid("target mismatch")
 	}
-	args, err := ArgumentsDigest(b.Arguments)
-	if err != nil || subtle.ConstantTimeCompare([]byte(args), []byte(c.Args)) != 1 {
+	args, err := argumentsDigest(b.Arguments)
+	if err != nil || subtle.ConstantTimeCompare(args[:], c.Args[:]) != 1 {
 		return Claims{}, invalid("arguments mismatch")
 	}
 	if c.Audience != s.Audience {
 		return Claims{}, invalid("audience mismatch")
 	}
 	switch {
-	case c.Principal == "" && b.Principal == "":
-	case c.Principal == "" || b.Principal == "":
+	case c.Principal == nil && b.Principal == "":
+	case c.Principal == nil || b.Principal == "":
 		return Claims{}, invalid("principal presence mismatch")
 	case !principalMatches(c.Principal, b.Principal):
 		return Claims{}, invalid("principal mismatch")
@@ -200,74 +210,67 @@ func (s *Sealer) Open(token string, b Binding) (c Claims, err error) {
 	return c, nil
 }
 
-// decodeClaims decodes the envelope strictly in one pass: version 1,
-// exact member names, no unknown or repeated member, every required
-// member present with the right type.
-func decodeClaims(payload []byte, c *Claims) error {
-	// The codec guarantees the payload is one Seal produced, so it is not
-	// validated as JSON again; the scanner is safe on any input anyway.
-	if jsonrpc.KindOf(payload) != jsonrpc.KindObject {
-		return invalid("claims: not an object")
-	}
-	const required = 1<<7 - 1
-	var seen int
-	var bad error
-	_ = jsonrpc.Fields(payload, func(k, v []byte) error {
-		i := -1
-		for j, n := range claimNames {
-			if string(k) == n {
-				i = j
-			}
-		}
-		if i < 0 || seen&(1<<i) != 0 {
-			bad = invalid("claims: unknown or repeated member")
-			return bad
-		}
-		seen |= 1 << i
-		var ok bool
-		switch i {
-		case 0:
-			var v1 int64
-			v1, ok = intValue(v)
-			c.V = int(v1)
-		case 1:
-			c.IssuedAt, ok = intValue(v)
-		case 2:
-			c.ExpiresAt, ok = intValue(v)
-		case 3:
-			c.Method, ok = jsonrpc.String(v)
-		case 4:
-			c.Target, ok = jsonrpc.String(v)
-		case 5:
-			c.Args, ok = jsonrpc.String(v)
-		case 6:
-			c.State, ok = jsonrpc.String(v)
-		case 7:
-			c.Audience, ok = jsonrpc.String(v)
-		case 8:
-			c.Principal, ok = jsonrpc.String(v)
-		}
-		if !ok {
-			bad = invalid("claims: member " + claimNames[i] + " has the wrong type")
-			return bad
-		}
-		return nil
-	})
-	if bad != nil {
-		return bad
-	}
-	if seen&required != required {
-		return invalid("claims: missing member")
-	}
-	if c.V != 1 {
+// decodeClaims decodes the binary envelope strictly: version 1, every
+// length within the payload, a principal of 0 or 24 bytes.
+func decodeClaims(p []byte, c *Claims) error {
+	bad := invalid("claims: malformed")
+	if len(p) == 0 || p[0] != 1 {
 		return invalid("claims: unsupported version")
 	}
+	c.V = 1
+	p = p[1:]
+	iat, n := binary.Uvarint(p)
+	if n <= 0 || iat > math.MaxInt64/2 {
+		return bad
+	}
+	p = p[n:]
+	life, n := binary.Uvarint(p)
+	if n <= 0 || life > math.MaxInt64/2 {
+		return bad
+	}
+	p = p[n:]
+	c.IssuedAt, c.ExpiresAt = int64(iat), int64(iat)+int64(life)
+	if len(p) == 0 {
+		return bad
+	}
+	code := p[0]
+	p = p[1:]
+	var ok bool
+	switch {
+	case code == 0:
+		if c.Method, p, ok = readBytes(p); !ok {
+			return bad
+		}
+	case int(code) < len(methodCodes):
+		c.Method = methodCodes[code]
+	default:
+		return bad
+	}
+	if c.Target, p, ok = readBytes(p); !ok || len(p) < len(c.Args) {
+		return bad
+	}
+	copy(c.Args[:], p)
+	p = p[len(c.Args):]
+	if c.Audience, p, ok = readBytes(p); !ok || len(p) == 0 {
+		return bad
+	}
+	pl := int(p[0])
+	p = p[1:]
+	if (pl != 0 && pl != 24) || len(p) < pl {
+		return bad
+	}
+	c.Principal = nil
+	if pl > 0 {
+		c.Principal = p[:pl:pl]
+	}
+	c.State = string(p[pl:])
 	return nil
 }
 
-var claimNames = [...]string{"v", "iat", "exp", "m", "t", "a", "s", "aud", "p"}
-
-func intValue(v []byte) (int64, bool) {
-	n, err := strconv.ParseInt(string(jsonrpc.TrimSpace(v)), 10, 64)
-	return n, err == nil
+func readBytes(p []byte) (string, []byte, bool) {
+	l, n := binary.Uvarint(p)
+	if n <= 0 || l > uint64(len(p)-n) {
+		return "", p, false
+	}
+	return string(p[n : n+int(l)]), p[n+int(l):], true
 }
