@@ -97,7 +97,12 @@ func (s *Server) callTool(ctx context.Context, p *CallToolRequest) (any, error) 
 	if t == nil {
 		return nil, jsonrpc.NewErrorData(CodeInvalidParams, "Unknown tool: "+p.Name, map[string]string{"name": p.Name})
 	}
-	resp, err := t.handler(ctx, p)
+	actx, sc := s.askContext(ctx, &p.Meta.ClientCapabilities, &p.retryParams)
+	resp, err := t.handler(actx, p)
+	var res any = resp
+	if sc != nil {
+		res, err = sc.finish(resp, err)
+	}
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -106,9 +111,12 @@ func (s *Server) callTool(ctx context.Context, p *CallToolRequest) (any, error) 
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if errors.Is(err, ErrInputRequired) {
+			return nil, err
+		}
 		return ErrorResult(err.Error()), nil
 	}
-	switch r := resp.(type) {
+	switch r := res.(type) {
 	case *CallToolResult:
 		if r == nil {
 			break
@@ -140,11 +148,16 @@ func (s *Server) getPrompt(ctx context.Context, p *GetPromptRequest) (any, error
 			}
 		}
 	}
-	resp, err := pr.handler(ctx, p)
-	if err != nil {
-		return nil, err
+	actx, sc := s.askContext(ctx, &p.Meta.ClientCapabilities, &p.retryParams)
+	resp, err := pr.handler(actx, p)
+	var res any = resp
+	if sc != nil {
+		res, err = sc.finish(resp, err)
 	}
-	switch r := resp.(type) {
+	if err != nil {
+		return nil, askOutcomeError(err)
+	}
+	switch r := res.(type) {
 	case *GetPromptResult:
 		if r == nil {
 			break
@@ -191,12 +204,18 @@ func (s *Server) readResource(ctx context.Context, p *ReadResourceRequest) (any,
 			resp = res
 		}
 	case tmpl != nil:
-		resp, err = tmpl.handler(ctx, p)
+		actx, sc := s.askContext(ctx, &p.Meta.ClientCapabilities, &p.retryParams)
+		resp, err = tmpl.handler(actx, p)
+		if sc != nil {
+			var res any
+			res, err = sc.finish(resp, err)
+			resp, _ = res.(ResourceResponse)
+		}
 	default:
 		return nil, ResourceNotFoundError(p.URI)
 	}
 	if err != nil {
-		return nil, err
+		return nil, askOutcomeError(err)
 	}
 	switch res := resp.(type) {
 	case *ReadResourceResult:

@@ -52,3 +52,5 @@ func ErrorCode(err error) int {
 }
 
 var errInternal = jsonrpc.NewError(CodeInternalError, "Internal error")
+
+func jsonrpcError(code int, msg string) *Error { return jsonrpc.NewError(code, msg) }

@@ -415,6 +415,9 @@ type InputRequiredResult struct {
 	InputRequests map[string]InputRequest
 	RequestState  string
 	Meta          Meta
+	// askState is the asking API's state (answers so far, questions
+	// pending); the boundary seals it in place of RequestState.
+	askState []byte
 }
 
 // MarshalJSON writes resultType "input_required", the bare input requests
@@ -495,7 +498,7 @@ func (r *InputRequiredResult) UnmarshalJSON(b []byte) error {
 }
 
 func (r *InputRequiredResult) validate() error {
-	if len(r.InputRequests) == 0 && r.RequestState == "" {
+	if len(r.InputRequests) == 0 && r.RequestState == "" && r.askState == nil {
 		return errors.New("InputRequiredResult with neither inputRequests nor requestState")
 	}
 	for k, ir := range r.InputRequests {

@@ -83,6 +83,7 @@ type Server struct {
 	templateList []*ResourceTemplate
 
 	serverInfoMeta []byte // `"_meta":{"io.modelcontextprotocol/serverInfo":{...}}`
+	canAsk         bool   // the asking API needs the request-state boundary
 	hub            hub
 }
 
@@ -147,6 +148,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	}
 	if b != nil {
 		h = b.middleware(h)
+		s.canAsk = true
 	}
 	s.handler = h
 	return s

@@ -91,6 +91,12 @@ func defaultPrincipal(ctx context.Context) (string, error) {
 	return string(b), err
 }
 
+// Origin of a sealed plaintext state.
+const (
+	stateByHandler = 'h'
+	stateByAsker   = 'a'
+)
+
 type stateBoundary struct {
 	sealer    requeststate.Sealer
 	principal func(ctx context.Context) (string, error)
@@ -204,24 +210,37 @@ func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
 					return b.reject(method, "state already used")
 				}
 			}
-			rp.RequestState = claims.State
+			// The sealed plaintext says who wrote it: 'h' the handler
+			// (low-level form), 'a' the asking API.
+			switch st := claims.State; {
+			case len(st) > 0 && st[0] == stateByHandler:
+				rp.RequestState = st[1:]
+			case len(st) > 0 && st[0] == stateByAsker:
+				rp.RequestState, rp.askState = "", []byte(st[1:])
+			default:
+				return b.reject(method, "state of unknown origin")
+			}
 		}
 		res, err := next(ctx, method, params)
 		irr, ok := res.(*InputRequiredResult)
-		if err != nil || !ok || irr == nil || irr.RequestState == "" {
+		if err != nil || !ok || irr == nil || (irr.RequestState == "" && irr.askState == nil) {
 			return res, err
+		}
+		plain := string(stateByHandler) + irr.RequestState
+		if irr.askState != nil {
+			plain = string(stateByAsker) + string(irr.askState)
 		}
 		if principalErr != nil {
 			b.s.log.Error("mcp: sealing requestState: principal", "method", method, "err", principalErr)
 			return nil, errInternal
 		}
-		token, err := b.sealer.Seal(bind, irr.RequestState)
+		token, err := b.sealer.Seal(bind, plain)
 		if err != nil {
 			b.s.log.Error("mcp: sealing requestState", "method", method, "err", err)
 			return nil, errInternal
 		}
 		sealed := *irr
-		sealed.RequestState = token
+		sealed.RequestState, sealed.askState = token, nil
 		return &sealed, nil
 	}
 }

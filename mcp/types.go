@@ -52,6 +52,8 @@ type retryParams struct {
 	// on the client it is the opaque string the server sent.
 	RequestState string `json:"requestState,omitempty"`
 	state        stateKind
+	// askState is the asking API's part of the unsealed state.
+	askState []byte
 }
 
 // HasRequestState reports whether the request carried a requestState.

@@ -1,0 +1,506 @@
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/roundtrip-mcp/roundtrip/requeststate"
+)
+
+// Asking for input in straight-line handler code.
+//
+// A tool, prompt or resource-template handler asks with Elicit,
+// ElicitURL, Sample or ListRoots. On a 2026-07-28 request asking never
+// blocks: the first time, the question is recorded and the call returns
+// an error matching ErrInputRequired, which the handler returns; the SDK
+// answers the request with an InputRequiredResult carrying every
+// question recorded in that run. On the retry the handler runs again
+// from the top and the same call now returns the answer.
+//
+// THE HANDLER BODY RUNS AGAIN ON EVERY ROUND. Derive questions from the
+// arguments and from earlier answers only, and keep side effects after
+// the last question (or make them idempotent): anything before a
+// question runs once per round.
+//
+// Independent questions asked one after the other, with their errors
+// joined (errors.Join), leave together in one round; a question asked
+// only after an earlier answer is known takes the next round.
+//
+// Answers live in the sealed requestState, never in server memory, so any
+// instance with the same keys can serve any round. Each stored answer is
+// pinned to a digest of its question exactly as sent: a reworded question
+// is asked again, and an answer sent without the state that asked for it
+// is not taken. Keys are derived from the question (or set with WithKey)
+// and are the same on every instance.
+
+// ErrInputRequired matches the error an asking call returns while its
+// answer is not there yet. Return it (or an error wrapping it) from the
+// handler.
+var ErrInputRequired = errors.New("mcp: input required")
+
+// errInputRequired names the question that is pending.
+type inputRequiredError struct{ key string }
+
+func (e *inputRequiredError) Error() string {
+	return "mcp: input required (question " + strconv.Quote(e.key) + ")"
+}
+func (e *inputRequiredError) Is(target error) bool { return target == ErrInputRequired }
+
+// InvalidAnswerError reports an answer of the wrong kind, or content that
+// fails the question's schema. A tool handler that returns it produces an
+// isError result naming the question; the validator's details are not
+// sent.
+type InvalidAnswerError struct{ Key string }
+
+func (e *InvalidAnswerError) Error() string {
+	return "The answer to question " + strconv.Quote(e.Key) + " is not valid."
+}
+
+// NotAcceptedError reports an elicitation the user declined or
+// cancelled. A tool handler that returns it produces an isError result.
+type NotAcceptedError struct {
+	Key    string
+	Action ElicitAction
+}
+
+func (e *NotAcceptedError) Error() string {
+	past := "declined"
+	if e.Action == ElicitCancel {
+		past = "cancelled"
+	}
+	return "Question " + strconv.Quote(e.Key) + " could not be answered: the elicitation was " + past + "."
+}
+
+// ErrCannotAsk is returned by the asking functions outside a handler that
+// may ask (a static resource, a method other than tools/call,
+// prompts/get and resources/read of a template, or a server with
+// request-state sealing disabled).
+var ErrCannotAsk = errors.New("mcp: this handler cannot ask for input")
+
+// AskOption adjusts a question.
+type AskOption func(*askOptions)
+
+type askOptions struct{ key string }
+
+// WithKey sets the key of a question in inputRequests instead of the
+// derived one. Keys must be stable across deploys and instances.
+func WithKey(key string) AskOption { return func(o *askOptions) { o.key = key } }
+
+// question is one input request as sent.
+type question struct {
+	key    string
+	req    InputRequest
+	digest [8]byte
+	// validate checks an answer; an error means the answer is unusable.
+	validate func(raw json.RawMessage) error
+}
+
+// asker answers questions. The modern asker records them for an
+// InputRequiredResult; a legacy session's asker sends live requests.
+type asker interface {
+	ask(ctx context.Context, q *question) (json.RawMessage, error)
+}
+
+type askerKey struct{}
+
+func askerFrom(ctx context.Context) asker {
+	a, _ := ctx.Value(askerKey{}).(asker)
+	return a
+}
+
+// newQuestion renders req, derives its digest and key.
+func newQuestion(req InputRequest, opts []AskOption, validate func(json.RawMessage) error) (*question, error) {
+	var o askOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	raw, err := marshalInputRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	canon, err := requeststate.AppendCanonical(nil, raw)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(canon)
+	q := &question{req: req, validate: validate, key: o.key}
+	copy(q.digest[:], sum[:8])
+	if q.key == "" {
+		prefix := map[string]string{MethodElicit: "elicit_", MethodCreateMessage: "sample_", MethodListRoots: "roots_"}[req.InputMethod()]
+		q.key = prefix + base64.RawURLEncoding.EncodeToString(sum[:6])
+	}
+	return q, nil
+}
+
+// missingCapability returns the -32021 error when the request did not
+// declare what q needs, or nil.
+func missingCapability(caps *ClientCapabilities, q *question) *Error {
+	var need ClientCapabilities
+	var name string
+	switch r := q.req.(type) {
+	case *ElicitRequest:
+		if r.Mode == ElicitModeURL {
+			if !caps.Elicitation.SupportsURL() {
+				need.Elicitation, name = &ElicitationCapabilities{URL: json.RawMessage(`{}`)}, "elicitation.url"
+			}
+		} else if !caps.Elicitation.SupportsForm() {
+			need.Elicitation, name = &ElicitationCapabilities{}, "elicitation"
+		}
+	case *CreateMessageRequest:
+		switch {
+		case caps.Sampling == nil && (r.Tools != nil || r.ToolChoice != nil):
+			need.Sampling, name = &SamplingCapabilities{Tools: json.RawMessage(`{}`)}, "sampling.tools"
+		case caps.Sampling == nil:
+			need.Sampling, name = &SamplingCapabilities{}, "sampling"
+		case (r.Tools != nil || r.ToolChoice != nil) && caps.Sampling.Tools == nil:
+			need.Sampling, name = &SamplingCapabilities{Tools: json.RawMessage(`{}`)}, "sampling.tools"
+		}
+	case *ListRootsRequest:
+		if caps.Roots == nil {
+			need.Roots, name = &RootsCapabilities{}, "roots"
+		}
+	}
+	if name == "" {
+		return nil
+	}
+	return MissingCapabilityError(need, "Client did not declare the "+name+" capability required by question "+strconv.Quote(q.key))
+}
+
+var errMixedForms = jsonrpcError(CodeInternalError, "Internal error: the handler both asked through the asking API and returned its own InputRequiredResult; a call has one inputResponses/requestState channel, so use one form")
+
+// askContext installs the asker of one handler run: the modern asker,
+// unless the server cannot seal state (then asking fails with
+// ErrCannotAsk). It returns nil when nothing was installed.
+func (srv *Server) askContext(ctx context.Context, caps *ClientCapabilities, rp *retryParams) (context.Context, *askScope) {
+	if !srv.canAsk {
+		return ctx, nil
+	}
+	sc := newAskScope(caps, rp.InputResponses, rp.askState)
+	return context.WithValue(ctx, askerKey{}, asker(sc)), sc
+}
+
+// askOutcomeError maps the asking API's errors for methods without an
+// isError result (prompts, resources).
+func askOutcomeError(err error) error {
+	var ia *InvalidAnswerError
+	var na *NotAcceptedError
+	if errors.As(err, &ia) || errors.As(err, &na) {
+		return jsonrpcError(CodeInvalidParams, err.Error())
+	}
+	return err
+}
+
+// ---- the modern asker ----
+
+type storedAnswer struct {
+	q   [8]byte
+	raw json.RawMessage
+}
+
+// askScope is the modern asker of one handler run.
+type askScope struct {
+	caps      *ClientCapabilities
+	responses InputResponses
+	prior     map[string]storedAnswer // answers carried in the state
+	asked     map[string][8]byte      // questions of the previous round
+
+	mu       sync.Mutex
+	used     bool
+	seen     map[[8]byte]int // occurrences of a question in this run
+	keys     map[string][8]byte
+	answered []answerEntry // carried forward, in ask order
+	pending  []*question   // still unanswered, in ask order
+}
+
+type answerEntry struct {
+	key string
+	a   storedAnswer
+}
+
+func newAskScope(caps *ClientCapabilities, responses InputResponses, state []byte) *askScope {
+	s := &askScope{caps: caps, responses: responses}
+	s.prior, s.asked = decodeAskState(state)
+	return s
+}
+
+func (s *askScope) ask(ctx context.Context, q *question) (json.RawMessage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.used = true
+	if s.seen == nil {
+		s.seen, s.keys = map[[8]byte]int{}, map[string][8]byte{}
+	}
+	// The n-th identical question of a run is its own question.
+	if n := s.seen[q.digest]; n > 0 {
+		q.key += "_" + strconv.Itoa(n+1)
+	}
+	s.seen[q.digest]++
+	if d, dup := s.keys[q.key]; dup && d != q.digest {
+		return nil, fmt.Errorf("mcp: two different questions asked under key %q", q.key)
+	}
+	s.keys[q.key] = q.digest
+	if e := missingCapability(s.caps, q); e != nil {
+		return nil, e
+	}
+	// An answer stored in the state counts only for the same question.
+	if a, ok := s.prior[q.key]; ok && a.q == q.digest && q.validate(a.raw) == nil {
+		s.answered = append(s.answered, answerEntry{q.key, a})
+		return a.raw, nil
+	}
+	// A fresh answer counts only if the previous round asked exactly this.
+	if d, wasAsked := s.asked[q.key]; wasAsked && d == q.digest {
+		if raw, ok := s.responses[q.key]; ok && string(raw) != "null" {
+			if q.validate(raw) != nil {
+				return nil, &InvalidAnswerError{Key: q.key}
+			}
+			a := storedAnswer{q: q.digest, raw: raw}
+			s.answered = append(s.answered, answerEntry{q.key, a})
+			return raw, nil
+		}
+	}
+	s.pending = append(s.pending, q)
+	return nil, &inputRequiredError{key: q.key}
+}
+
+// finish turns the handler's outcome into the response: pending
+// questions become an InputRequiredResult whose state carries the
+// answers of this run and the digests of the new questions.
+func (s *askScope) finish(res any, err error) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if irr, ok := res.(*InputRequiredResult); ok && irr != nil && s.used {
+		return nil, errMixedForms
+	}
+	if err == nil || !errors.Is(err, ErrInputRequired) {
+		return res, err
+	}
+	if len(s.pending) == 0 {
+		return nil, fmt.Errorf("handler returned ErrInputRequired without a pending question: %w", err)
+	}
+	irr := &InputRequiredResult{InputRequests: make(map[string]InputRequest, len(s.pending))}
+	for _, q := range s.pending {
+		irr.InputRequests[q.key] = q.req
+	}
+	irr.askState = encodeAskState(s.answered, s.pending)
+	return irr, nil
+}
+
+// Asker state, inside the sealed requestState (binary, version 1):
+//
+//	version byte (1)
+//	uvarint n; n × (uvarint key length, key, 8-byte question digest,
+//	                uvarint answer length, answer JSON as the client sent it)
+//	uvarint m; m × (uvarint key length, key, 8-byte question digest)
+//
+// A state that does not decode is no progress, not an error.
+func encodeAskState(answered []answerEntry, pending []*question) []byte {
+	size := 3
+	for _, a := range answered {
+		size += 20 + len(a.key) + len(a.a.raw)
+	}
+	for _, q := range pending {
+		size += 10 + len(q.key)
+	}
+	b := make([]byte, 0, size)
+	b = append(b, 1)
+	b = binary.AppendUvarint(b, uint64(len(answered)))
+	for _, a := range answered {
+		b = appendBytesField(b, a.key)
+		b = append(b, a.a.q[:]...)
+		b = appendBytesField(b, string(a.a.raw))
+	}
+	b = binary.AppendUvarint(b, uint64(len(pending)))
+	for _, q := range pending {
+		b = appendBytesField(b, q.key)
+		b = append(b, q.digest[:]...)
+	}
+	return b
+}
+
+func appendBytesField(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func readBytesField(p []byte) ([]byte, []byte, bool) {
+	l, n := binary.Uvarint(p)
+	if n <= 0 || l > uint64(len(p)-n) {
+		return nil, p, false
+	}
+	return p[n : n+int(l)], p[n+int(l):], true
+}
+
+func decodeAskState(p []byte) (map[string]storedAnswer, map[string][8]byte) {
+	if len(p) == 0 || p[0] != 1 {
+		return nil, nil
+	}
+	p = p[1:]
+	n, k := binary.Uvarint(p)
+	if k <= 0 || n > uint64(len(p)) {
+		return nil, nil
+	}
+	p = p[k:]
+	prior := make(map[string]storedAnswer, n)
+	for i := uint64(0); i < n; i++ {
+		key, rest, ok := readBytesField(p)
+		if !ok || len(rest) < 8 {
+			return nil, nil
+		}
+		var a storedAnswer
+		copy(a.q[:], rest)
+		raw, rest, ok := readBytesField(rest[8:])
+		if !ok || !json.Valid(raw) {
+			return nil, nil
+		}
+		a.raw = raw
+		prior[string(key)] = a
+		p = rest
+	}
+	m, k := binary.Uvarint(p)
+	if k <= 0 || m > uint64(len(p)) {
+		return nil, nil
+	}
+	p = p[k:]
+	asked := make(map[string][8]byte, m)
+	for i := uint64(0); i < m; i++ {
+		key, rest, ok := readBytesField(p)
+		if !ok || len(rest) < 8 {
+			return nil, nil
+		}
+		var d [8]byte
+		copy(d[:], rest)
+		asked[string(key)] = d
+		p = rest[8:]
+	}
+	if len(p) != 0 {
+		return nil, nil
+	}
+	return prior, asked
+}
+
+// ---- the asking functions ----
+
+func askRaw(ctx context.Context, req InputRequest, opts []AskOption, validate func(json.RawMessage) error) (json.RawMessage, string, error) {
+	a := askerFrom(ctx)
+	if a == nil {
+		return nil, "", ErrCannotAsk
+	}
+	q, err := newQuestion(req, opts, validate)
+	if err != nil {
+		return nil, "", err
+	}
+	raw, err := a.ask(ctx, q)
+	return raw, q.key, err
+}
+
+// Elicited is the outcome of a form elicitation: the user's action and,
+// when accepted, the form's content decoded into T.
+type Elicited[T any] struct {
+	Key     string
+	Action  ElicitAction
+	Content T
+}
+
+// Accepted reports whether the user submitted the form.
+func (e Elicited[T]) Accepted() bool { return e.Action == ElicitAccept }
+
+// Value returns the content when accepted, and a *NotAcceptedError
+// otherwise: return that error from a tool handler that does not care
+// about declines to answer with an isError result.
+func (e Elicited[T]) Value() (T, error) {
+	if e.Action != ElicitAccept {
+		var zero T
+		return zero, &NotAcceptedError{Key: e.Key, Action: e.Action}
+	}
+	return e.Content, nil
+}
+
+// Elicit asks the user to fill a form whose flat JSON Schema is derived
+// from T, a struct of string, number, integer and boolean fields (and
+// string slices with an enum). Field names follow json tags; a
+// `jsonschema:"..."` tag gives the description; `mcp:"title=...,enum=a|b,
+// format=email"` adds the rest; fields without omitempty are required.
+// See the package notes on asking: the handler runs again on every round.
+func Elicit[T any](ctx context.Context, message string, opts ...AskOption) (Elicited[T], error) {
+	var out Elicited[T]
+	fs, err := formSchemaFor[T]()
+	if err != nil {
+		return out, err
+	}
+	req := &ElicitRequest{Mode: ElicitModeForm, Message: message, RequestedSchema: fs.raw}
+	raw, key, err := askRaw(ctx, req, opts, func(raw json.RawMessage) error {
+		r, err := decodeElicitResult(raw)
+		if err != nil {
+			return err
+		}
+		return fs.check(r)
+	})
+	out.Key = key
+	if err != nil {
+		return out, err
+	}
+	r, _ := decodeElicitResult(raw)
+	out.Action = r.Action
+	if r.Action == ElicitAccept {
+		b, _ := json.Marshal(r.Content)
+		if err := json.Unmarshal(b, &out.Content); err != nil {
+			return out, &InvalidAnswerError{Key: key}
+		}
+	}
+	return out, nil
+}
+
+// ElicitURL asks the user to visit url (URL-mode elicitation) and
+// returns their action. Accept means consent only: check the outcome of
+// the out-of-band interaction yourself before going on.
+func ElicitURL(ctx context.Context, message, url string, opts ...AskOption) (ElicitAction, error) {
+	req := &ElicitRequest{Mode: ElicitModeURL, Message: message, URL: url}
+	raw, _, err := askRaw(ctx, req, opts, func(raw json.RawMessage) error {
+		_, err := decodeElicitResult(raw)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	r, _ := decodeElicitResult(raw)
+	return r.Action, nil
+}
+
+// Sample asks the client's LLM for a message. Setting Tools or
+// ToolChoice needs the client's sampling.tools capability.
+func Sample(ctx context.Context, req *CreateMessageRequest, opts ...AskOption) (*CreateMessageResult, error) {
+	if req == nil || len(req.Messages) == 0 || req.MaxTokens <= 0 {
+		return nil, errors.New("mcp: Sample needs messages and a positive MaxTokens")
+	}
+	raw, _, err := askRaw(ctx, req, opts, func(raw json.RawMessage) error {
+		_, err := InputResponses{"": raw}.Sampling("")
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return InputResponses{"": raw}.Sampling("")
+}
+
+// ListRoots asks for the client's roots.
+func ListRoots(ctx context.Context, opts ...AskOption) ([]Root, error) {
+	raw, _, err := askRaw(ctx, &ListRootsRequest{}, opts, func(raw json.RawMessage) error {
+		_, err := InputResponses{"": raw}.Roots("")
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	r, err := InputResponses{"": raw}.Roots("")
+	if err != nil {
+		return nil, err
+	}
+	return r.Roots, nil
+}
