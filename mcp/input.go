@@ -137,19 +137,29 @@ func marshalInputRequest(r InputRequest) ([]byte, error) {
 	case *ListRootsRequest:
 		params = struct{}{}
 	case *ElicitRequest:
-		if v.Mode == "" && v.URL == "" {
-			cp := *v
+		cp := *v
+		switch {
+		case cp.Mode == "" && cp.URL != "" && cp.RequestedSchema == nil:
+			cp.Mode = ElicitModeURL
+		case cp.Mode == "":
 			cp.Mode = ElicitModeForm
-			params = &cp
 		}
-		if v.Mode != ElicitModeURL && v.RequestedSchema == nil {
-			cp := *v
-			if cp.Mode == "" {
-				cp.Mode = ElicitModeForm
+		switch cp.Mode {
+		case ElicitModeURL:
+			if cp.URL == "" || cp.RequestedSchema != nil {
+				return nil, errors.New("a URL-mode elicitation needs a URL and no requested schema")
 			}
-			cp.RequestedSchema = json.RawMessage(`{"type":"object","properties":{}}`)
-			params = &cp
+		case ElicitModeForm:
+			if cp.URL != "" {
+				return nil, errors.New("a form-mode elicitation has no URL")
+			}
+			if cp.RequestedSchema == nil {
+				cp.RequestedSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+			}
+		default:
+			return nil, fmt.Errorf("unknown elicitation mode %q", cp.Mode)
 		}
+		params = &cp
 	case nil:
 		return nil, errors.New("nil input request")
 	}
@@ -172,15 +182,20 @@ func DecodeInputRequest(raw []byte) (InputRequest, error) {
 	var r InputRequest
 	switch w.Method {
 	case MethodElicit:
-		e := new(ElicitRequest)
-		if err := json.Unmarshal(w.Params, e); err != nil {
+		var p struct {
+			Mode            string          `json:"mode"`
+			Message         string          `json:"message"`
+			RequestedSchema json.RawMessage `json:"requestedSchema"`
+			URL             string          `json:"url"`
+		}
+		if err := json.Unmarshal(w.Params, &p); err != nil {
 			return nil, fmt.Errorf("elicitation/create params: %w", err)
 		}
-		if e.RequestedSchema != nil {
-			var raw json.RawMessage
-			b, _ := json.Marshal(e.RequestedSchema)
-			raw = b
-			e.RequestedSchema = raw
+		// The schema stays the server's exact JSON (no float rounding,
+		// no reordering).
+		e := &ElicitRequest{Mode: p.Mode, Message: p.Message, URL: p.URL}
+		if p.RequestedSchema != nil {
+			e.RequestedSchema = p.RequestedSchema
 		}
 		if e.Mode != "" && e.Mode != ElicitModeForm && e.Mode != ElicitModeURL {
 			return nil, fmt.Errorf("unknown elicitation mode %q", e.Mode)

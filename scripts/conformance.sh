@@ -11,6 +11,9 @@
 #      2026-07-28, including pending scenarios (extensions are never in it).
 #      With a baseline, a WARNING counts as a failure, and a listed entry that
 #      passes fails the run ("stale baseline").
+#   3. the client: ./conformance/everything-client under
+#      `conformance client --requirements 2026-07-28` with the `client:`
+#      baseline of the same file (run_client_suite).
 #
 # Results (checks.json per scenario, full logs, server output) go to
 # .tools/runs/<timestamp>/.
@@ -171,13 +174,56 @@ run_suite() {
   failed+=("$name")
 }
 
-# run_client_suite: placeholder for the client conformance run
-# (`conformance client --command <go client> --requirements 2026-07-28`, then
-# `--suite all --spec-version 2026-07-28 --expected-failures ...`, using the
-# `client:` list of $EXPECTED_FAILURES). It will be added once the Go
-# conformance client exists; until then it does nothing and succeeds.
+# run_client_suite: the client conformance run. Builds
+# ./conformance/everything-client to $TOOLS_DIR/bin and runs
+#   conformance client --command <it> --requirements 2026-07-28 \
+#     --expected-failures $EXPECTED_FAILURES
+# (the suite starts one mock server per scenario and runs the client against
+# it). Only the scenarios 2026-07-28 requires are checked against the
+# `client:` list of the baseline; the not-scored extension scenarios run for
+# visibility. Full output in $RUN_DIR/client.log, checks.json files (and the
+# client's stdout/stderr) under $RUN_DIR/client/.
 run_client_suite() {
-  return 0
+  local name=client log="$RUN_DIR/client.log" rc=0 start=$SECONDS
+  local bin="$TOOLS_DIR/bin/everything-client"
+  printf '\n---------- conformance: %s ----------\n' "$name"
+  echo "conformance: go build ./conformance/everything-client"
+  mkdir -p "$TOOLS_DIR/bin"
+  go build -o "$bin" ./conformance/everything-client || return 1
+  if [[ "$bin" == *" "* ]]; then
+    # The suite splits the command on spaces.
+    echo "conformance: the client path must not contain spaces: $bin" >&2
+    return 1
+  fi
+  local cmd=("$NODE22" "$CONFORMANCE_JS" client --command "$bin" --requirements "$SPEC_VERSION"
+    --expected-failures "$EXPECTED_FAILURES" -o "$RUN_DIR/$name")
+  echo "\$ conformance client --command ${bin#"$ROOT"/} --requirements $SPEC_VERSION --expected-failures $EXPECTED_FAILURES -o ${RUN_DIR#"$ROOT"/}/$name"
+  timeout "$RUN_TIMEOUT" "${cmd[@]}" >"$log" 2>&1 || rc=$?
+
+  # Per-scenario verdicts, totals, not-scored list and the baseline report.
+  local summary
+  summary=$(strip_ansi <"$log" | awk '/^=== SUITE SUMMARY ===/ {p=1} p')
+  if [[ -n "$summary" ]]; then
+    echo "$summary" | tail -n 200
+  else
+    strip_ansi <"$log" | tail -n 40
+  fi
+
+  if [[ $rc -eq 0 ]]; then
+    echo "conformance: $name passed ($((SECONDS - start))s)"
+    return 0
+  fi
+  if [[ $rc -eq 124 ]]; then
+    echo "conformance: $name TIMED OUT after ${RUN_TIMEOUT}s"
+  else
+    echo "conformance: $name FAILED (exit $rc, $((SECONDS - start))s)"
+  fi
+  echo "--- failing / warning checks outside auth/* (full log: ${log#"$ROOT"/}) ---"
+  local not_scored=()
+  mapfile -t not_scored < <(strip_ansi <"$log" |
+    awk '/^Not scored for / {p=1; next} p && /^  (✓|✗) / {print $2; next} p {p=0}')
+  failing_checks "$RUN_DIR/$name" "${not_scored[@]}" | head -n 200 || true
+  return 1
 }
 
 run_suite requirements --requirements "$SPEC_VERSION"

@@ -2,18 +2,33 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
 
-// The multi round-trip (MRTR, SEP-2322) tools and prompt, written in the
-// low-level form: round 1 returns an *mcp.InputRequiredResult; the retry
-// reads the answers from req.InputResponses and the echoed
-// req.RequestState. An answer that is missing or does not decode as what
-// was asked is asked for again (never an error, never a complete result).
+// The multi round-trip (MRTR, SEP-2322) tools and prompt.
+//
+// Most are written with the asking API (mcp.Elicit, mcp.Sample,
+// mcp.ListRoots): the handler asks in straight-line code, returns the
+// error of an unanswered question (mcp.ErrInputRequired), and the SDK
+// answers with an InputRequiredResult whose sealed requestState carries
+// the answers so far. The handler body runs again on every round, so
+// nothing here has side effects before its last question. An answer is
+// taken only together with the state of the round that asked for it;
+// anything else is asked again.
+//
+// test_input_required_result_elicitation stays in the low-level form
+// (a hand-built *mcp.InputRequiredResult, answers read from
+// req.InputResponses): see the comment there.
+//
+// Every question carries an explicit key (mcp.WithKey). The suite
+// requires user_name for the elicitation tool and answers the others
+// under whatever key the server sent; the fixed keys keep the wire equal
+// to the scenario descriptions (capital_question, client_roots, confirm,
+// step1/step2, user_context) and to this repository's tests.
 
 // Input request keys.
 const (
@@ -29,20 +44,32 @@ const (
 	keyUserContext = "user_context"
 )
 
-// stringSchema is a flat form schema with one required string field.
+// The forms the MRTR tools ask for (flat schemas derived by mcp.Elicit;
+// every field is required).
+type (
+	nameForm struct {
+		Name string `json:"name"`
+	}
+	colorForm struct {
+		Color string `json:"color"`
+	}
+	confirmForm struct {
+		OK bool `json:"ok"`
+	}
+	inputForm struct {
+		Input string `json:"input"`
+	}
+	contextForm struct {
+		Context string `json:"context"`
+	}
+)
+
+// stringSchema is a flat form schema with one required string field, for
+// the low-level tools.
 func stringSchema(field string) map[string]any {
 	return map[string]any{
 		"type":       "object",
 		"properties": map[string]any{field: map[string]any{"type": "string"}},
-		"required":   []string{field},
-	}
-}
-
-// boolSchema is a flat form schema with one required boolean field.
-func boolSchema(field string) map[string]any {
-	return map[string]any{
-		"type":       "object",
-		"properties": map[string]any{field: map[string]any{"type": "boolean"}},
 		"required":   []string{field},
 	}
 }
@@ -68,320 +95,240 @@ func samplingText(r *mcp.CreateMessageResult) string {
 	return strings.Join(parts, " ")
 }
 
-// elicited is the outcome of one elicitation answer.
-type elicited struct {
-	ok       bool   // a usable answer: accepted with the field, or declined/cancelled
-	accepted bool   // the user accepted
-	value    any    // the accepted field's value
-	action   string // the action
-}
-
-// elicitField reads the answer under key and the field of its content.
-// want is "string" or "boolean". An accept without a valid field, an
-// answer that does not decode, or no answer at all is not ok.
-func elicitField(r mcp.InputResponses, key, field, want string) elicited {
-	res, err := r.Elicit(key)
-	if err != nil {
-		return elicited{}
-	}
-	if res.Action != mcp.ElicitAccept {
-		return elicited{ok: true, action: string(res.Action)}
-	}
-	v := res.Content[field]
-	switch x := v.(type) {
-	case string:
-		if want == "string" && x != "" {
-			return elicited{ok: true, accepted: true, value: x, action: string(res.Action)}
-		}
-	case bool:
-		if want == "boolean" {
-			return elicited{ok: true, accepted: true, value: x, action: string(res.Action)}
-		}
-	}
-	return elicited{}
-}
-
-func needElicitation(caps *mcp.ClientCapabilities, tool string) error {
-	if caps.Elicitation.SupportsForm() {
-		return nil
-	}
-	return mcp.MissingCapabilityError(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
-		tool+" needs the elicitation capability (form mode)")
-}
-
-func (e *everything) addMRTR() {
-	s := e.srv
-
-	// Round 1 asks user_name; any retry that carries a usable user_name
-	// answer completes, with or without requestState (several scenarios
-	// retry without one).
-	const elicitTool = "test_input_required_result_elicitation"
-	s.AddTool(&mcp.Tool{Name: elicitTool, Description: "MRTR: asks the user's name through elicitation, then greets", InputSchema: noArgs},
-		func(_ context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			if err := needElicitation(&req.Meta.ClientCapabilities, elicitTool); err != nil {
-				return nil, err
-			}
-			a := elicitField(req.InputResponses, keyUserName, "name", "string")
-			switch {
-			case a.accepted:
-				return mcp.TextResult(fmt.Sprintf("Hello, %s!", a.value)), nil
-			case a.ok:
-				return mcp.TextResult("No name was given (the user chose " + a.action + ")."), nil
-			}
-			return &mcp.InputRequiredResult{InputRequests: map[string]mcp.InputRequest{
-				keyUserName: &mcp.ElicitRequest{Message: "What is your name?", RequestedSchema: stringSchema("name")},
-			}}, nil
-		})
-
-	const samplingTool = "test_input_required_result_sampling"
-	s.AddTool(&mcp.Tool{Name: samplingTool, Description: "MRTR: asks the client's model a question through sampling", InputSchema: noArgs},
-		func(_ context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			if req.Meta.ClientCapabilities.Sampling == nil {
-				return nil, mcp.MissingCapabilityError(mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}, samplingTool+" needs the sampling capability")
-			}
-			if res, err := req.InputResponses.Sampling(keyCapital); err == nil {
-				return mcp.TextResult("Sampling result: " + samplingText(res)), nil
-			}
-			return &mcp.InputRequiredResult{InputRequests: map[string]mcp.InputRequest{
-				keyCapital: samplingRequest("What is the capital of France?", 100),
-			}}, nil
-		})
-
-	const rootsTool = "test_input_required_result_list_roots"
-	s.AddTool(&mcp.Tool{Name: rootsTool, Description: "MRTR: asks for the client's roots", InputSchema: noArgs},
-		func(_ context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			if req.Meta.ClientCapabilities.Roots == nil {
-				return nil, mcp.MissingCapabilityError(mcp.ClientCapabilities{Roots: &mcp.RootsCapabilities{}}, rootsTool+" needs the roots capability")
-			}
-			if res, err := req.InputResponses.Roots(keyRoots); err == nil {
-				return mcp.TextResult("Client roots: " + describeRoots(res)), nil
-			}
-			return &mcp.InputRequiredResult{InputRequests: map[string]mcp.InputRequest{
-				keyRoots: &mcp.ListRootsRequest{},
-			}}, nil
-		})
-
-	// requestState round trip: the retry must echo the state of round 1.
-	const stateTool = "test_input_required_result_request_state"
-	s.AddTool(&mcp.Tool{Name: stateTool, Description: "MRTR: asks for a confirmation and round-trips requestState", InputSchema: noArgs},
-		func(_ context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			if err := needElicitation(&req.Meta.ClientCapabilities, stateTool); err != nil {
-				return nil, err
-			}
-			st, err := e.state.read(req.RequestState, stateTool)
-			if err != nil {
-				return nil, err
-			}
-			if st != nil && st.Step == 1 {
-				if a := elicitField(req.InputResponses, keyConfirm, "ok", "boolean"); a.ok {
-					if a.accepted {
-						return mcp.TextResult(fmt.Sprintf("state-ok: requestState verified, ok=%v", a.value)), nil
-					}
-					return mcp.TextResult("state-ok: requestState verified, the user chose " + a.action), nil
-				}
-			}
-			return &mcp.InputRequiredResult{
-				InputRequests: map[string]mcp.InputRequest{
-					keyConfirm: &mcp.ElicitRequest{Message: "Please confirm", RequestedSchema: boolSchema("ok")},
-				},
-				RequestState: e.state.issue(flowState{Tool: stateTool, Step: 1}),
-			}, nil
-		})
-
-	// Elicitation, sampling and roots in one round, each only when the
-	// client declared it.
-	const multiTool = "test_input_required_result_multiple_inputs"
-	s.AddTool(&mcp.Tool{Name: multiTool, Description: "MRTR: asks elicitation, sampling and roots in one round", InputSchema: noArgs},
-		func(_ context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			caps := &req.Meta.ClientCapabilities
-			asks := map[string]mcp.InputRequest{}
-			if caps.Elicitation.SupportsForm() {
-				asks[keyUserName] = &mcp.ElicitRequest{Message: "What is your name?", RequestedSchema: stringSchema("name")}
-			}
-			if caps.Sampling != nil {
-				asks[keyGreeting] = samplingRequest("Generate a greeting", 50)
-			}
-			if caps.Roots != nil {
-				asks[keyRoots] = &mcp.ListRootsRequest{}
-			}
-			if len(asks) == 0 {
-				return nil, mcp.MissingCapabilityError(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
-					multiTool+" needs at least one of the elicitation, sampling and roots capabilities")
-			}
-			st, err := e.state.read(req.RequestState, multiTool)
-			if err != nil {
-				return nil, err
-			}
-			if st != nil && st.Step == 1 {
-				var parts []string
-				complete := true
-				if _, ok := asks[keyUserName]; ok {
-					if a := elicitField(req.InputResponses, keyUserName, "name", "string"); a.accepted {
-						parts = append(parts, fmt.Sprintf("name=%s", a.value))
-					} else if a.ok {
-						parts = append(parts, "name=("+a.action+")")
-					} else {
-						complete = false
-					}
-				}
-				if _, ok := asks[keyGreeting]; ok {
-					if res, err := req.InputResponses.Sampling(keyGreeting); err == nil {
-						parts = append(parts, "greeting="+samplingText(res))
-					} else {
-						complete = false
-					}
-				}
-				if _, ok := asks[keyRoots]; ok {
-					if res, err := req.InputResponses.Roots(keyRoots); err == nil {
-						parts = append(parts, "roots="+describeRoots(res))
-					} else {
-						complete = false
-					}
-				}
-				if complete {
-					return mcp.TextResult("Received all inputs: " + strings.Join(parts, "; ")), nil
-				}
-			}
-			return &mcp.InputRequiredResult{InputRequests: asks, RequestState: e.state.issue(flowState{Tool: multiTool, Step: 1})}, nil
-		})
-
-	// Three rounds: step1 (name), step2 (colour), complete. The state of
-	// round 2 carries the name and differs from the state of round 1.
-	const roundsTool = "test_input_required_result_multi_round"
-	s.AddTool(&mcp.Tool{Name: roundsTool, Description: "MRTR: three rounds with an evolving requestState", InputSchema: noArgs},
-		func(_ context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			if err := needElicitation(&req.Meta.ClientCapabilities, roundsTool); err != nil {
-				return nil, err
-			}
-			st, err := e.state.read(req.RequestState, roundsTool)
-			if err != nil {
-				return nil, err
-			}
-			step1 := &mcp.InputRequiredResult{
-				InputRequests: map[string]mcp.InputRequest{
-					keyStep1: &mcp.ElicitRequest{Message: "Step 1: What is your name?", RequestedSchema: stringSchema("name")},
-				},
-				RequestState: e.state.issue(flowState{Tool: roundsTool, Step: 1}),
-			}
-			step2 := func(name string) *mcp.InputRequiredResult {
-				return &mcp.InputRequiredResult{
-					InputRequests: map[string]mcp.InputRequest{
-						keyStep2: &mcp.ElicitRequest{Message: "Step 2: What is your favorite color?", RequestedSchema: stringSchema("color")},
-					},
-					RequestState: e.state.issue(flowState{Tool: roundsTool, Step: 2, Name: name}),
-				}
-			}
-			switch {
-			case st == nil:
-				return step1, nil
-			case st.Step == 1:
-				a := elicitField(req.InputResponses, keyStep1, "name", "string")
-				if !a.accepted {
-					return step1, nil
-				}
-				return step2(a.value.(string)), nil
-			case st.Step == 2:
-				a := elicitField(req.InputResponses, keyStep2, "color", "string")
-				if !a.accepted {
-					return step2(st.Name), nil
-				}
-				return mcp.TextResult(fmt.Sprintf("Hello, %s! Your favorite color is %s.", st.Name, a.value)), nil
-			}
-			return step1, nil
-		})
-
-	// The requestState is integrity protected; a modified one is a
-	// JSON-RPC error.
-	const tamperTool = "test_input_required_result_tampered_state"
-	s.AddTool(&mcp.Tool{Name: tamperTool, Description: "MRTR: integrity-protected requestState; a tampered state is rejected", InputSchema: noArgs},
-		func(_ context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			if err := needElicitation(&req.Meta.ClientCapabilities, tamperTool); err != nil {
-				return nil, err
-			}
-			st, err := e.state.read(req.RequestState, tamperTool)
-			if err != nil {
-				return nil, err
-			}
-			if st != nil && st.Step == 1 {
-				if a := elicitField(req.InputResponses, keyConfirm, "ok", "boolean"); a.ok {
-					return mcp.TextResult("requestState verified: integrity check passed"), nil
-				}
-			}
-			return &mcp.InputRequiredResult{
-				InputRequests: map[string]mcp.InputRequest{
-					keyConfirm: &mcp.ElicitRequest{Message: "Please confirm", RequestedSchema: boolSchema("ok")},
-				},
-				RequestState: e.state.issue(flowState{Tool: tamperTool, Step: 1}),
-			}, nil
-		})
-
-	// Asks only through what the request's clientCapabilities declare.
-	const capsTool = "test_input_required_result_capabilities"
-	s.AddTool(&mcp.Tool{Name: capsTool, Description: "MRTR: asks only through the capabilities the client declared", InputSchema: noArgs},
-		func(_ context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			caps := &req.Meta.ClientCapabilities
-			asks := map[string]mcp.InputRequest{}
-			var got []string
-			if caps.Elicitation.SupportsForm() {
-				if a := elicitField(req.InputResponses, keyUserInput, "input", "string"); a.accepted {
-					got = append(got, fmt.Sprintf("elicitation: %s", a.value))
-				} else if a.ok {
-					got = append(got, "elicitation: ("+a.action+")")
-				}
-				asks[keyUserInput] = &mcp.ElicitRequest{Message: "Please provide some input", RequestedSchema: stringSchema("input")}
-			}
-			if caps.Sampling != nil {
-				if res, err := req.InputResponses.Sampling(keyModelInput); err == nil {
-					got = append(got, "sampling: "+samplingText(res))
-				}
-				asks[keyModelInput] = samplingRequest("Please provide some input", 50)
-			}
-			if len(asks) == 0 {
-				return nil, mcp.MissingCapabilityError(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
-					capsTool+" needs the elicitation or the sampling capability")
-			}
-			if len(got) > 0 {
-				sort.Strings(got)
-				return mcp.TextResult("Received input via " + strings.Join(got, "; ")), nil
-			}
-			return &mcp.InputRequiredResult{InputRequests: asks}, nil
-		})
-
-	// MRTR on prompts/get.
-	const promptName = "test_input_required_result_prompt"
-	s.AddPrompt(&mcp.Prompt{Name: promptName, Description: "MRTR on prompts/get: asks for context through elicitation"},
-		func(_ context.Context, req *mcp.GetPromptRequest) (mcp.PromptResponse, error) {
-			if err := needElicitation(&req.Meta.ClientCapabilities, promptName); err != nil {
-				return nil, err
-			}
-			a := elicitField(req.InputResponses, keyUserContext, "context", "string")
-			switch {
-			case a.accepted:
-				return &mcp.GetPromptResult{
-					Description: "A prompt built from user-provided context",
-					Messages: []mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{
-						Text: fmt.Sprintf("Prompt with user context: %s", a.value),
-					}}},
-				}, nil
-			case a.ok:
-				return userText("Prompt without user context (the user chose " + a.action + ")."), nil
-			}
-			return &mcp.InputRequiredResult{InputRequests: map[string]mcp.InputRequest{
-				keyUserContext: &mcp.ElicitRequest{Message: "What context should the prompt use?", RequestedSchema: stringSchema("context")},
-			}}, nil
-		})
-}
-
-func describeRoots(r *mcp.ListRootsResult) string {
-	if len(r.Roots) == 0 {
+func describeRoots(roots []mcp.Root) string {
+	if len(roots) == 0 {
 		return "(none)"
 	}
-	parts := make([]string, len(r.Roots))
-	for i, root := range r.Roots {
+	parts := make([]string, len(roots))
+	for i, root := range roots {
 		parts[i] = root.URI
 		if root.Name != "" {
 			parts[i] += " (" + root.Name + ")"
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ---- the low-level elicitation tool ----
+
+// userName reads the user_name answer of the low-level elicitation tool:
+// ok when it is a usable answer (accepted with a non-empty string name,
+// or declined/cancelled); an answer that does not decode as an
+// elicitation result, an accept without a valid name, or no answer at
+// all is not ok and gets asked again.
+func userName(r mcp.InputResponses) (name string, action mcp.ElicitAction, ok bool) {
+	res, err := r.Elicit(keyUserName)
+	if err != nil {
+		return "", "", false
+	}
+	if res.Action != mcp.ElicitAccept {
+		return "", res.Action, true
+	}
+	if s, isStr := res.Content["name"].(string); isStr && s != "" {
+		return s, res.Action, true
+	}
+	return "", "", false
+}
+
+func (e *everything) addMRTR() {
+	s := e.srv
+
+	// LOW-LEVEL ON PURPOSE. The suite calls this tool with a user_name
+	// answer and NO requestState (ignore-extra-params expects a complete
+	// result; missing-input-response sends a wrong key and expects a
+	// re-request; validate-input sends user_name = 12345 and then
+	// inputResponses = null and expects no complete result). The asking
+	// API deliberately takes an answer only with the state of the round
+	// that asked for it, so it would re-ask in ignore-extra-params
+	// (a WARNING). Round 1 carries no requestState, and any retry with a
+	// usable user_name answer completes, with or without state.
+	const elicitTool = "test_input_required_result_elicitation"
+	s.AddTool(&mcp.Tool{Name: elicitTool, Description: "MRTR: asks the user's name through elicitation, then greets", InputSchema: noArgs},
+		func(_ context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
+			if !req.Meta.ClientCapabilities.Elicitation.SupportsForm() {
+				return nil, mcp.MissingCapabilityError(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+					elicitTool+" needs the elicitation capability (form mode)")
+			}
+			name, action, ok := userName(req.InputResponses)
+			switch {
+			case ok && action == mcp.ElicitAccept:
+				return mcp.TextResult(fmt.Sprintf("Hello, %s!", name)), nil
+			case ok:
+				return mcp.TextResult("No name was given (the user chose " + string(action) + ")."), nil
+			}
+			return &mcp.InputRequiredResult{InputRequests: map[string]mcp.InputRequest{
+				keyUserName: &mcp.ElicitRequest{Message: "What is your name?", RequestedSchema: stringSchema("name")},
+			}}, nil
+		})
+
+	// The asking API from here on. A question the request's
+	// clientCapabilities do not allow fails with -32021 from the SDK.
+
+	s.AddTool(&mcp.Tool{Name: "test_input_required_result_sampling", Description: "MRTR: asks the client's model a question through sampling", InputSchema: noArgs},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (mcp.ToolResponse, error) {
+			res, err := mcp.Sample(ctx, samplingRequest("What is the capital of France?", 100), mcp.WithKey(keyCapital))
+			if err != nil {
+				return nil, err
+			}
+			return mcp.TextResult("Sampling result: " + samplingText(res)), nil
+		})
+
+	s.AddTool(&mcp.Tool{Name: "test_input_required_result_list_roots", Description: "MRTR: asks for the client's roots", InputSchema: noArgs},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (mcp.ToolResponse, error) {
+			roots, err := mcp.ListRoots(ctx, mcp.WithKey(keyRoots))
+			if err != nil {
+				return nil, err
+			}
+			return mcp.TextResult("Client roots: " + describeRoots(roots)), nil
+		})
+
+	// requestState round trip: the answer counts only with the state of
+	// the round that asked (the SDK checks that), so completing proves
+	// the state came back intact.
+	s.AddTool(&mcp.Tool{Name: "test_input_required_result_request_state", Description: "MRTR: asks for a confirmation and round-trips requestState", InputSchema: noArgs},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (mcp.ToolResponse, error) {
+			c, err := mcp.Elicit[confirmForm](ctx, "Please confirm", mcp.WithKey(keyConfirm))
+			if err != nil {
+				return nil, err
+			}
+			if !c.Accepted() {
+				return mcp.TextResult("state-ok: requestState verified, the user chose " + string(c.Action)), nil
+			}
+			return mcp.TextResult(fmt.Sprintf("state-ok: requestState verified, ok=%v", c.Content.OK)), nil
+		})
+
+	// Elicitation, sampling and roots in one round (independent
+	// questions, errors joined), each only when the client declared it.
+	const multiTool = "test_input_required_result_multiple_inputs"
+	s.AddTool(&mcp.Tool{Name: multiTool, Description: "MRTR: asks elicitation, sampling and roots in one round", InputSchema: noArgs},
+		func(ctx context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
+			caps := &req.Meta.ClientCapabilities
+			if !caps.Elicitation.SupportsForm() && caps.Sampling == nil && caps.Roots == nil {
+				return nil, mcp.MissingCapabilityError(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+					multiTool+" needs at least one of the elicitation, sampling and roots capabilities")
+			}
+			var parts []string
+			var errs []error
+			if caps.Elicitation.SupportsForm() {
+				n, err := mcp.Elicit[nameForm](ctx, "What is your name?", mcp.WithKey(keyUserName))
+				switch {
+				case err != nil:
+					errs = append(errs, err)
+				case n.Accepted():
+					parts = append(parts, "name="+n.Content.Name)
+				default:
+					parts = append(parts, "name=("+string(n.Action)+")")
+				}
+			}
+			if caps.Sampling != nil {
+				g, err := mcp.Sample(ctx, samplingRequest("Generate a greeting", 50), mcp.WithKey(keyGreeting))
+				if err != nil {
+					errs = append(errs, err)
+				} else {
+					parts = append(parts, "greeting="+samplingText(g))
+				}
+			}
+			if caps.Roots != nil {
+				roots, err := mcp.ListRoots(ctx, mcp.WithKey(keyRoots))
+				if err != nil {
+					errs = append(errs, err)
+				} else {
+					parts = append(parts, "roots="+describeRoots(roots))
+				}
+			}
+			if err := errors.Join(errs...); err != nil {
+				return nil, err
+			}
+			return mcp.TextResult("Received all inputs: " + strings.Join(parts, "; ")), nil
+		})
+
+	// Three rounds: step1 (name), step2 (colour, asked only once the name
+	// is known), complete. The state of round 2 carries the name, so it
+	// differs from the state of round 1.
+	s.AddTool(&mcp.Tool{Name: "test_input_required_result_multi_round", Description: "MRTR: three rounds with an evolving requestState", InputSchema: noArgs},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (mcp.ToolResponse, error) {
+			first, err := mcp.Elicit[nameForm](ctx, "Step 1: What is your name?", mcp.WithKey(keyStep1))
+			if err != nil {
+				return nil, err
+			}
+			name, err := first.Value() // a decline ends the call with an isError result
+			if err != nil {
+				return nil, err
+			}
+			second, err := mcp.Elicit[colorForm](ctx, "Step 2: What is your favorite color?", mcp.WithKey(keyStep2))
+			if err != nil {
+				return nil, err
+			}
+			color, err := second.Value()
+			if err != nil {
+				return nil, err
+			}
+			return mcp.TextResult(fmt.Sprintf("Hello, %s! Your favorite color is %s.", name.Name, color.Color)), nil
+		})
+
+	// The requestState is sealed by the SDK (AES-256-GCM); a modified one
+	// never reaches the handler: the SDK answers -32602.
+	s.AddTool(&mcp.Tool{Name: "test_input_required_result_tampered_state", Description: "MRTR: integrity-protected requestState; a tampered state is rejected", InputSchema: noArgs},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (mcp.ToolResponse, error) {
+			if _, err := mcp.Elicit[confirmForm](ctx, "Please confirm", mcp.WithKey(keyConfirm)); err != nil {
+				return nil, err
+			}
+			return mcp.TextResult("requestState verified: integrity check passed"), nil
+		})
+
+	// Asks only through what the request's clientCapabilities declare:
+	// the capability-check scenario declares sampling alone and fails on
+	// any elicitation/create entry.
+	const capsTool = "test_input_required_result_capabilities"
+	s.AddTool(&mcp.Tool{Name: capsTool, Description: "MRTR: asks only through the capabilities the client declared", InputSchema: noArgs},
+		func(ctx context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
+			caps := &req.Meta.ClientCapabilities
+			if !caps.Elicitation.SupportsForm() && caps.Sampling == nil {
+				return nil, mcp.MissingCapabilityError(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+					capsTool+" needs the elicitation or the sampling capability")
+			}
+			var got []string
+			var errs []error
+			if caps.Elicitation.SupportsForm() {
+				in, err := mcp.Elicit[inputForm](ctx, "Please provide some input", mcp.WithKey(keyUserInput))
+				switch {
+				case err != nil:
+					errs = append(errs, err)
+				case in.Accepted():
+					got = append(got, "elicitation: "+in.Content.Input)
+				default:
+					got = append(got, "elicitation: ("+string(in.Action)+")")
+				}
+			}
+			if caps.Sampling != nil {
+				res, err := mcp.Sample(ctx, samplingRequest("Please provide some input", 50), mcp.WithKey(keyModelInput))
+				if err != nil {
+					errs = append(errs, err)
+				} else {
+					got = append(got, "sampling: "+samplingText(res))
+				}
+			}
+			if err := errors.Join(errs...); err != nil {
+				return nil, err
+			}
+			return mcp.TextResult("Received input via " + strings.Join(got, "; ")), nil
+		})
+
+	// MRTR on prompts/get.
+	s.AddPrompt(&mcp.Prompt{Name: "test_input_required_result_prompt", Description: "MRTR on prompts/get: asks for context through elicitation"},
+		func(ctx context.Context, _ *mcp.GetPromptRequest) (mcp.PromptResponse, error) {
+			c, err := mcp.Elicit[contextForm](ctx, "What context should the prompt use?", mcp.WithKey(keyUserContext))
+			if err != nil {
+				return nil, err
+			}
+			if !c.Accepted() {
+				return userText("Prompt without user context (the user chose " + string(c.Action) + ")."), nil
+			}
+			return &mcp.GetPromptResult{
+				Description: "A prompt built from user-provided context",
+				Messages: []mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{
+					Text: "Prompt with user context: " + c.Content.Context,
+				}}},
+			}, nil
+		})
 }

@@ -38,8 +38,6 @@ type everything struct {
 	mu            sync.Mutex
 	dynamicTool   bool // test_trigger_tool_change toggles it
 	dynamicPrompt bool // test_trigger_prompt_change toggles it
-
-	state stateCodec // plaintext flow state; the SDK seals it
 }
 
 // newServer returns the everything server with every tool, prompt and

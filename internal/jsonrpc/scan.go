@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"unicode/utf8"
 )
 
 // This file holds a small scanner over JSON text that has already been
@@ -223,7 +224,9 @@ func String(v []byte) (s string, ok bool) {
 		return "", false
 	}
 	inner := v[1 : len(v)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
+	// Fast path only for clean UTF-8: otherwise decode like encoding/json
+	// (invalid bytes become U+FFFD), so one text always gives one string.
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return string(inner), true
 	}
 	if json.Unmarshal(v, &s) != nil {

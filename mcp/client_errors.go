@@ -1,0 +1,146 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Errors a Client returns. A JSON-RPC error from the server is returned
+// as an *Error (match it with errors.As or ErrorCode); everything the
+// client itself rejects is one of the types or sentinels below.
+var (
+	// ErrRoundsExceeded matches a *RoundsExceededError.
+	ErrRoundsExceeded = errors.New("mcp: input_required rounds exceeded")
+	// ErrNoHandler matches a *NoHandlerError.
+	ErrNoHandler = errors.New("mcp: no handler registered for the input request")
+	// ErrInvalidResponse matches an *InvalidResponseError: the server
+	// answered with something the protocol does not allow.
+	ErrInvalidResponse = errors.New("mcp: invalid response from the server")
+	// ErrUnsupportedVersion matches an *UnsupportedVersionError.
+	ErrUnsupportedVersion = errors.New("mcp: no mutually supported protocol version")
+	// ErrLegacyUnsupported is returned by every call of a ModeLegacy
+	// client until the 2025-11-25 era is implemented.
+	ErrLegacyUnsupported = errors.New("mcp: the legacy protocol era (2025-11-25) is not implemented by this client yet")
+	// ErrTransportClosed is returned for calls on a closed transport, or
+	// in flight when the connection ended.
+	ErrTransportClosed = errors.New("mcp: transport closed")
+	// ErrInvalidTool is returned by CallTool (over HTTP) for a tool that
+	// tools/list showed with invalid x-mcp-header annotations: the
+	// client dropped it from its view and will not call it.
+	ErrInvalidTool = errors.New("mcp: tool has invalid x-mcp-header annotations")
+
+	// The reasons an *InvalidResponseError may wrap (match with errors.Is).
+
+	// ErrUnknownResultType: a resultType the client does not know.
+	ErrUnknownResultType = errors.New("mcp: unknown resultType")
+	// ErrInputRequiredNotAllowed: an input_required result on a method
+	// other than tools/call, prompts/get and resources/read.
+	ErrInputRequiredNotAllowed = errors.New("mcp: input_required result on a method that cannot carry one")
+	// ErrUnknownInputRequest: an input request of a method the protocol
+	// does not define.
+	ErrUnknownInputRequest = errors.New("mcp: input request of unknown method")
+	// ErrMessageTooLarge: a message, body or SSE event over the
+	// transport's MaxMessageBytes.
+	ErrMessageTooLarge = errors.New("mcp: message exceeds the size limit")
+)
+
+// RoundsExceededError reports that a server kept answering
+// input_required after MaxRounds retries.
+type RoundsExceededError struct {
+	Method    string // tools/call, prompts/get or resources/read
+	Target    string // the tool or prompt name, or the resource URI
+	MaxRounds int
+}
+
+// Error names the call and the bound.
+func (e *RoundsExceededError) Error() string {
+	return fmt.Sprintf("mcp: %s %q still needs input after %d rounds", e.Method, e.Target, e.MaxRounds)
+}
+
+// Is matches ErrRoundsExceeded.
+func (e *RoundsExceededError) Is(target error) bool { return target == ErrRoundsExceeded }
+
+// NoHandlerError reports an input request of a kind the client has no
+// handler for. The call fails without a retry.
+type NoHandlerError struct {
+	Method string // elicitation/create, sampling/createMessage or roots/list
+	Key    string // the inputRequests key
+}
+
+// Error names the missing handler and the key.
+func (e *NoHandlerError) Error() string {
+	what := map[string]string{MethodElicit: "Elicitation", MethodCreateMessage: "Sampling", MethodListRoots: "List roots"}[e.Method]
+	return fmt.Sprintf("mcp: %s not supported: no handler for the %s input request %q", what, e.Method, e.Key)
+}
+
+// Is matches ErrNoHandler.
+func (e *NoHandlerError) Is(target error) bool { return target == ErrNoHandler }
+
+// InvalidResponseError reports a response the client rejects: malformed
+// JSON, an answer to another request, an unknown resultType, an
+// input_required result where none may be, an oversized message, an
+// undecodable result. Err says which (see the ErrUnknownResultType
+// family).
+type InvalidResponseError struct {
+	Method string // the request's method
+	Err    error
+}
+
+// Error names the method and the reason.
+func (e *InvalidResponseError) Error() string {
+	return "mcp: invalid response to " + e.Method + ": " + strings.TrimPrefix(e.Err.Error(), "mcp: ")
+}
+
+// Is matches ErrInvalidResponse.
+func (e *InvalidResponseError) Is(target error) bool { return target == ErrInvalidResponse }
+
+// Unwrap returns the reason.
+func (e *InvalidResponseError) Unwrap() error { return e.Err }
+
+func invalidResponse(method string, format string, args ...any) *InvalidResponseError {
+	return &InvalidResponseError{Method: method, Err: fmt.Errorf(format, args...)}
+}
+
+// UnsupportedVersionError reports that the server speaks none of the
+// versions the client does (after a -32022 error), or that a pinned
+// version is not one this client implements.
+type UnsupportedVersionError struct {
+	Requested string   // the version the client asked for
+	Supported []string // the versions the server (or the client) supports
+	Err       *Error   // the server's -32022 error, nil for a bad pin
+}
+
+// Error lists the versions on offer.
+func (e *UnsupportedVersionError) Error() string {
+	return fmt.Sprintf("mcp: protocol version %q is not supported (supported: %s)", e.Requested, strings.Join(e.Supported, ", "))
+}
+
+// Is matches ErrUnsupportedVersion.
+func (e *UnsupportedVersionError) Is(target error) bool { return target == ErrUnsupportedVersion }
+
+// Unwrap returns the server's error, if any.
+func (e *UnsupportedVersionError) Unwrap() error {
+	if e.Err == nil {
+		return nil
+	}
+	return e.Err
+}
+
+// HTTPStatusError reports an HTTP response that carries no JSON-RPC
+// message (a proxy's error page, 401 without a body, ...).
+type HTTPStatusError struct {
+	StatusCode int
+	// Body is the start of the response body (at most 512 bytes).
+	Body []byte
+}
+
+// Error gives the status and the start of the body.
+func (e *HTTPStatusError) Error() string {
+	s := "mcp: HTTP status " + strconv.Itoa(e.StatusCode)
+	if len(e.Body) > 0 {
+		s += ": " + strings.TrimSpace(string(e.Body))
+	}
+	return s
+}

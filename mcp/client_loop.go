@@ -1,0 +1,509 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+)
+
+// The multi round-trip loop of tools/call, prompts/get and
+// resources/read. Each round the server answers input_required, the
+// client answers every input request of the round concurrently with its
+// handlers (the first failure cancels the others and fails the call) and
+// sends the call again as a new request: same name, arguments and _meta,
+// the round's inputResponses, the requestState echoed byte for byte (the
+// raw JSON string as received, never re-encoded; omitted when none
+// came). Nothing of a round leaks into other calls: all of it lives in
+// this loop's variables.
+
+// Back-off of requestState-only rounds: 50 ms, doubling, capped at
+// 250 ms; a round with input requests resets it.
+const (
+	stateOnlyFirstDelay = 50 * time.Millisecond
+	stateOnlyMaxDelay   = 250 * time.Millisecond
+)
+
+// maxConcurrentInputs bounds the handlers running at once for one
+// round, so that a round with thousands of requests stays cheap.
+const maxConcurrentInputs = 16
+
+// CallOptions configure one call of CallTool, GetPrompt, ReadResource or
+// Resume. Nil or the zero value answers input requests automatically.
+type CallOptions struct {
+	// Manual hands an input_required result back to the caller, as a
+	// *PendingCallError, instead of answering it. Continue with Resume.
+	Manual bool
+	// InputResponses and RequestState seed the first request, resuming a
+	// flow whose earlier rounds ran elsewhere. RequestState is sent only
+	// when not empty (use Resume to echo an empty state exactly).
+	InputResponses InputResponses
+	RequestState   string
+	// OnProgress, when set, asks for progress (a progressToken in _meta)
+	// and receives the notifications. On a byte stream it runs on the
+	// transport's reading goroutine: it must return quickly and must not
+	// wait for another request of the same Client.
+	OnProgress func(*ProgressParams)
+	// MaxRounds overrides ClientOptions.MaxRounds for this call (zero:
+	// the client's; negative: no bound).
+	MaxRounds int
+}
+
+// PendingCall is a call stopped at an input_required round: what was
+// called, what the server asks, and its opaque requestState. It
+// marshals to JSON and back, so that another process can show the
+// questions, collect the answers and Resume the call. The raw JSON of
+// the input requests and of the state is kept, so the state is echoed
+// exactly as the server sent it.
+type PendingCall struct {
+	// Method is tools/call, prompts/get or resources/read.
+	Method string
+	// Name is the tool or prompt name; URI is the resource URI.
+	Name string
+	URI  string
+	// Arguments are the tool's arguments (a JSON object) or the prompt's
+	// (an object of strings); nil when none.
+	Arguments json.RawMessage
+	// InputRequests are the questions of the round, by key.
+	InputRequests map[string]InputRequest
+	// RequestState is the server's opaque state ("" when none).
+	RequestState string
+
+	rawState    []byte                     // the JSON string as received; nil when absent
+	rawRequests map[string]json.RawMessage // the input requests as received
+}
+
+// PendingCallError is returned by a call made with CallOptions.Manual
+// when the server answers input_required. Call holds what Resume needs.
+type PendingCallError struct {
+	Result *InputRequiredResult
+	Call   *PendingCall
+}
+
+// Error says what needs input and how to go on.
+func (e *PendingCallError) Error() string {
+	target := e.Call.Name
+	if e.Call.Method == MethodResourcesRead {
+		target = e.Call.URI
+	}
+	return fmt.Sprintf("mcp: %s %q needs input (%d input requests); answer them and call Client.Resume",
+		e.Call.Method, target, len(e.Call.InputRequests))
+}
+
+type inputKeyCtx struct{}
+
+// InputRequestKey returns the inputRequests key of the input request a
+// handler is answering (empty outside a handler).
+func InputRequestKey(ctx context.Context) string {
+	k, _ := ctx.Value(inputKeyCtx{}).(string)
+	return k
+}
+
+// carrierCall is one logical call of a method that may need input.
+type carrierCall struct {
+	method string
+	target string // name or uri
+	args   []byte // compact JSON object, or nil
+}
+
+func (cc *carrierCall) appendParams(dst, responses, state []byte) []byte {
+	if cc.method == MethodResourcesRead {
+		dst = append(dst, `,"uri":`...)
+	} else {
+		dst = append(dst, `,"name":`...)
+	}
+	dst = jsonrpc.AppendString(dst, cc.target)
+	if cc.args != nil {
+		dst = append(dst, `,"arguments":`...)
+		dst = append(dst, cc.args...)
+	}
+	if responses != nil {
+		dst = append(dst, `,"inputResponses":`...)
+		dst = append(dst, responses...)
+	}
+	if state != nil {
+		dst = append(dst, `,"requestState":`...)
+		dst = append(dst, state...)
+	}
+	return dst
+}
+
+// run drives the loop from a first request carrying responses and state
+// (both raw JSON, nil when absent) and returns the raw complete result.
+func (c *Client) run(ctx context.Context, cc *carrierCall, opts *CallOptions, responses, state []byte) ([]byte, error) {
+	if opts == nil {
+		opts = &CallOptions{}
+	}
+	maxRounds := c.opts.MaxRounds
+	if opts.MaxRounds != 0 {
+		maxRounds = opts.MaxRounds
+	}
+	var headers []paramValue
+	if cc.method == MethodToolsCall && c.headers {
+		var err error
+		if headers, err = c.paramValues(cc.target, cc.args); err != nil {
+			return nil, err
+		}
+	}
+	var delay time.Duration
+	refreshed := false
+	l := &wireRequest{method: cc.method, target: cc.target, hasTarget: true, onProgress: opts.OnProgress}
+	pp := bodyPool.Get().(*[]byte)
+	defer func() {
+		if cap(l.params) <= 64<<10 {
+			*pp = l.params[:0]
+			bodyPool.Put(pp)
+		}
+	}()
+	l.params = *pp
+	for retries := 0; ; {
+		l.params = cc.appendParams(l.params[:0], responses, state)
+		l.headers = headers
+		raw, err := c.do(ctx, l)
+		if err != nil && !refreshed && cc.method == MethodToolsCall && c.headers && isParamHeaderMismatch(err) {
+			// The server's inputSchema is newer than ours: re-read
+			// tools/list and send the same round again.
+			refreshed = true
+			if c.refreshTools(ctx) == nil {
+				if headers, err = c.paramValues(cc.target, cc.args); err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		rt, err := resultTypeOf(cc.method, raw)
+		if err != nil {
+			return nil, err
+		}
+		if rt == ResultComplete {
+			return raw, nil
+		}
+		ir, err := decodeInputRequired(cc.method, raw)
+		if err != nil {
+			return nil, err
+		}
+		if opts.Manual {
+			return nil, &PendingCallError{Result: ir.result, Call: ir.pending(cc)}
+		}
+		if maxRounds >= 0 && retries >= maxRounds {
+			return nil, &RoundsExceededError{Method: cc.method, Target: cc.target, MaxRounds: maxRounds}
+		}
+		retries++
+		if len(ir.keys) == 0 {
+			// requestState only: the server is not done yet. Pace it.
+			if delay == 0 {
+				delay = stateOnlyFirstDelay
+			} else {
+				delay = min(2*delay, stateOnlyMaxDelay)
+			}
+			if err := c.sleep(ctx, delay); err != nil {
+				return nil, err
+			}
+			responses = nil
+		} else {
+			delay = 0
+			if responses, err = c.fulfil(ctx, ir); err != nil {
+				return nil, err
+			}
+		}
+		state = ir.rawState
+	}
+}
+
+// refreshTools re-reads every page of tools/list (which updates the
+// x-mcp-header annotations the client knows).
+func (c *Client) refreshTools(ctx context.Context) error {
+	for _, err := range c.Tools(ctx) {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inputRequired is a decoded input_required result.
+type inputRequired struct {
+	result      *InputRequiredResult
+	keys        []string // sorted
+	rawState    []byte
+	rawRequests map[string]json.RawMessage
+}
+
+func (ir *inputRequired) pending(cc *carrierCall) *PendingCall {
+	p := &PendingCall{Method: cc.method, Arguments: json.RawMessage(cc.args),
+		InputRequests: ir.result.InputRequests, RequestState: ir.result.RequestState,
+		rawState: ir.rawState, rawRequests: ir.rawRequests}
+	if cc.method == MethodResourcesRead {
+		p.URI = cc.target
+	} else {
+		p.Name = cc.target
+	}
+	return p
+}
+
+// decodeInputRequired decodes an input_required result. Every input
+// request must be of a known method; the requestState, when present,
+// must be a string; at least one of the two must be present.
+func decodeInputRequired(method string, raw []byte) (*inputRequired, error) {
+	ir := &inputRequired{result: &InputRequiredResult{}}
+	var rawReqs, rawMeta []byte
+	_ = jsonrpc.Fields(raw, func(k, v []byte) error {
+		switch string(jsonrpc.Key(k)) {
+		case "inputRequests":
+			rawReqs = v
+		case "requestState":
+			ir.rawState = v
+		case "_meta":
+			rawMeta = v
+		}
+		return nil
+	})
+	if jsonrpc.KindOf(ir.rawState) == jsonrpc.KindNull {
+		ir.rawState = nil
+	}
+	if ir.rawState != nil {
+		s, ok := jsonString(ir.rawState)
+		if !ok {
+			return nil, invalidResponse(method, "requestState is not a string")
+		}
+		ir.result.RequestState = s
+		ir.rawState = append([]byte(nil), jsonrpc.TrimSpace(ir.rawState)...)
+	}
+	switch jsonrpc.KindOf(rawReqs) {
+	case jsonrpc.KindInvalid, jsonrpc.KindNull:
+		if ir.rawState == nil {
+			return nil, invalidResponse(method, "input_required result with neither inputRequests nor requestState")
+		}
+	case jsonrpc.KindObject:
+		reqs, err := decodeInputRequests(rawReqs)
+		if err != nil {
+			return nil, &InvalidResponseError{Method: method, Err: err}
+		}
+		ir.rawRequests = reqs
+		ir.result.InputRequests = make(map[string]InputRequest, len(reqs))
+		for k, r := range reqs {
+			d, err := decodeKnownInputRequest(r)
+			if err != nil {
+				return nil, &InvalidResponseError{Method: method, Err: fmt.Errorf("inputRequests[%q]: %w", k, err)}
+			}
+			ir.result.InputRequests[k] = d
+			ir.keys = append(ir.keys, k)
+		}
+		sort.Strings(ir.keys)
+	default:
+		return nil, invalidResponse(method, "inputRequests is not an object")
+	}
+	if jsonrpc.KindOf(rawMeta) == jsonrpc.KindObject {
+		_ = json.Unmarshal(rawMeta, &ir.result.Meta)
+	}
+	return ir, nil
+}
+
+func decodeInputRequests(obj []byte) (map[string]json.RawMessage, error) {
+	out := map[string]json.RawMessage{}
+	err := jsonrpc.Fields(obj, func(k, v []byte) error {
+		out[string(jsonrpc.Key(k))] = json.RawMessage(v)
+		return nil
+	})
+	return out, err
+}
+
+// decodeKnownInputRequest decodes an input request, telling an unknown
+// method (ErrUnknownInputRequest) from a malformed known one.
+func decodeKnownInputRequest(raw []byte) (InputRequest, error) {
+	var m string
+	if jsonrpc.KindOf(raw) == jsonrpc.KindObject {
+		_ = jsonrpc.Fields(raw, func(k, v []byte) error {
+			if string(jsonrpc.Key(k)) == "method" {
+				m, _ = jsonrpc.String(v)
+			}
+			return nil
+		})
+	}
+	switch m {
+	case MethodElicit:
+		var params []byte
+		_ = jsonrpc.Fields(raw, func(k, v []byte) error {
+			if string(jsonrpc.Key(k)) == "params" {
+				params = v
+			}
+			return nil
+		})
+		return decodeElicitRequest(params)
+	case MethodCreateMessage, MethodListRoots:
+		return DecodeInputRequest(raw)
+	}
+	return nil, fmt.Errorf("%w %q", ErrUnknownInputRequest, m)
+}
+
+// fulfil answers every input request of a round and returns the
+// inputResponses object. A kind without a handler fails before any
+// handler runs; the first handler failure cancels the others.
+func (c *Client) fulfil(ctx context.Context, ir *inputRequired) ([]byte, error) {
+	for _, k := range ir.keys {
+		if !c.canAnswer(ir.result.InputRequests[k]) {
+			return nil, &NoHandlerError{Method: ir.result.InputRequests[k].InputMethod(), Key: k}
+		}
+	}
+	answers := make([][]byte, len(ir.keys))
+	if len(ir.keys) == 1 {
+		b, err := c.answer(ctx, ir.keys[0], ir.result.InputRequests[ir.keys[0]])
+		if err != nil {
+			return nil, err
+		}
+		answers[0] = b
+	} else if err := c.answerAll(ctx, ir, answers); err != nil {
+		return nil, err
+	}
+	size := 2
+	for i, k := range ir.keys {
+		size += len(k) + len(answers[i]) + 4
+	}
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	for i, k := range ir.keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonrpc.AppendString(b, k)
+		b = append(b, ':')
+		b = append(b, answers[i]...)
+	}
+	return append(b, '}'), nil
+}
+
+func (c *Client) canAnswer(r InputRequest) bool {
+	switch r.(type) {
+	case *ElicitRequest:
+		return c.opts.Elicitation != nil
+	case *CreateMessageRequest:
+		return c.opts.Sampling != nil
+	case *ListRootsRequest:
+		return c.opts.Roots != nil
+	}
+	return false
+}
+
+// answerAll runs the handlers of a round concurrently (at most
+// maxConcurrentInputs at once); the first failure cancels the rest.
+func (c *Client) answerAll(ctx context.Context, ir *inputRequired, answers [][]byte) error {
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		next  atomic.Int64
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	for range min(len(ir.keys), maxConcurrentInputs) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(ir.keys) || rctx.Err() != nil {
+					return
+				}
+				k := ir.keys[i]
+				b, err := c.answer(rctx, k, ir.result.InputRequests[k])
+				if err != nil {
+					once.Do(func() { first = err; cancel(err) })
+					return
+				}
+				answers[i] = b
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return first
+}
+
+// answer runs the handler for one input request and encodes its result.
+func (c *Client) answer(ctx context.Context, key string, r InputRequest) (b []byte, err error) {
+	ctx = context.WithValue(ctx, inputKeyCtx{}, key)
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("handler panicked: %v", p)
+		}
+		if err != nil {
+			err = fmt.Errorf("mcp: answering the %s input request %q: %w", r.InputMethod(), key, err)
+		}
+	}()
+	switch r := r.(type) {
+	case *ElicitRequest:
+		res, err := c.opts.Elicitation(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		if res == nil {
+			return nil, errors.New("nil result")
+		}
+		switch res.Action {
+		case ElicitAccept, ElicitDecline, ElicitCancel:
+		default:
+			return nil, fmt.Errorf("invalid elicitation action %q", res.Action)
+		}
+		return appendElicitResult(make([]byte, 0, 64), res)
+	case *CreateMessageRequest:
+		res, err := c.opts.Sampling(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		if res == nil {
+			return nil, errors.New("nil result")
+		}
+		return json.Marshal(res)
+	case *ListRootsRequest:
+		res, err := c.opts.Roots(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		if res == nil {
+			return nil, errors.New("nil result")
+		}
+		if res.Roots == nil {
+			res = &ListRootsResult{Roots: []Root{}}
+		}
+		return json.Marshal(res)
+	}
+	return nil, fmt.Errorf("%w %q", ErrUnknownInputRequest, r.InputMethod())
+}
+
+// encodeResponses encodes caller-given input responses (keys sorted,
+// values compacted). Nil or empty gives nil (omitted).
+func encodeResponses(rs InputResponses) ([]byte, error) {
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(rs))
+	for k := range rs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b := []byte{'{'}
+	for i, k := range keys {
+		v, err := compactJSON(rs[k])
+		if err != nil {
+			return nil, fmt.Errorf("mcp: input response %q: %w", k, err)
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonrpc.AppendString(b, k)
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	return append(b, '}'), nil
+}

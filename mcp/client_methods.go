@@ -1,0 +1,402 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+)
+
+// Discover calls server/discover: the versions, capabilities and
+// instructions of the server.
+func (c *Client) Discover(ctx context.Context) (*DiscoverResult, error) {
+	raw, err := c.do(ctx, &wireRequest{method: MethodDiscover})
+	if err != nil {
+		return nil, err
+	}
+	return decodeComplete[DiscoverResult](MethodDiscover, raw)
+}
+
+// listPage requests one page of a list method. A nil cursor asks for the
+// first page; an empty cursor is a valid cursor.
+func (c *Client) listPage(ctx context.Context, method string, cursor *string) ([]byte, error) {
+	l := wireRequest{method: method}
+	if cursor != nil {
+		l.params = jsonrpc.AppendString([]byte(`,"cursor":`), *cursor)
+	}
+	return c.do(ctx, &l)
+}
+
+// ListTools returns one page of tools/list (cursor nil: the first page).
+// Over HTTP, tools with invalid x-mcp-header annotations are left out
+// (and logged), and the annotations of the others are remembered so that
+// CallTool can mirror those arguments in Mcp-Param-* headers. Input
+// schemas are kept as the exact JSON received (json.RawMessage); no $ref
+// is ever followed.
+func (c *Client) ListTools(ctx context.Context, cursor *string) (*ListToolsResult, error) {
+	raw, err := c.listPage(ctx, MethodToolsList, cursor)
+	if err != nil {
+		return nil, err
+	}
+	return c.decodeToolsPage(raw)
+}
+
+// Tools iterates over every tool, page by page. Iteration stops at the
+// first error, which is yielded.
+func (c *Client) Tools(ctx context.Context) iter.Seq2[*Tool, error] {
+	return paginate(ctx, MethodToolsList, func(ctx context.Context, cursor *string) ([]*Tool, *string, error) {
+		r, err := c.ListTools(ctx, cursor)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r.Tools, r.NextCursor, nil
+	})
+}
+
+// ListPrompts returns one page of prompts/list.
+func (c *Client) ListPrompts(ctx context.Context, cursor *string) (*ListPromptsResult, error) {
+	raw, err := c.listPage(ctx, MethodPromptsList, cursor)
+	if err != nil {
+		return nil, err
+	}
+	return decodeComplete[ListPromptsResult](MethodPromptsList, raw)
+}
+
+// Prompts iterates over every prompt, page by page.
+func (c *Client) Prompts(ctx context.Context) iter.Seq2[*Prompt, error] {
+	return paginate(ctx, MethodPromptsList, func(ctx context.Context, cursor *string) ([]*Prompt, *string, error) {
+		r, err := c.ListPrompts(ctx, cursor)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r.Prompts, r.NextCursor, nil
+	})
+}
+
+// ListResources returns one page of resources/list.
+func (c *Client) ListResources(ctx context.Context, cursor *string) (*ListResourcesResult, error) {
+	raw, err := c.listPage(ctx, MethodResourcesList, cursor)
+	if err != nil {
+		return nil, err
+	}
+	return decodeComplete[ListResourcesResult](MethodResourcesList, raw)
+}
+
+// Resources iterates over every resource, page by page.
+func (c *Client) Resources(ctx context.Context) iter.Seq2[*Resource, error] {
+	return paginate(ctx, MethodResourcesList, func(ctx context.Context, cursor *string) ([]*Resource, *string, error) {
+		r, err := c.ListResources(ctx, cursor)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r.Resources, r.NextCursor, nil
+	})
+}
+
+// ListResourceTemplates returns one page of resources/templates/list.
+func (c *Client) ListResourceTemplates(ctx context.Context, cursor *string) (*ListResourceTemplatesResult, error) {
+	raw, err := c.listPage(ctx, MethodResourceTemplatesList, cursor)
+	if err != nil {
+		return nil, err
+	}
+	return decodeComplete[ListResourceTemplatesResult](MethodResourceTemplatesList, raw)
+}
+
+// ResourceTemplates iterates over every resource template, page by page.
+func (c *Client) ResourceTemplates(ctx context.Context) iter.Seq2[*ResourceTemplate, error] {
+	return paginate(ctx, MethodResourceTemplatesList, func(ctx context.Context, cursor *string) ([]*ResourceTemplate, *string, error) {
+		r, err := c.ListResourceTemplates(ctx, cursor)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r.ResourceTemplates, r.NextCursor, nil
+	})
+}
+
+// paginate turns a page function into an iterator. A server that hands
+// back the cursor it was given is an error, not an endless loop.
+func paginate[T any](ctx context.Context, method string, page func(context.Context, *string) ([]T, *string, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		var cursor *string
+		for {
+			items, next, err := page(ctx, cursor)
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			for _, it := range items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			if next == nil {
+				return
+			}
+			if cursor != nil && *next == *cursor {
+				yield(zero, invalidResponse(method, "nextCursor repeats the cursor of the request"))
+				return
+			}
+			cursor = next
+		}
+	}
+}
+
+// CallTool calls a tool with args (nil, a json.RawMessage object, or any
+// value that marshals to a JSON object) and returns its complete result.
+// Input requests are answered automatically with the client's handlers
+// (up to MaxRounds retries) unless opts.Manual is set, in which case an
+// input_required answer is returned as a *PendingCallError. A tool-level
+// failure is a result with IsError set, not an error.
+func (c *Client) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (*CallToolResult, error) {
+	a, err := encodeArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := c.start(ctx, &carrierCall{method: MethodToolsCall, target: name, args: a}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return decodeCallToolResult(raw)
+}
+
+// GetPrompt gets a prompt with its arguments, answering input requests
+// like CallTool.
+func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string, opts *CallOptions) (*GetPromptResult, error) {
+	var a []byte
+	if args != nil {
+		var err error
+		if a, err = marshalAppend(nil, args); err != nil {
+			return nil, fmt.Errorf("mcp: prompt arguments: %w", err)
+		}
+	}
+	raw, err := c.start(ctx, &carrierCall{method: MethodPromptsGet, target: name, args: a}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return decodeInto[GetPromptResult](MethodPromptsGet, raw)
+}
+
+// ReadResource reads a resource, answering input requests like CallTool.
+func (c *Client) ReadResource(ctx context.Context, uri string, opts *CallOptions) (*ReadResourceResult, error) {
+	raw, err := c.start(ctx, &carrierCall{method: MethodResourcesRead, target: uri}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return decodeInto[ReadResourceResult](MethodResourcesRead, raw)
+}
+
+// Resume continues a PendingCall with the answers to its input requests
+// (one under each key of p.InputRequests) and its request state, and
+// returns the complete result: a *CallToolResult, *GetPromptResult or
+// *ReadResourceResult by p.Method. Later rounds follow opts like any
+// call (automatic, or Manual again). p may come from another process.
+func (c *Client) Resume(ctx context.Context, p *PendingCall, responses InputResponses, opts *CallOptions) (any, error) {
+	if p == nil {
+		return nil, errors.New("mcp: Resume: nil PendingCall")
+	}
+	for k := range p.InputRequests {
+		if _, ok := responses[k]; !ok {
+			return nil, fmt.Errorf("mcp: Resume: no response for the input request %q", k)
+		}
+	}
+	cc := &carrierCall{method: p.Method, target: p.Name}
+	switch p.Method {
+	case MethodToolsCall, MethodPromptsGet:
+		a, err := encodeArgs(p.Arguments)
+		if err != nil {
+			return nil, err
+		}
+		cc.args = a
+	case MethodResourcesRead:
+		cc.target = p.URI
+	default:
+		return nil, fmt.Errorf("mcp: Resume: %q cannot need input", p.Method)
+	}
+	rs, err := encodeResponses(responses)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := c.run(ctx, cc, opts, rs, p.stateToken())
+	if err != nil {
+		return nil, err
+	}
+	switch p.Method {
+	case MethodToolsCall:
+		return decodeCallToolResult(raw)
+	case MethodPromptsGet:
+		return decodeInto[GetPromptResult](p.Method, raw)
+	}
+	return decodeInto[ReadResourceResult](p.Method, raw)
+}
+
+// start runs a carrier call seeded from opts.
+func (c *Client) start(ctx context.Context, cc *carrierCall, opts *CallOptions) ([]byte, error) {
+	var responses, state []byte
+	if opts != nil {
+		var err error
+		if responses, err = encodeResponses(opts.InputResponses); err != nil {
+			return nil, err
+		}
+		if opts.RequestState != "" {
+			state = jsonrpc.AppendString(nil, opts.RequestState)
+		}
+	}
+	return c.run(ctx, cc, opts, responses, state)
+}
+
+// decodeInto decodes a result already known to be complete.
+func decodeInto[T any](method string, raw []byte) (*T, error) {
+	v := new(T)
+	if err := json.Unmarshal(raw, v); err != nil {
+		return nil, &InvalidResponseError{Method: method, Err: err}
+	}
+	return v, nil
+}
+
+// Complete calls completion/complete with req's Ref, Argument and
+// Context (req.Meta is ignored: the client writes _meta).
+func (c *Client) Complete(ctx context.Context, req *CompleteRequest) (*CompleteResult, error) {
+	w := struct {
+		Ref      CompleteReference `json:"ref"`
+		Argument CompleteArgument  `json:"argument"`
+		Context  *CompleteContext  `json:"context,omitempty"`
+	}{req.Ref, req.Argument, req.Context}
+	b, err := marshalAppend(nil, &w)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := c.do(ctx, &wireRequest{method: MethodComplete, params: append([]byte{','}, b[1:len(b)-1]...)})
+	if err != nil {
+		return nil, err
+	}
+	return decodeComplete[CompleteResult](MethodComplete, raw)
+}
+
+// ListenNotification is one notification of a subscriptions/listen
+// stream: the acknowledgement, a list-changed notification or
+// resources/updated.
+type ListenNotification struct {
+	Method string
+	// URI is the resource of notifications/resources/updated.
+	URI string
+	// Params are the notification's raw params.
+	Params json.RawMessage
+}
+
+// listenQueue bounds the notifications waiting for a slow Listen
+// callback; beyond it they are dropped (list-changed and updated
+// notifications only say "look again", so a burst loses nothing).
+const listenQueue = 64
+
+// Listen opens a subscriptions/listen stream for the notifications
+// filter asks for and calls fn for each, on the goroutine that called
+// Listen (fn may call the client). It returns ctx.Err() when ctx ends
+// (which closes the stream), nil when the server ends the subscription
+// gracefully, or the error that broke the stream.
+func (c *Client) Listen(ctx context.Context, filter SubscriptionFilter, fn func(*ListenNotification)) error {
+	f, err := marshalAppend([]byte(`,"notifications":`), &filter)
+	if err != nil {
+		return err
+	}
+	q := make(chan *ListenNotification, listenQueue)
+	l := &wireRequest{method: MethodSubscriptionsListen, params: f, onNotify: func(method string, params []byte) {
+		n := &ListenNotification{Method: method, Params: bytes.Clone(params)}
+		if method == NotificationResourceUpdated {
+			var p struct {
+				URI string `json:"uri"`
+			}
+			_ = json.Unmarshal(params, &p)
+			n.URI = p.URI
+		}
+		select {
+		case q <- n:
+		default:
+			c.log.Warn("mcp: client: Listen callback is behind; notification dropped", "method", method)
+		}
+	}}
+	done := make(chan error, 1)
+	go func() {
+		raw, err := c.do(ctx, l)
+		if err == nil {
+			_, err = decodeComplete[struct{}](MethodSubscriptionsListen, raw)
+		}
+		done <- err
+	}()
+	for {
+		select {
+		case n := <-q:
+			fn(n)
+		case err := <-done:
+			for {
+				select {
+				case n := <-q:
+					fn(n)
+					continue
+				default:
+				}
+				break
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if errors.Is(err, errServerCancelled) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// encodeArgs turns tool arguments into a compact JSON object (nil for
+// none).
+func encodeArgs(args any) ([]byte, error) {
+	var b []byte
+	switch a := args.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		if a == nil {
+			return nil, nil
+		}
+		b = a
+	case []byte:
+		b = a
+	default:
+		var err error
+		if b, err = marshalAppend(nil, args); err != nil {
+			return nil, fmt.Errorf("mcp: arguments: %w", err)
+		}
+	}
+	b, err := compactJSON(b)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: arguments: %w", err)
+	}
+	switch jsonrpc.KindOf(b) {
+	case jsonrpc.KindObject:
+		return b, nil
+	case jsonrpc.KindNull:
+		return nil, nil
+	}
+	return nil, errors.New("mcp: arguments must be a JSON object")
+}
+
+// compactJSON checks raw and removes insignificant white space, so that
+// it fits on one line of the stdio framing.
+func compactJSON(raw []byte) ([]byte, error) {
+	if !json.Valid(raw) {
+		return nil, errors.New("invalid JSON")
+	}
+	if bytes.ContainsAny(raw, "\r\n") {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
+	return raw, nil
+}

@@ -1,0 +1,165 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strconv"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+)
+
+// ClientTransport carries a Client's requests to one server. The
+// implementations are NewHTTPClientTransport (Streamable HTTP),
+// NewStreamClientTransport (newline-delimited JSON-RPC on any byte
+// stream, such as the client end of NewInMemoryTransports) and
+// NewCommandTransport (the stdio of a child process). A transport serves
+// one Client; the interface is sealed so that transports can grow with
+// the protocol (the legacy era will need a back channel).
+type ClientTransport interface {
+	// Close releases the transport. Calls in flight fail.
+	Close() error
+
+	// roundTrip sends one request and waits for its response, passing
+	// the notifications that belong to it to r.notify. It returns the
+	// raw result object, or the server's *Error, or a transport error.
+	roundTrip(ctx context.Context, r *wireRequest) ([]byte, error)
+	// mirrorsHeaders reports whether the transport has a header layer
+	// (HTTP), which makes the client honour x-mcp-header.
+	mirrorsHeaders() bool
+	// releasesBody reports whether r.body is no longer referenced once
+	// roundTrip returns.
+	releasesBody() bool
+	// bind sets where notifications that belong to no request in
+	// flight go.
+	bind(unrouted func(method string, params []byte))
+}
+
+// wireRequest is one request: what the client sends (method, params
+// after _meta, headers to mirror) and, once sent, what the transport
+// needs (id, version, body, where notifications go). One is reused for
+// every round of a call, each send setting a new id.
+type wireRequest struct {
+	method    string
+	target    string // params.name or params.uri (Mcp-Name), when hasTarget
+	hasTarget bool
+	// params are the members after _meta, each preceded by a comma.
+	params []byte
+	// headers are the Mcp-Param-* headers (HTTP only).
+	headers []paramValue
+	// onProgress, when set, asks for progress and receives it.
+	onProgress func(*ProgressParams)
+	// onNotify receives the request's other notifications (listen).
+	onNotify func(method string, params []byte)
+
+	id      int64
+	version string
+	body    []byte
+	notify  func(method string, params []byte) // nil: drop notifications
+}
+
+// paramValue is one Mcp-Param-{name} header.
+type paramValue struct{ name, value string }
+
+// responseOf returns the result of a response message, or the server's
+// error.
+func responseOf(method string, msg *jsonrpc.Message) ([]byte, error) {
+	if msg.Error != nil {
+		e, err := decodeErrorObject(msg.Error)
+		if err != nil {
+			return nil, &InvalidResponseError{Method: method, Err: err}
+		}
+		return nil, e
+	}
+	if jsonrpc.KindOf(msg.Result) != jsonrpc.KindObject {
+		return nil, invalidResponse(method, "result is not a JSON object")
+	}
+	return msg.Result, nil
+}
+
+// decodeErrorObject decodes a JSON-RPC error object, which must have an
+// integer code and a string message.
+func decodeErrorObject(raw []byte) (*Error, error) {
+	var w struct {
+		Code    *json.Number    `json:"code"`
+		Message *string         `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if jsonrpc.KindOf(raw) != jsonrpc.KindObject || json.Unmarshal(raw, &w) != nil || w.Code == nil || w.Message == nil {
+		return nil, errors.New("malformed error object")
+	}
+	code, err := w.Code.Int64()
+	if err != nil || code != int64(int(code)) {
+		return nil, errors.New("error code is not an integer")
+	}
+	e := &Error{Code: int(code), Message: *w.Message}
+	if len(w.Data) > 0 && string(w.Data) != "null" {
+		e.Data = w.Data
+	}
+	return e, nil
+}
+
+// idOf returns the integer value of a response id (the client only
+// sends integer ids).
+func idOf(id jsonrpc.ID) (int64, bool) {
+	if id.IsZero() {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(id.Raw(), 10, 64)
+	return n, err == nil
+}
+
+// leadingIDRE finds the id of a message in the first bytes of a line
+// that is too long or not valid JSON, when it is written the usual way
+// ({"jsonrpc":"2.0","id":N, ...}): enough to fail the one request it
+// answers instead of leaving it waiting.
+var leadingIDRE = regexp.MustCompile(`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?[0-9]{1,18})\s*[,}]`)
+
+func leadingID(head []byte) (int64, bool) {
+	m := leadingIDRE.FindSubmatch(head)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(m[1]), 10, 64)
+	return n, err == nil
+}
+
+// notificationRoute returns the request a notification belongs to on a
+// byte stream: progress by its progressToken (the client uses the
+// request id as token), listen notifications by their subscriptionId
+// (the listen request's id), a server's notifications/cancelled by its
+// requestId.
+func notificationRoute(method string, params []byte) (int64, bool) {
+	if jsonrpc.KindOf(params) != jsonrpc.KindObject {
+		return 0, false
+	}
+	var raw []byte
+	_ = jsonrpc.Fields(params, func(k, v []byte) error {
+		switch string(jsonrpc.Key(k)) {
+		case metaProgressToken:
+			if method == NotificationProgress {
+				raw = v
+			}
+		case "requestId":
+			if method == NotificationCancelled {
+				raw = v
+			}
+		case "_meta":
+			if jsonrpc.KindOf(v) == jsonrpc.KindObject {
+				_ = jsonrpc.Fields(v, func(k, v []byte) error {
+					if string(jsonrpc.Key(k)) == MetaSubscriptionID {
+						raw = v
+					}
+					return nil
+				})
+			}
+		}
+		return nil
+	})
+	if jsonrpc.KindOf(raw) != jsonrpc.KindNumber {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(jsonrpc.TrimSpace(raw)), 10, 64)
+	return n, err == nil
+}
