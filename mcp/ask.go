@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 
@@ -199,8 +200,12 @@ func askOutcomeError(err error) error {
 
 // ---- the modern asker ----
 
+// storedAnswer is an answer carried in the state. id pins it to the
+// question's key and exact text; raw is the answer as the client sent it
+// (elicitation answers are kept as action + raw content, see
+// compactAnswer).
 type storedAnswer struct {
-	q   [8]byte
+	id  [8]byte
 	raw json.RawMessage
 }
 
@@ -208,20 +213,27 @@ type storedAnswer struct {
 type askScope struct {
 	caps      *ClientCapabilities
 	responses InputResponses
-	prior     map[string]storedAnswer // answers carried in the state
-	asked     map[string][8]byte      // questions of the previous round
+	prior     map[[8]byte]json.RawMessage // answers carried in the state, by question id
+	asked     map[[8]byte]bool            // question ids of the previous round
 
 	mu       sync.Mutex
 	used     bool
 	seen     map[[8]byte]int // occurrences of a question in this run
 	keys     map[string][8]byte
-	answered []answerEntry // carried forward, in ask order
-	pending  []*question   // still unanswered, in ask order
+	answered []storedAnswer // carried forward, in ask order
+	pending  []*question    // still unanswered, in ask order
 }
 
-type answerEntry struct {
-	key string
-	a   storedAnswer
+// questionID pins a key to a question: the first 8 bytes of
+// SHA-256(key || 0 || question digest).
+func questionID(key string, digest [8]byte) (id [8]byte) {
+	h := sha256.New()
+	h.Write([]byte(key))
+	h.Write([]byte{0})
+	h.Write(digest[:])
+	var sum [sha256.Size]byte
+	copy(id[:], h.Sum(sum[:0]))
+	return id
 }
 
 func newAskScope(caps *ClientCapabilities, responses InputResponses, state []byte) *askScope {
@@ -249,19 +261,20 @@ func (s *askScope) ask(ctx context.Context, q *question) (json.RawMessage, error
 	if e := missingCapability(s.caps, q); e != nil {
 		return nil, e
 	}
-	// An answer stored in the state counts only for the same question.
-	if a, ok := s.prior[q.key]; ok && a.q == q.digest && q.validate(a.raw) == nil {
-		s.answered = append(s.answered, answerEntry{q.key, a})
-		return a.raw, nil
+	id := questionID(q.key, q.digest)
+	// An answer stored in the state counts only for the same question
+	// under the same key.
+	if raw, ok := s.prior[id]; ok && q.validate(raw) == nil {
+		s.answered = append(s.answered, storedAnswer{id, raw})
+		return raw, nil
 	}
 	// A fresh answer counts only if the previous round asked exactly this.
-	if d, wasAsked := s.asked[q.key]; wasAsked && d == q.digest {
+	if s.asked[id] {
 		if raw, ok := s.responses[q.key]; ok && string(raw) != "null" {
 			if q.validate(raw) != nil {
 				return nil, &InvalidAnswerError{Key: q.key}
 			}
-			a := storedAnswer{q: q.digest, raw: raw}
-			s.answered = append(s.answered, answerEntry{q.key, a})
+			s.answered = append(s.answered, storedAnswer{id, raw})
 			return raw, nil
 		}
 	}
@@ -292,53 +305,88 @@ func (s *askScope) finish(res any, err error) (any, error) {
 	return irr, nil
 }
 
-// Asker state, inside the sealed requestState (binary, version 1):
+// Asker state, inside the sealed requestState (binary, version 2):
 //
-//	version byte (1)
-//	uvarint n; n × (uvarint key length, key, 8-byte question digest,
-//	                uvarint answer length, answer JSON as the client sent it)
-//	uvarint m; m × (uvarint key length, key, 8-byte question digest)
+//	version byte (2)
+//	uvarint n; n × (8-byte question id, kind byte, uvarint length, data)
+//	uvarint m; m × 8-byte question id (the questions pending)
 //
-// A state that does not decode is no progress, not an error.
-func encodeAskState(answered []answerEntry, pending []*question) []byte {
-	size := 3
-	for _, a := range answered {
-		size += 20 + len(a.key) + len(a.a.raw)
+// kind 0: data is the answer JSON as the client sent it; kinds 1, 2, 3:
+// an elicitation answer with action accept, decline or cancel, data the
+// raw "content" JSON (accept) or empty. The question id (questionID) pins
+// key and question text together, so no key or question is stored. A
+// state that does not decode is no progress, not an error.
+const askStateVersion = 2
+
+var actionKinds = [...]ElicitAction{1: ElicitAccept, 2: ElicitDecline, 3: ElicitCancel}
+
+// compactAnswer splits an elicitation answer into kind and content.
+func compactAnswer(raw json.RawMessage) (kind byte, data []byte) {
+	var action string
+	var content []byte
+	extra := false
+	err := jsonrpc.Fields(raw, func(k, v []byte) error {
+		switch string(k) {
+		case "action":
+			action, _ = jsonrpc.String(v)
+		case "content":
+			content = v
+		default:
+			extra = true
+		}
+		return nil
+	})
+	if err != nil || extra {
+		return 0, raw
 	}
-	for _, q := range pending {
-		size += 10 + len(q.key)
+	for i, a := range actionKinds {
+		if i > 0 && string(a) == action && (a == ElicitAccept || content == nil) {
+			return byte(i), content
+		}
+	}
+	return 0, raw
+}
+
+func expandAnswer(kind byte, data []byte) json.RawMessage {
+	if kind == 0 {
+		return data
+	}
+	b := make([]byte, 0, 32+len(data))
+	b = append(b, `{"action":"`...)
+	b = append(b, actionKinds[kind]...)
+	b = append(b, '"')
+	if data != nil {
+		b = append(b, `,"content":`...)
+		b = append(b, data...)
+	}
+	return append(b, '}')
+}
+
+func encodeAskState(answered []storedAnswer, pending []*question) []byte {
+	size := 3 + 8*len(pending)
+	for _, a := range answered {
+		size += 12 + len(a.raw)
 	}
 	b := make([]byte, 0, size)
-	b = append(b, 1)
+	b = append(b, askStateVersion)
 	b = binary.AppendUvarint(b, uint64(len(answered)))
 	for _, a := range answered {
-		b = appendBytesField(b, a.key)
-		b = append(b, a.a.q[:]...)
-		b = appendBytesField(b, string(a.a.raw))
+		b = append(b, a.id[:]...)
+		kind, data := compactAnswer(a.raw)
+		b = append(b, kind)
+		b = binary.AppendUvarint(b, uint64(len(data)))
+		b = append(b, data...)
 	}
 	b = binary.AppendUvarint(b, uint64(len(pending)))
 	for _, q := range pending {
-		b = appendBytesField(b, q.key)
-		b = append(b, q.digest[:]...)
+		id := questionID(q.key, q.digest)
+		b = append(b, id[:]...)
 	}
 	return b
 }
 
-func appendBytesField(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-func readBytesField(p []byte) ([]byte, []byte, bool) {
-	l, n := binary.Uvarint(p)
-	if n <= 0 || l > uint64(len(p)-n) {
-		return nil, p, false
-	}
-	return p[n : n+int(l)], p[n+int(l):], true
-}
-
-func decodeAskState(p []byte) (map[string]storedAnswer, map[string][8]byte) {
-	if len(p) == 0 || p[0] != 1 {
+func decodeAskState(p []byte) (map[[8]byte]json.RawMessage, map[[8]byte]bool) {
+	if len(p) == 0 || p[0] != askStateVersion {
 		return nil, nil
 	}
 	p = p[1:]
@@ -347,40 +395,41 @@ func decodeAskState(p []byte) (map[string]storedAnswer, map[string][8]byte) {
 		return nil, nil
 	}
 	p = p[k:]
-	prior := make(map[string]storedAnswer, n)
+	prior := make(map[[8]byte]json.RawMessage, n)
 	for i := uint64(0); i < n; i++ {
-		key, rest, ok := readBytesField(p)
-		if !ok || len(rest) < 8 {
+		if len(p) < 9 {
 			return nil, nil
 		}
-		var a storedAnswer
-		copy(a.q[:], rest)
-		raw, rest, ok := readBytesField(rest[8:])
-		if !ok || !json.Valid(raw) {
+		var id [8]byte
+		copy(id[:], p)
+		kind := p[8]
+		l, k := binary.Uvarint(p[9:])
+		if k <= 0 || int(kind) >= len(actionKinds) || l > uint64(len(p)-9-k) {
 			return nil, nil
 		}
-		a.raw = raw
-		prior[string(key)] = a
-		p = rest
+		data := p[9+k : 9+k+int(l)]
+		if (kind == 0 || len(data) > 0) && !json.Valid(data) {
+			return nil, nil
+		}
+		if kind != 0 && len(data) == 0 {
+			data = nil
+		}
+		prior[id] = expandAnswer(kind, data)
+		p = p[9+k+int(l):]
 	}
 	m, k := binary.Uvarint(p)
 	if k <= 0 || m > uint64(len(p)) {
 		return nil, nil
 	}
 	p = p[k:]
-	asked := make(map[string][8]byte, m)
-	for i := uint64(0); i < m; i++ {
-		key, rest, ok := readBytesField(p)
-		if !ok || len(rest) < 8 {
-			return nil, nil
-		}
-		var d [8]byte
-		copy(d[:], rest)
-		asked[string(key)] = d
-		p = rest[8:]
-	}
-	if len(p) != 0 {
+	if uint64(len(p)) != 8*m {
 		return nil, nil
+	}
+	asked := make(map[[8]byte]bool, m)
+	for ; len(p) >= 8; p = p[8:] {
+		var id [8]byte
+		copy(id[:], p)
+		asked[id] = true
 	}
 	return prior, asked
 }

@@ -279,7 +279,7 @@ func TestForgedStateEntriesAreIgnored(t *testing.T) {
 		t.Fatal("test codec not in use")
 	}
 	sealer := requeststate.Sealer{Codec: plainStateCodec{}, TTL: DefaultStateTTL, Audience: "asker"}
-	craft := func(answers []answerEntry) string {
+	craft := func(answers []storedAnswer) string {
 		tok, err := sealer.Seal(requeststate.Binding{Method: MethodToolsCall, Target: "t"}, "a"+string(encodeAskState(answers, nil)))
 		if err != nil {
 			t.Fatal(err)
@@ -288,11 +288,12 @@ func TestForgedStateEntriesAreIgnored(t *testing.T) {
 	}
 	wrongDigest := q.digest
 	wrongDigest[0] ^= 1
+	id := questionID("region", q.digest)
 	cases := map[string]string{
-		"wrong digest":   craft([]answerEntry{{"region", storedAnswer{wrongDigest, json.RawMessage(`{"action":"accept","content":{"region":"forged"}}`)}}}),
-		"unknown key":    craft([]answerEntry{{"other", storedAnswer{q.digest, json.RawMessage(`{"action":"accept","content":{"region":"forged"}}`)}}}),
-		"schema failing": craft([]answerEntry{{"region", storedAnswer{q.digest, json.RawMessage(`{"action":"accept","content":{"region":5}}`)}}}),
-		"wrong kind":     craft([]answerEntry{{"region", storedAnswer{q.digest, json.RawMessage(`{"roots":[]}`)}}}),
+		"wrong digest":   craft([]storedAnswer{{questionID("region", wrongDigest), json.RawMessage(`{"action":"accept","content":{"region":"forged"}}`)}}),
+		"unknown key":    craft([]storedAnswer{{questionID("other", q.digest), json.RawMessage(`{"action":"accept","content":{"region":"forged"}}`)}}),
+		"schema failing": craft([]storedAnswer{{id, json.RawMessage(`{"action":"accept","content":{"region":5}}`)}}),
+		"wrong kind":     craft([]storedAnswer{{id, json.RawMessage(`{"roots":[]}`)}}),
 	}
 	for name, tok := range cases {
 		b, _ := json.Marshal(tok)
@@ -302,7 +303,7 @@ func TestForgedStateEntriesAreIgnored(t *testing.T) {
 		}
 	}
 	// The same crafting with the right digest is a valid state.
-	good := craft([]answerEntry{{"region", storedAnswer{q.digest, json.RawMessage(`{"action":"accept","content":{"region":"ok"}}`)}}})
+	good := craft([]storedAnswer{{id, json.RawMessage(`{"action":"accept","content":{"region":"ok"}}`)}})
 	b, _ := json.Marshal(good)
 	if got := text(t, post(t, h, req(3, MethodToolsCall, `"name":"t","arguments":{},"requestState":`+string(b))).last(t)); got != "ok" {
 		t.Errorf("valid crafted state: %q", got)
@@ -541,10 +542,12 @@ func TestOnlyAskedAnswersAreCarriedForward(t *testing.T) {
 		t.Fatalf("%v (%q)", err, inner)
 	}
 	prior, asked := decodeAskState([]byte(c.State[1:]))
-	if _, ok := prior["A"]; !ok || len(prior) != 1 {
+	qA, _ := newQuestion(&ElicitRequest{Mode: ElicitModeForm, Message: "region A?", RequestedSchema: mustForm[Region](t).raw}, []AskOption{WithKey("A")}, nil)
+	qC, _ := newQuestion(&ElicitRequest{Mode: ElicitModeForm, Message: "size C?", RequestedSchema: mustForm[Size](t).raw}, []AskOption{WithKey("C")}, nil)
+	if _, ok := prior[questionID("A", qA.digest)]; !ok || len(prior) != 1 {
 		t.Errorf("carried %v, want only A", prior)
 	}
-	if _, ok := asked["C"]; !ok || len(asked) != 1 {
+	if !asked[questionID("C", qC.digest)] || len(asked) != 1 {
 		t.Errorf("pending %v, want only C", asked)
 	}
 }
