@@ -75,8 +75,11 @@ step "go test -race" go test -race -count=1 -timeout 20m ./...
 step "conformance" bash scripts/conformance.sh
 
 section "summary"
+total=5
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "FAILED: ${failed[*]}"
+  echo "check: $((total - ${#failed[@]})) passed, ${#failed[@]} failed"
   exit 1
 fi
 echo "all checks passed"
+echo "check: $total passed, 0 failed"
