@@ -376,3 +376,13 @@ func TestPromptAndResourceStatesAreSealedToo(t *testing.T) {
 		t.Errorf("resource cross-target: %s", got)
 	}
 }
+
+// Go's encoding/json maps both lone surrogates to U+FFFD; the state is
+// bound to the raw argument text, so one cannot stand in for the other.
+func TestLoneSurrogateArgumentsDoNotShareAState(t *testing.T) {
+	s := newStateServer(t, "svc", RequestStateOptions{})
+	st := round1(t, s, "flow", `{"x":"\ud800"}`)
+	if got := rawError(t, s.call(t, 2, "flow", `{"x":"\udfff"}`, &st)); got != fixedRejection {
+		t.Errorf("state for \\ud800 accepted with \\udfff: %s", got)
+	}
+}
