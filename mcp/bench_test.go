@@ -30,7 +30,7 @@ func benchServer() *Server {
 	return s
 }
 
-func benchRequest(b *testing.B, body []byte) *http.Request {
+func benchRequest(b testing.TB, body []byte) *http.Request {
 	r := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", bytes.NewReader(body))
 	for k, v := range headersFor(b, string(body)) {
 		r.Header[k] = v

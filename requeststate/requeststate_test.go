@@ -455,3 +455,18 @@ func FuzzClaims(f *testing.F) {
 		}
 	})
 }
+
+func TestAllocsSealOpen(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts differ under -race and -short")
+	}
+	s := &Sealer{Codec: ring(t, key(1)), TTL: time.Minute, Audience: "svc"}
+	n := testing.AllocsPerRun(200, func() {
+		tok, _ := s.Seal(base, state1K)
+		s.Open(tok, base)
+	})
+	const budget = 16 // measured: 13
+	if n > budget {
+		t.Errorf("seal + open: %.0f allocations, budget %d", n, budget)
+	}
+}

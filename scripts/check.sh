@@ -72,10 +72,12 @@ step "services" ensure_services
 step "gofmt" gofmt_check
 step "go vet" go vet ./...
 step "go test -race" go test -race -count=1 -timeout 20m ./...
+# Allocation guards run without -race (the race detector changes counts).
+step "alloc guards" go test -count=1 -run 'Allocs' ./...
 step "conformance" bash scripts/conformance.sh
 
 section "summary"
-total=5
+total=6
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "FAILED: ${failed[*]}"
   echo "check: $((total - ${#failed[@]})) passed, ${#failed[@]} failed"
