@@ -484,9 +484,12 @@ func Elicit[T any](ctx context.Context, message string, opts ...AskOption) (Elic
 		return out, err
 	}
 	req := &ElicitRequest{Mode: ElicitModeForm, Message: message, RequestedSchema: fs.raw}
-	raw, key, err := askRaw(ctx, req, opts, func(raw json.RawMessage) error {
-		r, err := decodeElicitResult(raw)
-		if err != nil {
+	// The answer validated last is the one returned: keep its decoding.
+	var r *ElicitResult
+	var content json.RawMessage
+	_, key, err := askRaw(ctx, req, opts, func(raw json.RawMessage) error {
+		var err error
+		if r, content, err = decodeElicit(raw); err != nil {
 			return err
 		}
 		return fs.check(r)
@@ -495,11 +498,9 @@ func Elicit[T any](ctx context.Context, message string, opts ...AskOption) (Elic
 	if err != nil {
 		return out, err
 	}
-	r, _ := decodeElicitResult(raw)
 	out.Action = r.Action
-	if r.Action == ElicitAccept {
-		b, _ := json.Marshal(r.Content)
-		if err := json.Unmarshal(b, &out.Content); err != nil {
+	if r.Action == ElicitAccept && content != nil {
+		if err := json.Unmarshal(content, &out.Content); err != nil {
 			return out, &InvalidAnswerError{Key: key}
 		}
 	}

@@ -320,63 +320,95 @@ func (r InputResponses) Elicit(key string) (*ElicitResult, error) {
 }
 
 func decodeElicitResult(raw []byte) (*ElicitResult, error) {
-	if jsonrpc.KindOf(raw) != jsonrpc.KindObject {
-		return nil, errors.New("elicitation answer is not an object")
+	r, _, err := decodeElicit(raw)
+	return r, err
+}
+
+// decodeElicit decodes an elicitation answer with the exact-key scanner
+// and also returns the raw "content" member (nil when absent).
+func decodeElicit(raw []byte) (*ElicitResult, json.RawMessage, error) {
+	raw = jsonrpc.TrimSpace(raw)
+	if jsonrpc.KindOf(raw) != jsonrpc.KindObject || !json.Valid(raw) {
+		return nil, nil, errors.New("elicitation answer is not an object")
 	}
-	var w struct {
-		Action  *ElicitAction              `json:"action"`
-		Content map[string]json.RawMessage `json:"content"`
+	res := &ElicitResult{}
+	var content json.RawMessage
+	var hasAction bool
+	var bad error
+	_ = jsonrpc.Fields(raw, func(k, v []byte) error {
+		switch string(jsonrpc.Key(k)) {
+		case "action":
+			a, ok := jsonrpc.String(v)
+			if !ok || hasAction {
+				bad = errors.New("elicitation answer: action must be one string")
+				return bad
+			}
+			res.Action, hasAction = ElicitAction(a), true
+		case "content":
+			if content != nil {
+				bad = errors.New("elicitation answer: repeated content")
+				return bad
+			}
+			content = json.RawMessage(jsonrpc.TrimSpace(v))
+		}
+		return nil
+	})
+	if bad != nil {
+		return nil, nil, bad
 	}
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, fmt.Errorf("elicitation answer: %w", err)
+	if !hasAction {
+		return nil, nil, errors.New("elicitation answer without action")
 	}
-	if w.Action == nil {
-		return nil, errors.New("elicitation answer without action")
-	}
-	switch *w.Action {
+	switch res.Action {
 	case ElicitAccept, ElicitDecline, ElicitCancel:
 	default:
-		return nil, fmt.Errorf("elicitation answer with unknown action %q", *w.Action)
+		return nil, nil, fmt.Errorf("elicitation answer with unknown action %q", res.Action)
 	}
-	res := &ElicitResult{Action: *w.Action}
-	if w.Content != nil {
-		res.Content = make(map[string]any, len(w.Content))
-		keys := make([]string, 0, len(w.Content))
-		for k := range w.Content {
-			keys = append(keys, k)
+	switch jsonrpc.KindOf(content) {
+	case jsonrpc.KindInvalid:
+		return res, nil, nil
+	case jsonrpc.KindNull:
+		return res, nil, nil
+	case jsonrpc.KindObject:
+	default:
+		return nil, nil, errors.New("elicitation answer: content must be an object")
+	}
+	res.Content = map[string]any{}
+	err := jsonrpc.Fields(content, func(rk, v []byte) error {
+		k := string(jsonrpc.Key(rk))
+		if _, dup := res.Content[k]; dup {
+			return fmt.Errorf("elicitation answer field %q: repeated", k)
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			v := w.Content[k]
-			switch jsonrpc.KindOf(v) {
-			case jsonrpc.KindString, jsonrpc.KindBool:
-				var x any
-				_ = json.Unmarshal(v, &x)
-				res.Content[k] = x
-			case jsonrpc.KindNumber:
-				var n json.Number
-				if err := json.Unmarshal(v, &n); err != nil {
-					return nil, fmt.Errorf("elicitation answer field %q: %w", k, err)
-				}
-				if i, err := n.Int64(); err == nil {
-					res.Content[k] = i
-				} else if f, err := n.Float64(); err == nil {
-					res.Content[k] = f
-				} else {
-					return nil, fmt.Errorf("elicitation answer field %q: bad number", k)
-				}
-			case jsonrpc.KindArray:
-				var ss []string
-				if err := json.Unmarshal(v, &ss); err != nil {
-					return nil, fmt.Errorf("elicitation answer field %q: only string arrays are allowed", k)
-				}
-				res.Content[k] = ss
-			default:
-				return nil, fmt.Errorf("elicitation answer field %q: not a primitive value", k)
+		switch jsonrpc.KindOf(v) {
+		case jsonrpc.KindString:
+			s, _ := jsonrpc.String(v)
+			res.Content[k] = s
+		case jsonrpc.KindBool:
+			res.Content[k] = string(jsonrpc.TrimSpace(v)) == "true"
+		case jsonrpc.KindNumber:
+			n := json.Number(jsonrpc.TrimSpace(v))
+			if i, err := n.Int64(); err == nil {
+				res.Content[k] = i
+			} else if f, err := n.Float64(); err == nil {
+				res.Content[k] = f
+			} else {
+				return fmt.Errorf("elicitation answer field %q: bad number", k)
 			}
+		case jsonrpc.KindArray:
+			var ss []string
+			if err := json.Unmarshal(v, &ss); err != nil {
+				return fmt.Errorf("elicitation answer field %q: only string arrays are allowed", k)
+			}
+			res.Content[k] = ss
+		default:
+			return fmt.Errorf("elicitation answer field %q: not a primitive value", k)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	return res, nil
+	return res, content, nil
 }
 
 // Sampling decodes the answer under key as a sampling result.
