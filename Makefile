@@ -1,7 +1,7 @@
 # The one command that runs every test is `make check` (CI runs it via .ci/run).
 .DEFAULT_GOAL := check
 
-.PHONY: check conformance demo tools
+.PHONY: check conformance demo tools bench
 
 # gofmt, go vet, go test -race and the official MCP conformance suite.
 check:
@@ -17,3 +17,16 @@ tools:
 
 demo:
 	go run ./examples/provision
+
+# Side-by-side benchmarks against go-sdk, mcp-go and a raw net/http baseline
+# (bench/, its own module; see docs/performance.md). Writes bench/results/:
+# latest.txt (go test -bench output), benchstat.txt, ratios.md, chart.png.
+# A quick run: make bench BENCH_COUNT=1 BENCH_TIME=200ms
+BENCH_COUNT ?= 6
+BENCH_TIME ?= 1s
+bench:
+	mkdir -p bench/results
+	cd bench && bash -o pipefail -c "go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -benchtime $(BENCH_TIME) -timeout 60m . | tee results/latest.txt"
+	cd bench && go tool benchstat -col /subject results/latest.txt | tee results/benchstat.txt
+	cd bench && go run ./cmd/ratios results/latest.txt | tee results/ratios.md
+	cd bench && go run ./cmd/chart -o results/chart.png results/latest.txt

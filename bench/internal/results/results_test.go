@@ -1,0 +1,56 @@
+package results
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+const sample = `goos: linux
+BenchmarkToolCall/subject=roundtrip-2   	 5392	 60000 ns/op	 13761 B/op	 199 allocs/op
+BenchmarkToolCall/subject=roundtrip-2   	 5392	 64000 ns/op	 13761 B/op	 199 allocs/op
+BenchmarkToolCall/subject=roundtrip-2   	 5392	 90000 ns/op	 13761 B/op	 201 allocs/op
+BenchmarkToolCall/gosdk-2       	  378	800000 ns/op	735766 B/op	 629 allocs/op
+BenchmarkToolCall/mcpgo-2       	 1449	160000 ns/op	 47400 B/op	 623 allocs/op
+BenchmarkToolCall/raw-2         	 5487	 50000 ns/op	 10734 B/op	 144 allocs/op
+BenchmarkPayload1MiB/roundtrip-2	    6	36000000 ns/op	  57.24 MB/s	22112232 B/op	 306 allocs/op
+BenchmarkPayload1MiB/raw-2      	   13	24000000 ns/op	  88.11 MB/s	20590985 B/op	 245 allocs/op
+PASS
+`
+
+func TestRows(t *testing.T) {
+	s, err := Parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(s.Workloads, ","); got != "ToolCall,Payload1MiB" {
+		t.Fatalf("workloads %s", got)
+	}
+	rows := s.Rows()
+	r := rows[0]
+	if r.RT != 64000 || r.Samples != 3 || r.Peer != "mcpgo" || r.PeerNs != 160000 || r.Raw != 50000 {
+		t.Fatalf("%+v", r)
+	}
+	if r.TimeVsPeer != 0.4 || r.TimeVsRaw != 1.28 || r.AllocPeer != "mcpgo" || r.AllocsVsPeer != 199.0/623 {
+		t.Fatalf("%+v", r)
+	}
+	if !math.IsNaN(rows[1].TimeVsPeer) || rows[1].TimeVsRaw != 1.5 {
+		t.Fatalf("%+v", rows[1])
+	}
+	if v, ok := Targets[0].Value(rows); !ok || v != 1.28 {
+		t.Fatal(v, ok)
+	}
+	if _, ok := Targets[3].Value(rows); ok {
+		t.Fatal("TwoLegMRTR was not measured")
+	}
+}
+
+func TestMedianEven(t *testing.T) {
+	s, err := Parse(strings.NewReader("BenchmarkA/x-4 1 1 ns/op\nBenchmarkA/x-4 1 3 ns/op\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, n := s.Median("A", "x", NsPerOp); m != 2 || n != 2 {
+		t.Fatal(m, n)
+	}
+}
