@@ -88,7 +88,10 @@ var ErrCannotAsk = errors.New("mcp: this handler cannot ask for input")
 // AskOption adjusts a question.
 type AskOption func(*askOptions)
 
-type askOptions struct{ key string }
+type askOptions struct {
+	key           string
+	elicitationID string // URL mode on a 2025-11-25 session (WithElicitationID)
+}
 
 // WithKey sets the key of a question in inputRequests instead of the
 // derived one. Keys must be stable across deploys and instances.
@@ -101,6 +104,8 @@ type question struct {
 	digest [8]byte
 	// validate checks an answer; an error means the answer is unusable.
 	validate func(raw json.RawMessage) error
+	// elicitationID is sent with a URL elicitation on a legacy session.
+	elicitationID string
 }
 
 // asker answers questions. The modern asker records them for an
@@ -131,7 +136,7 @@ func newQuestion(req InputRequest, opts []AskOption, validate func(json.RawMessa
 		return nil, err
 	}
 	sum := sha256.Sum256(canon)
-	q := &question{req: req, validate: validate, key: o.key}
+	q := &question{req: req, validate: validate, key: o.key, elicitationID: o.elicitationID}
 	copy(q.digest[:], sum[:8])
 	if q.key == "" {
 		prefix := map[string]string{MethodElicit: "elicit_", MethodCreateMessage: "sample_", MethodListRoots: "roots_"}[req.InputMethod()]
@@ -176,10 +181,15 @@ func missingCapability(caps *ClientCapabilities, q *question) *Error {
 
 var errMixedForms = jsonrpcError(CodeInternalError, "Internal error: the handler both asked through the asking API and returned its own InputRequiredResult; a call has one inputResponses/requestState channel, so use one form")
 
-// askContext installs the asker of one handler run: the modern asker,
-// unless the server cannot seal state (then asking fails with
-// ErrCannotAsk). It returns nil when nothing was installed.
+// askContext installs the asker of one handler run: the legacy asker on a
+// 2025-11-25 request; otherwise the modern asker, unless the server cannot
+// seal state (then asking fails with ErrCannotAsk). It returns the modern
+// asker's scope, nil when none was installed.
 func (srv *Server) askContext(ctx context.Context, caps *ClientCapabilities, rp *retryParams) (context.Context, *askScope) {
+	if sc := scopeFrom(ctx); sc != nil && sc.legacy != nil {
+		// A 2025-11-25 request: questions become live requests (legacy_ask.go).
+		return context.WithValue(ctx, askerKey{}, asker(&legacyAsker{scope: sc.legacy, caps: caps, out: sc.out})), nil
+	}
 	if !srv.canAsk {
 		return ctx, nil
 	}

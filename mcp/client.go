@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -13,33 +14,42 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// The client side of 2026-07-28. A Client sends every request with the
-// per-request _meta envelope (version, capabilities, identity; this
-// file), answers the input requests of tools/call, prompts/get and
-// resources/read with its callbacks and retries (client_loop.go, with
-// the persistable PendingCall in client_pending.go), and speaks
-// Streamable HTTP (client_http.go) or newline-delimited JSON-RPC on a
-// byte stream (client_stream.go) through the sealed ClientTransport
-// (client_transport.go). Results are decoded in client_decode.go, errors
-// are in client_errors.go, the methods in client_methods.go.
-//
-// The era seam: ClientMode picks modern, legacy or a pinned version, and
-// the transport interface is sealed so that the legacy era (initialize,
-// sessions, live server→client requests answered by the same handlers)
-// can be added without changing the API.
+// The client side of both protocol eras. A modern Client sends every
+// request with the per-request _meta envelope (version, capabilities,
+// identity; this file), answers the input requests of tools/call,
+// prompts/get and resources/read with its callbacks and retries
+// (client_loop.go, with the persistable PendingCall in
+// client_pending.go). A legacy Client (2025-11-25) opens a session with
+// initialize and answers the server's live requests with the same
+// callbacks (client_era.go, which also probes the era in ModeAuto).
+// Both speak Streamable HTTP (client_http.go) or newline-delimited
+// JSON-RPC on a byte stream (client_stream.go) through the sealed
+// ClientTransport (client_transport.go). Results are decoded in
+// client_decode.go, errors are in client_errors.go, the methods in
+// client_methods.go.
 
 // ClientMode says which protocol era a Client speaks.
 type ClientMode uint8
 
 const (
-	// ModeAuto picks the era from the server. Until the legacy era is
-	// implemented it always speaks the modern era (2026-07-28).
+	// ModeAuto finds the era out on first use (or Connect) and keeps it
+	// for the Client's life. The in-memory pair is modern without a
+	// probe. Over HTTP the first request is sent as a modern one; on
+	// another byte stream server/discover is sent first. A modern answer
+	// (a result, an in-band error, or a -32020, -32021 or -32022 error
+	// listing a version the client speaks) keeps the client modern; any
+	// other error (over HTTP: a 400, 404 or 405 without one), or no
+	// answer to server/discover within ProbeTimeout, makes it open a
+	// 2025-11-25 session instead, as ModeLegacy does.
 	ModeAuto ClientMode = iota
-	// ModeLegacy speaks 2025-11-25 (initialize, sessions). Not
-	// implemented yet: every call fails with ErrLegacyUnsupported.
+	// ModeLegacy speaks 2025-11-25: the initialize handshake, a session
+	// (Mcp-Session-Id over HTTP), requests without the _meta envelope,
+	// and the server's live elicitation/create, sampling/createMessage,
+	// roots/list and ping requests, answered with the same handlers.
 	ModeLegacy
-	// ModePinned speaks exactly ClientOptions.ProtocolVersion and never
-	// negotiates another version.
+	// ModePinned speaks exactly ClientOptions.ProtocolVersion: a modern
+	// version (2026-07-28), or a legacy one (2025-11-25, 2025-06-18)
+	// through the initialize handshake. It never negotiates another.
 	ModePinned
 )
 
@@ -47,11 +57,23 @@ const (
 // most preferred first.
 var modernVersions = []string{LatestProtocolVersion}
 
+// legacyClientVersions are the 2025-era revisions a legacy session may
+// run at, most preferred first (2025-06-18 differs from 2025-11-25 only
+// in features a server must not use unless the client declared them).
+var legacyClientVersions = []string{LegacyProtocolVersion, "2025-06-18"}
+
+// defaultProbeTimeout bounds the server/discover probe of ModeAuto on a
+// byte stream.
+const defaultProbeTimeout = 3 * time.Second
+
 // ElicitationHandler answers an elicitation/create input request (form or
-// URL mode). Registering one declares the elicitation capability
-// {"form":{},"url":{}}. ctx carries the inputRequests key (see
-// InputRequestKey) and is cancelled when a sibling request of the same
-// round fails.
+// URL mode), embedded in an input_required result or, on a legacy
+// session, sent live by the server. Registering one declares the
+// elicitation capability {"form":{},"url":{}}. ctx carries the
+// inputRequests key or the live request's id (see InputRequestKey) and
+// is cancelled when a sibling request of the same round fails, or when
+// the server cancels its live request. An accepted form answer gets the
+// schema's defaults for the fields it leaves out (SEP-1034).
 type ElicitationHandler func(ctx context.Context, req *ElicitRequest) (*ElicitResult, error)
 
 // SamplingHandler answers a sampling/createMessage input request.
@@ -59,7 +81,8 @@ type ElicitationHandler func(ctx context.Context, req *ElicitRequest) (*ElicitRe
 type SamplingHandler func(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error)
 
 // RootsHandler answers a roots/list input request. Registering one
-// declares the roots capability.
+// declares the roots capability (with listChanged on a legacy session:
+// see Client.NotifyRootsChanged).
 type RootsHandler func(ctx context.Context, req *ListRootsRequest) (*ListRootsResult, error)
 
 // ClientOptions configure a Client. The zero value is valid: a modern
@@ -72,6 +95,11 @@ type ClientOptions struct {
 	Mode ClientMode
 	// ProtocolVersion is the version ModePinned speaks.
 	ProtocolVersion string
+	// ProbeTimeout bounds how long ModeAuto waits for the answer to
+	// server/discover on a byte stream before it opens a legacy session
+	// (a 2025-11-25 server may never answer a request it does not know
+	// before initialize). Zero means 3 s.
+	ProbeTimeout time.Duration
 
 	// Elicitation, Sampling and Roots answer input requests. Each one
 	// registered declares the matching client capability; an input
@@ -83,6 +111,11 @@ type ClientOptions struct {
 	// SamplingTools declares sampling.tools: the Sampling handler
 	// supports tools and toolChoice.
 	SamplingTools bool
+	// Capabilities, when set, are declared instead of those derived from
+	// the handlers: for a client that answers input requests itself, in
+	// manual mode or in another process (see PendingCall). A live request
+	// of a legacy session still needs a handler.
+	Capabilities *ClientCapabilities
 
 	// MaxRounds bounds the retries of one automatic call: the
 	// (MaxRounds+1)-th input_required result fails the call with a
@@ -93,7 +126,8 @@ type ClientOptions struct {
 	RequestTimeout time.Duration
 
 	// LogLevel, when set, asks servers for notifications/message at this
-	// level and above (_meta logLevel); they are passed to OnLog.
+	// level and above (_meta logLevel; logging/setLevel after the
+	// handshake of a legacy session); they are passed to OnLog.
 	LogLevel LoggingLevel
 	// OnLog receives notifications/message. It runs on the transport's
 	// reading goroutine: it must return quickly and must not wait for
@@ -105,17 +139,24 @@ type ClientOptions struct {
 
 // Client is an MCP client bound to one server through a ClientTransport.
 // A modern client keeps no session: each request carries everything the
-// server needs. Its methods are safe for concurrent use; parallel calls
-// never share input responses or request state.
+// server needs. A legacy one holds the session its handshake opened.
+// Its methods are safe for concurrent use; parallel calls never share
+// input responses or request state.
 type Client struct {
 	t    ClientTransport
 	opts ClientOptions
 	log  *slog.Logger
 
-	era     atomic.Pointer[clientEra]
-	initErr error // set when the options cannot work (legacy, unknown pin)
-	ids     atomic.Int64
-	headers bool // the transport mirrors params into HTTP headers
+	era        atomic.Pointer[clientEra] // nil until the era is known
+	connecting chan struct{}             // held while probing or in the handshake
+	initErr    error                     // set when the options cannot work (unknown pin)
+	ids        atomic.Int64
+	headers    bool // the transport mirrors params into HTTP headers
+	closeOnce  sync.Once
+
+	// serving are the server's live requests being answered (legacy),
+	// by raw id, with what cancels them.
+	serving sync.Map
 
 	// sleep waits between requestState-only rounds; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -125,18 +166,24 @@ type Client struct {
 	badTools map[string]string        // tools dropped for invalid annotations, with the reason
 }
 
-// clientEra is the negotiated version with its pre-encoded _meta prefix:
+// clientEra is the era in use. A modern one is the negotiated version
+// with its pre-encoded _meta prefix:
 // `{"io.modelcontextprotocol/protocolVersion":...,...` without the
-// closing brace, so that a progress token can be appended.
+// closing brace, so that a progress token can be appended. A legacy one
+// is the session the handshake opened.
 type clientEra struct {
 	version string
-	meta    []byte
+	meta    []byte // modern only
+
+	legacy  bool
+	session string       // Mcp-Session-Id (HTTP), "" when the server gave none
+	hello   *serverHello // what initialize returned
 }
 
 // NewClient returns a client that talks to a server through t. The
 // transport serves this one client; Close closes it.
 func NewClient(t ClientTransport, opts *ClientOptions) *Client {
-	c := &Client{t: t, tools: map[string][]paramHeader{}, badTools: map[string]string{}}
+	c := &Client{t: t, tools: map[string][]paramHeader{}, badTools: map[string]string{}, connecting: make(chan struct{}, 1)}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -155,24 +202,36 @@ func NewClient(t ClientTransport, opts *ClientOptions) *Client {
 	}
 	c.sleep = sleepCtx
 	c.headers = t.mirrorsHeaders()
-	t.bind(c.unrouted)
-	version := LatestProtocolVersion
+	t.bind(&clientHooks{unrouted: c.unrouted, serve: c.serveRequest, legacy: c.isLegacy, log: c.log})
 	switch c.opts.Mode {
-	case ModeLegacy:
-		c.initErr = ErrLegacyUnsupported
-	case ModePinned:
-		version = c.opts.ProtocolVersion
-		if !slices.Contains(modernVersions, version) {
-			c.initErr = &UnsupportedVersionError{Requested: version, Supported: slices.Clone(modernVersions)}
+	case ModeAuto:
+		if t.inMemory() {
+			c.era.Store(c.newEra(LatestProtocolVersion))
 		}
+	case ModeLegacy:
+		// The handshake runs on first use.
+	case ModePinned:
+		v := c.opts.ProtocolVersion
+		switch {
+		case slices.Contains(modernVersions, v):
+			c.era.Store(c.newEra(v))
+		case slices.Contains(legacyClientVersions, v):
+		default:
+			c.initErr = &UnsupportedVersionError{Requested: v, Supported: append(slices.Clone(modernVersions), legacyClientVersions...)}
+		}
+	default:
+		c.initErr = fmt.Errorf("mcp: unknown ClientMode %d", c.opts.Mode)
 	}
-	c.era.Store(c.newEra(version))
 	return c
 }
 
 // Capabilities returns the capabilities the client declares on every
-// request, derived from the registered handlers.
+// modern request and in initialize, derived from the registered handlers.
+// (In initialize, roots also declares listChanged.)
 func (c *Client) Capabilities() ClientCapabilities {
+	if c.opts.Capabilities != nil {
+		return *c.opts.Capabilities
+	}
 	var caps ClientCapabilities
 	empty := json.RawMessage(`{}`)
 	if c.opts.Elicitation != nil {
@@ -190,19 +249,50 @@ func (c *Client) Capabilities() ClientCapabilities {
 	return caps
 }
 
-// ProtocolVersion returns the protocol version the client currently
-// sends: 2026-07-28 unless a -32022 error made it switch to another
-// mutually supported version, or the pinned version. It is empty in
-// legacy mode until that era is implemented.
+// ProtocolVersion returns the protocol version in use: a modern one
+// (2026-07-28 unless a -32022 error made the client switch to another
+// mutually supported version), or the version the initialize handshake
+// of a legacy session agreed on. It is empty while the era is not known
+// yet (ModeAuto and ModeLegacy before the first request or Connect).
 func (c *Client) ProtocolVersion() string {
-	if c.opts.Mode == ModeLegacy {
-		return ""
+	if era := c.era.Load(); era != nil {
+		return era.version
 	}
-	return c.era.Load().version
+	return ""
 }
 
-// Close closes the transport. Calls in flight fail.
-func (c *Client) Close() error { return c.t.Close() }
+// Connect settles the era now rather than on the first request: in
+// ModeAuto it probes the server (server/discover), and for a legacy
+// session it runs the initialize handshake. It returns at once when the
+// era is already known.
+func (c *Client) Connect(ctx context.Context) error {
+	if c.initErr != nil {
+		return c.initErr
+	}
+	if c.era.Load() != nil {
+		return nil
+	}
+	_, _, _, err := c.connect(ctx, nil)
+	return err
+}
+
+// Close ends a legacy session (DELETE over HTTP, best effort) and
+// closes the transport. Calls in flight fail.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		if era := c.era.Load(); era != nil && era.legacy {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			c.t.endSession(ctx, era.version, era.session)
+			cancel()
+		}
+	})
+	return c.t.Close()
+}
+
+func (c *Client) isLegacy() bool {
+	era := c.era.Load()
+	return era != nil && era.legacy
+}
 
 func (c *Client) newEra(version string) *clientEra {
 	b := make([]byte, 0, 256)
@@ -225,6 +315,9 @@ var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b
 
 // appendBody appends the JSON-RPC request of l with id under era.
 func appendBody(dst []byte, era *clientEra, id int64, l *wireRequest) []byte {
+	if era.legacy {
+		return appendLegacyBody(dst, id, l)
+	}
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = strconv.AppendInt(dst, id, 10)
 	dst = append(dst, `,"method":`...)
@@ -240,10 +333,28 @@ func appendBody(dst []byte, era *clientEra, id int64, l *wireRequest) []byte {
 	return append(dst, "}}"...)
 }
 
-// do sends one request and returns the raw result (a JSON object). A
-// -32022 error is retried once with a version from data.supported that
-// the client speaks. Each attempt is a new request with a new id; l may
-// be sent again (the next round of a call).
+// appendLegacyBody appends a 2025-11-25 request: params without the
+// modern envelope, _meta only for a progress token.
+func appendLegacyBody(dst []byte, id int64, l *wireRequest) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = strconv.AppendInt(dst, id, 10)
+	dst = append(dst, `,"method":`...)
+	dst = jsonrpc.AppendString(dst, l.method)
+	dst = append(dst, `,"params":{`...)
+	switch {
+	case l.onProgress != nil:
+		dst = append(dst, `"_meta":{"progressToken":`...)
+		dst = strconv.AppendInt(dst, id, 10)
+		dst = append(dst, '}')
+		dst = append(dst, l.params...)
+	case len(l.params) > 0:
+		dst = append(dst, l.params[1:]...)
+	}
+	return append(dst, "}}"...)
+}
+
+// do sends one request and returns the raw result (a JSON object),
+// settling the era first when it is not known yet.
 func (c *Client) do(ctx context.Context, l *wireRequest) ([]byte, error) {
 	if c.initErr != nil {
 		return nil, c.initErr
@@ -252,6 +363,25 @@ func (c *Client) do(ctx context.Context, l *wireRequest) ([]byte, error) {
 		l.notify = func(method string, params []byte) { c.deliver(l, method, params) }
 	}
 	era := c.era.Load()
+	if era == nil {
+		var res []byte
+		var done bool
+		var err error
+		if era, res, done, err = c.connect(ctx, l); done {
+			return res, err
+		}
+	}
+	if era.legacy {
+		return c.doLegacy(ctx, era, l)
+	}
+	return c.doModern(ctx, era, l)
+}
+
+// doModern sends a modern request. A -32022 error is retried once with a
+// version from data.supported that the client speaks. Each attempt is a
+// new request with a new id; l may be sent again (the next round of a
+// call).
+func (c *Client) doModern(ctx context.Context, era *clientEra, l *wireRequest) ([]byte, error) {
 	for attempt := 0; ; attempt++ {
 		res, err := c.send(ctx, era, l)
 		if e, ok := err.(*Error); ok && e.Code == CodeUnsupportedProtocolVersion && attempt == 0 {
@@ -273,7 +403,7 @@ func (c *Client) send(ctx context.Context, era *clientEra, l *wireRequest) ([]by
 		defer cancel()
 	}
 	l.id = c.ids.Add(1)
-	l.version = era.version
+	l.era = era
 	bp := bodyPool.Get().(*[]byte)
 	l.body = appendBody((*bp)[:0], era, l.id, l)
 	res, err := c.t.roundTrip(ctx, l)
@@ -324,6 +454,10 @@ func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 	case NotificationMessage:
 		c.unrouted(method, params)
 	default:
+		if method == NotificationCancelled && l.era.legacy {
+			c.unrouted(method, params) // the server cancels its own request
+			return
+		}
 		if l.onNotify != nil {
 			l.onNotify(method, params)
 		}
@@ -331,8 +465,16 @@ func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 }
 
 // unrouted receives notifications that belong to no request in flight
-// (on a byte stream, notifications/message carries no request id).
+// (on a byte stream, notifications/message carries no request id), and
+// on a legacy session the server's notifications/cancelled of its own
+// requests.
 func (c *Client) unrouted(method string, params []byte) {
+	if method == NotificationCancelled {
+		if c.isLegacy() {
+			c.cancelServing(params)
+		}
+		return
+	}
 	if method != NotificationMessage || c.opts.OnLog == nil {
 		return
 	}

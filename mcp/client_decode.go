@@ -119,7 +119,7 @@ func (c *Client) decodeToolsPage(raw []byte) (*ListToolsResult, error) {
 		if err != nil {
 			return nil, invalidResponse(method, "tools[%d]: %v", i, err)
 		}
-		if c.headers {
+		if c.mirrors() {
 			if herr := c.learnTool(t); herr != nil {
 				c.log.Warn("mcp: client: dropping a tool with invalid x-mcp-header annotations", "tool", t.Name, "err", herr)
 				continue
@@ -153,6 +153,10 @@ func (c *Client) learnTool(t *Tool) error {
 	}
 	return nil
 }
+
+// mirrors reports whether the client mirrors tools/call arguments into
+// Mcp-Param-* headers: over HTTP, in the modern era.
+func (c *Client) mirrors() bool { return c.headers && !c.isLegacy() }
 
 // paramValues returns the Mcp-Param-* headers of a tools/call with
 // arguments args (a JSON object): one per annotated argument that is
@@ -319,6 +323,8 @@ func decodeElicitRequest(params []byte) (*ElicitRequest, error) {
 			e.Message, ok = jsonString(v)
 		case "url":
 			e.URL, ok = jsonString(v)
+		case "elicitationId":
+			e.ElicitationID, ok = jsonString(v)
 		case "requestedSchema":
 			switch jsonrpc.KindOf(v) {
 			case jsonrpc.KindObject:

@@ -20,9 +20,9 @@ var (
 	ErrInvalidResponse = errors.New("mcp: invalid response from the server")
 	// ErrUnsupportedVersion matches an *UnsupportedVersionError.
 	ErrUnsupportedVersion = errors.New("mcp: no mutually supported protocol version")
-	// ErrLegacyUnsupported is returned by every call of a ModeLegacy
-	// client until the 2025-11-25 era is implemented.
-	ErrLegacyUnsupported = errors.New("mcp: the legacy protocol era (2025-11-25) is not implemented by this client yet")
+	// ErrLegacyUnsupported is returned on a 2025-11-25 session for what
+	// only the modern era has (Listen: subscriptions/listen).
+	ErrLegacyUnsupported = errors.New("mcp: not available on a 2025-11-25 session")
 	// ErrTransportClosed is returned for calls on a closed transport, or
 	// in flight when the connection ended.
 	ErrTransportClosed = errors.New("mcp: transport closed")

@@ -50,7 +50,7 @@ func FuzzClientResponse(f *testing.F) {
 			raw, err = tr.readJSON(&http.Response{StatusCode: 200, Body: io.NopCloser(bytes.NewReader(data)), ContentLength: -1}, r)
 		case 1:
 			tr := &httpClientTransport{max: 64 << 10}
-			raw, err = tr.readSSE(bytes.NewReader(data), r)
+			raw, err = tr.readSSE(context.Background(), bytes.NewReader(data), r, &sseState{})
 		case 2:
 			raw, err = fuzzStreamLines(data, r)
 		}

@@ -9,6 +9,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
+	"sync"
+	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -28,7 +31,30 @@ type HTTPClientOptions struct {
 	// Zero means DefaultMaxMessageBytes (4 MiB); a larger message fails
 	// the call with ErrMessageTooLarge.
 	MaxMessageBytes int
+	// NoLegacyGetStream keeps a 2025-11-25 session from opening the
+	// session's GET stream. By default the client opens it after the
+	// handshake (and before any other request) for what the server sends
+	// outside a response stream: requests not tied to a call (answered
+	// with the Client's handlers, as on a response stream) and
+	// notifications (notifications/message goes to ClientOptions.OnLog).
+	// A server without one (405) is fine. The modern era has no GET
+	// stream.
+	NoLegacyGetStream bool
 }
+
+// Headers of the 2025-11-25 Streamable HTTP binding.
+const (
+	clientHeaderSession     = "Mcp-Session-Id"
+	clientHeaderLastEventID = "Last-Event-ID"
+)
+
+// Reconnection of an interrupted SSE stream of a legacy session: the
+// delay when the server gave no retry field, and how many reconnections
+// in a row may bring nothing new before the call fails.
+const (
+	defaultSSERetry  = time.Second
+	maxSSEReconnects = 3
+)
 
 // NewHTTPClientTransport returns a Streamable HTTP transport for the MCP
 // endpoint url. Every request is its own POST with the headers
@@ -39,6 +65,13 @@ type HTTPClientOptions struct {
 // the event carrying the response; notifications before it go to the
 // call's callbacks; comment lines are ignored. Cancelling a call's
 // context closes its stream, which is how HTTP cancels a request.
+//
+// On a 2025-11-25 session the transport sends Mcp-Session-Id and
+// MCP-Protocol-Version instead of the modern headers, answers the
+// server's requests found on a response stream (a POST of the response),
+// resumes a stream that ends before its response with GET and
+// Last-Event-ID after the server's retry delay, and ends the session
+// with DELETE when the Client is closed.
 func NewHTTPClientTransport(url string, opts *HTTPClientOptions) ClientTransport {
 	t := &httpClientTransport{url: url, max: DefaultMaxMessageBytes}
 	if opts != nil {
@@ -47,34 +80,59 @@ func NewHTTPClientTransport(url string, opts *HTTPClientOptions) ClientTransport
 		if opts.MaxMessageBytes > 0 {
 			t.max = opts.MaxMessageBytes
 		}
+		t.getStream = !opts.NoLegacyGetStream
+	}
+	if opts == nil {
+		t.getStream = true
 	}
 	if t.hc == nil {
 		t.hc = &http.Client{}
 	}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
 	return t
 }
 
 type httpClientTransport struct {
-	url   string
-	hc    *http.Client
-	extra http.Header
-	max   int
+	url       string
+	hc        *http.Client
+	extra     http.Header
+	max       int
+	getStream bool
+	hooks     *clientHooks
+
+	// ctx ends with the transport (the GET stream, answers in flight).
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu         sync.Mutex
+	stopListen context.CancelFunc // the GET stream of the current session
 }
 
-var acceptBoth = []string{"application/json, text/event-stream"}
+var (
+	acceptBoth = []string{"application/json, text/event-stream"}
+	acceptSSE  = []string{"text/event-stream"}
+)
 
-func (t *httpClientTransport) mirrorsHeaders() bool      { return true }
-func (t *httpClientTransport) releasesBody() bool        { return false }
-func (t *httpClientTransport) bind(func(string, []byte)) {}
+func (t *httpClientTransport) mirrorsHeaders() bool { return true }
+func (t *httpClientTransport) inMemory() bool       { return false }
+func (t *httpClientTransport) releasesBody() bool   { return false }
+func (t *httpClientTransport) bind(h *clientHooks)  { t.hooks = h }
 
-// Close closes idle connections of the HTTP client.
+// Close stops the GET stream and closes idle connections.
 func (t *httpClientTransport) Close() error {
+	t.cancel()
 	t.hc.CloseIdleConnections()
 	return nil
 }
 
-func (t *httpClientTransport) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(r.body))
+// newRequest builds a request to the endpoint with the headers every
+// message of r's era carries.
+func (t *httpClientTransport) newRequest(ctx context.Context, method string, body []byte, version, session string) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, t.url, rd)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %w", err)
 	}
@@ -82,16 +140,36 @@ func (t *httpClientTransport) roundTrip(ctx context.Context, r *wireRequest) ([]
 	for k, v := range t.extra {
 		h[k] = v
 	}
-	h["Content-Type"] = ctJSON
-	h["Accept"] = acceptBoth
-	h.Set(HeaderProtocolVersion, r.version)
-	h.Set(HeaderMethod, r.method)
-	if r.hasTarget {
-		h.Set(HeaderName, EncodeHeaderValue(r.target))
+	if body != nil {
+		h["Content-Type"] = ctJSON
+		h["Accept"] = acceptBoth
 	}
-	for _, p := range r.headers {
-		h.Set(HeaderParamPrefix+p.name, p.value)
+	if version != "" {
+		h.Set(HeaderProtocolVersion, version)
 	}
+	if session != "" {
+		h.Set(clientHeaderSession, session)
+	}
+	return req, nil
+}
+
+func (t *httpClientTransport) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error) {
+	era := r.era
+	req, err := t.newRequest(ctx, http.MethodPost, r.body, era.version, era.session)
+	if err != nil {
+		return nil, err
+	}
+	if !era.legacy {
+		h := req.Header
+		h.Set(HeaderMethod, r.method)
+		if r.hasTarget {
+			h.Set(HeaderName, EncodeHeaderValue(r.target))
+		}
+		for _, p := range r.headers {
+			h.Set(HeaderParamPrefix+p.name, p.value)
+		}
+	}
+	r.status = 0
 	resp, err := t.hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -100,11 +178,25 @@ func (t *httpClientTransport) roundTrip(ctx context.Context, r *wireRequest) ([]
 		return nil, fmt.Errorf("mcp: %s: %w", r.method, err)
 	}
 	defer resp.Body.Close()
+	r.status = int32(resp.StatusCode)
+	if h := r.hook; h != nil {
+		h.sessionID = resp.Header.Get(clientHeaderSession)
+		if h.onStatus != nil {
+			h.onStatus(resp.StatusCode)
+		}
+	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	var res []byte
 	switch {
 	case ct == "text/event-stream" && resp.StatusCode == http.StatusOK:
-		res, err = t.readSSE(resp.Body, r)
+		st := &sseState{}
+		res, err = t.readSSE(ctx, resp.Body, r, st)
+		if errors.Is(err, errSSEEnded) && era.legacy && st.lastID != "" {
+			res, err = t.resume(ctx, r, st)
+		}
+		if errors.Is(err, errSSEEnded) {
+			err = invalidResponse(r.method, "the SSE stream ended without the response")
+		}
 	case ct == "application/json":
 		res, err = t.readJSON(resp, r)
 	default:
@@ -117,6 +209,175 @@ func (t *httpClientTransport) roundTrip(ctx context.Context, r *wireRequest) ([]
 		return nil, ctx.Err()
 	}
 	return res, err
+}
+
+// resume reconnects to the SSE stream of r with GET and Last-Event-ID
+// (2025-11-25 resumability) until the response comes: after the
+// server's retry delay each time, giving up after maxSSEReconnects
+// reconnections in a row that brought no new event.
+func (t *httpClientTransport) resume(ctx context.Context, r *wireRequest, st *sseState) ([]byte, error) {
+	for failures := 0; ; {
+		delay := st.retry
+		if delay <= 0 {
+			delay = defaultSSERetry
+		}
+		if err := sleepCtx(ctx, delay); err != nil {
+			return nil, err
+		}
+		prev := st.lastID
+		res, err := t.reconnect(ctx, r, st)
+		if !errors.Is(err, errSSEEnded) {
+			return res, err
+		}
+		if st.lastID == prev {
+			failures++
+		} else {
+			failures = 0
+		}
+		if failures >= maxSSEReconnects {
+			return nil, err
+		}
+	}
+}
+
+// reconnect is one GET with Last-Event-ID, read like the original stream.
+func (t *httpClientTransport) reconnect(ctx context.Context, r *wireRequest, st *sseState) ([]byte, error) {
+	req, err := t.newRequest(ctx, http.MethodGet, nil, r.era.version, r.era.session)
+	if err != nil {
+		return nil, err
+	}
+	req.Header["Accept"] = acceptSSE
+	req.Header.Set(clientHeaderLastEventID, st.lastID)
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%w: %v", errSSEEnded, err)
+	}
+	defer resp.Body.Close()
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case resp.StatusCode == http.StatusOK && ct == "text/event-stream":
+		return t.readSSE(ctx, resp.Body, r, st)
+	case resp.StatusCode >= 500:
+		return nil, fmt.Errorf("%w: %v", errSSEEnded, statusError(resp, t.max))
+	}
+	return nil, fmt.Errorf("mcp: %s: resuming the SSE stream: %w", r.method, statusError(resp, t.max))
+}
+
+// post sends a message that gets no JSON-RPC answer (a notification, or
+// the response to a server's request) on a legacy session.
+func (t *httpClientTransport) post(ctx context.Context, body []byte, version, session string) error {
+	req, err := t.newRequest(ctx, http.MethodPost, body, version, session)
+	if err != nil {
+		return err
+	}
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return statusError(resp, t.max)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, int64(t.max)))
+	return nil
+}
+
+// notify POSTs a notification of a legacy session (202 expected).
+func (t *httpClientTransport) notify(ctx context.Context, r *wireRequest) error {
+	if err := t.post(ctx, r.body, r.era.version, r.era.session); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("mcp: %s: %w", r.method, err)
+	}
+	return nil
+}
+
+// endSession sends DELETE with the session id; a server that does not
+// allow it (405) or already forgot the session is fine.
+func (t *httpClientTransport) endSession(ctx context.Context, version, session string) {
+	t.mu.Lock()
+	if t.stopListen != nil {
+		t.stopListen()
+		t.stopListen = nil
+	}
+	t.mu.Unlock()
+	if session == "" {
+		return
+	}
+	req, err := t.newRequest(ctx, http.MethodDelete, nil, version, session)
+	if err != nil {
+		return
+	}
+	if resp, err := t.hc.Do(req); err == nil {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+	}
+}
+
+// listen opens the GET stream of a legacy session and keeps it open
+// (reconnecting with Last-Event-ID) until the session or the transport
+// ends, or the server says it has none. It returns once the server
+// answered the first GET (or ctx ended), so that the stream is there
+// before the session's first request.
+func (t *httpClientTransport) listen(ctx context.Context, era *clientEra) {
+	lctx, cancel := context.WithCancel(t.ctx)
+	t.mu.Lock()
+	if t.stopListen != nil {
+		t.stopListen()
+	}
+	t.stopListen = cancel
+	t.mu.Unlock()
+	r := &wireRequest{method: "GET stream", era: era, id: -1}
+	if t.hooks != nil {
+		r.notify = t.hooks.unrouted
+	}
+	opened := make(chan struct{})
+	signal := sync.OnceFunc(func() { close(opened) })
+	go func() {
+		defer cancel()
+		defer signal()
+		st := &sseState{}
+		for failures := 0; failures < maxSSEReconnects && lctx.Err() == nil; {
+			req, err := t.newRequest(lctx, http.MethodGet, nil, era.version, era.session)
+			if err != nil {
+				return
+			}
+			req.Header["Accept"] = acceptSSE
+			if st.lastID != "" {
+				req.Header.Set(clientHeaderLastEventID, st.lastID)
+			}
+			resp, err := t.hc.Do(req)
+			signal()
+			if err == nil {
+				ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+				ok := resp.StatusCode == http.StatusOK && ct == "text/event-stream"
+				if ok {
+					failures = 0
+					t.readSSE(lctx, resp.Body, r, st)
+				}
+				resp.Body.Close()
+				if !ok && resp.StatusCode < 500 {
+					return // no GET stream (405), or the session is gone
+				}
+			}
+			failures++
+			delay := st.retry
+			if delay <= 0 {
+				delay = defaultSSERetry
+			}
+			if sleepCtx(lctx, delay) != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-opened:
+	case <-ctx.Done():
+	}
 }
 
 func statusError(resp *http.Response, max int) error {
@@ -161,9 +422,22 @@ func (t *httpClientTransport) readJSON(resp *http.Response, r *wireRequest) ([]b
 	return responseOf(r.method, &msg)
 }
 
+// sseState is what survives a reconnection of a legacy SSE stream: the
+// id of the last event and the server's retry delay.
+type sseState struct {
+	lastID string
+	retry  time.Duration
+}
+
+// errSSEEnded: the stream ended (or broke) before the response.
+var errSSEEnded = errors.New("mcp: the SSE stream ended without the response")
+
 // readSSE reads an SSE stream until the event carrying the response to
-// r, passing notifications to r.notify.
-func (t *httpClientTransport) readSSE(body io.Reader, r *wireRequest) ([]byte, error) {
+// r, passing notifications to r.notify and (legacy sessions) answering
+// the server's requests. Events without data (a priming event) only
+// move the last event id. It returns an error matching errSSEEnded when
+// the stream ends or breaks first.
+func (t *httpClientTransport) readSSE(ctx context.Context, body io.Reader, r *wireRequest, st *sseState) ([]byte, error) {
 	br := bufio.NewReaderSize(body, 4096)
 	var data []byte
 	hasData := false
@@ -178,7 +452,7 @@ func (t *httpClientTransport) readSSE(body io.Reader, r *wireRequest) ([]byte, e
 		switch {
 		case len(line) == 0:
 			if hasData {
-				res, done, derr := t.event(data, r)
+				res, done, derr := t.event(ctx, data, r)
 				if done {
 					return res, derr
 				}
@@ -188,7 +462,8 @@ func (t *httpClientTransport) readSSE(body io.Reader, r *wireRequest) ([]byte, e
 		default:
 			field, value, _ := bytes.Cut(line, []byte(":"))
 			value = bytes.TrimPrefix(value, []byte(" "))
-			if string(field) == "data" {
+			switch string(field) {
+			case "data":
 				if len(data)+len(value)+1 > t.max {
 					return nil, &InvalidResponseError{Method: r.method, Err: ErrMessageTooLarge}
 				}
@@ -197,25 +472,39 @@ func (t *httpClientTransport) readSSE(body io.Reader, r *wireRequest) ([]byte, e
 				}
 				data = append(data, value...)
 				hasData = true
+			case "id":
+				if bytes.IndexByte(value, 0) < 0 {
+					st.lastID = string(value)
+				}
+			case "retry":
+				if ms, perr := strconv.ParseUint(string(value), 10, 31); perr == nil {
+					st.retry = time.Duration(ms) * time.Millisecond
+				}
 			}
 		}
 		if err != nil {
 			if err == io.EOF {
 				if hasData {
-					if res, done, derr := t.event(data, r); done {
+					if res, done, derr := t.event(ctx, data, r); done {
 						return res, derr
 					}
 				}
-				return nil, invalidResponse(r.method, "the SSE stream ended without the response")
+				return nil, errSSEEnded
 			}
-			return nil, fmt.Errorf("mcp: %s: reading the SSE stream: %w", r.method, err)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%w (reading it failed: %v)", errSSEEnded, err)
 		}
 	}
 }
 
 // event handles one SSE event; done is true when it carried the
 // response to r (or was malformed).
-func (t *httpClientTransport) event(data []byte, r *wireRequest) (res []byte, done bool, err error) {
+func (t *httpClientTransport) event(ctx context.Context, data []byte, r *wireRequest) (res []byte, done bool, err error) {
+	if len(jsonrpc.TrimSpace(data)) == 0 {
+		return nil, false, nil
+	}
 	msg, e := jsonrpc.Decode(data)
 	if e != nil {
 		return nil, true, invalidResponse(r.method, "SSE event: %s", e.Message)
@@ -227,12 +516,37 @@ func (t *httpClientTransport) event(data []byte, r *wireRequest) (res []byte, do
 		}
 		return nil, false, nil
 	case msg.IsResponse():
-		if id, ok := idOf(msg.ID); ok && id == r.id || !ok && msg.Error != nil {
+		if id, ok := idOf(msg.ID); ok && id == r.id || !ok && msg.Error != nil && r.id >= 0 {
 			res, err := responseOf(r.method, &msg)
 			return res, true, err
 		}
+	case msg.IsRequest() && r.era != nil && r.era.legacy:
+		t.serve(ctx, msg, r.era.version, r.era.session)
 	}
-	// Another request's response, or a server→client request (none in
-	// the modern era): not ours, ignored.
+	// Another request's response, or a request on a modern stream
+	// (a modern server sends none): not ours, ignored.
 	return nil, false, nil
+}
+
+// serve answers a request the server sent on a legacy session's stream,
+// on its own goroutine (reading goes on), by POSTing the response.
+func (t *httpClientTransport) serve(ctx context.Context, msg jsonrpc.Message, version, session string) {
+	h := t.hooks
+	if h == nil || h.serve == nil {
+		return
+	}
+	params := bytes.Clone(msg.Params)
+	go func() {
+		resp := h.serve(ctx, msg.ID, msg.Method, params)
+		if resp == nil {
+			return
+		}
+		// The answer is sent even when the call that carried the request
+		// has ended: the server is waiting for it.
+		actx, cancel := context.WithTimeout(t.ctx, 30*time.Second)
+		defer cancel()
+		if err := t.post(actx, resp, version, session); err != nil && t.ctx.Err() == nil {
+			h.log.Warn("mcp: client: could not answer the server's request", "method", msg.Method, "err", err)
+		}
+	}()
 }

@@ -235,7 +235,7 @@ func TestClientRetriesWithASupportedVersion(t *testing.T) {
 		t.Fatalf("versions sent %v", versions)
 	}
 	n.Store(0)
-	c = rawHTTPClient(t, reject(`["2099-01-01","2025-11-25"]`), nil, nil)
+	c = rawHTTPClient(t, reject(`["2099-01-01","2025-11-25"]`), nil, &ClientOptions{Mode: ModePinned, ProtocolVersion: LatestProtocolVersion})
 	_, err := c.ListTools(context.Background(), nil)
 	var uv *UnsupportedVersionError
 	if !errors.As(err, &uv) || !errors.Is(err, ErrUnsupportedVersion) || len(uv.Supported) != 2 || ErrorCode(err) != CodeUnsupportedProtocolVersion {

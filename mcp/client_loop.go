@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,7 +100,8 @@ func (e *PendingCallError) Error() string {
 type inputKeyCtx struct{}
 
 // InputRequestKey returns the inputRequests key of the input request a
-// handler is answering (empty outside a handler).
+// handler is answering, or on a legacy session the id of the server's
+// live request (empty outside a handler).
 func InputRequestKey(ctx context.Context) string {
 	k, _ := ctx.Value(inputKeyCtx{}).(string)
 	return k
@@ -145,7 +147,7 @@ func (c *Client) run(ctx context.Context, cc *carrierCall, opts *CallOptions, re
 		maxRounds = opts.MaxRounds
 	}
 	var headers []paramValue
-	if cc.method == MethodToolsCall && c.headers {
+	if cc.method == MethodToolsCall && c.mirrors() {
 		var err error
 		if headers, err = c.paramValues(cc.target, cc.args); err != nil {
 			return nil, err
@@ -166,7 +168,7 @@ func (c *Client) run(ctx context.Context, cc *carrierCall, opts *CallOptions, re
 		l.params = cc.appendParams(l.params[:0], responses, state)
 		l.headers = headers
 		raw, err := c.do(ctx, l)
-		if err != nil && !refreshed && cc.method == MethodToolsCall && c.headers && isParamHeaderMismatch(err) {
+		if err != nil && !refreshed && cc.method == MethodToolsCall && c.mirrors() && isParamHeaderMismatch(err) {
 			// The server's inputSchema is newer than ours: re-read
 			// tools/list and send the same round again.
 			refreshed = true
@@ -431,14 +433,21 @@ func (c *Client) answerAll(ctx context.Context, ir *inputRequired, answers [][]b
 }
 
 // answer runs the handler for one input request and encodes its result.
-func (c *Client) answer(ctx context.Context, key string, r InputRequest) (b []byte, err error) {
+func (c *Client) answer(ctx context.Context, key string, r InputRequest) ([]byte, error) {
+	b, err := c.answerRaw(ctx, key, r)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: answering the %s input request %q: %w", r.InputMethod(), key, err)
+	}
+	return b, nil
+}
+
+// answerRaw runs the handler for an input request or a live request of
+// a legacy session (key is then the request's id).
+func (c *Client) answerRaw(ctx context.Context, key string, r InputRequest) (b []byte, err error) {
 	ctx = context.WithValue(ctx, inputKeyCtx{}, key)
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("handler panicked: %v", p)
-		}
-		if err != nil {
-			err = fmt.Errorf("mcp: answering the %s input request %q: %w", r.InputMethod(), key, err)
 		}
 	}()
 	switch r := r.(type) {
@@ -454,6 +463,11 @@ func (c *Client) answer(ctx context.Context, key string, r InputRequest) (b []by
 		case ElicitAccept, ElicitDecline, ElicitCancel:
 		default:
 			return nil, fmt.Errorf("invalid elicitation action %q", res.Action)
+		}
+		if res.Action == ElicitAccept && r.Mode != ElicitModeURL {
+			if content := withSchemaDefaults(res.Content, r.RequestedSchema); content != nil {
+				res = &ElicitResult{Action: res.Action, Content: content}
+			}
 		}
 		return appendElicitResult(make([]byte, 0, 64), res)
 	case *CreateMessageRequest:
@@ -479,6 +493,51 @@ func (c *Client) answer(ctx context.Context, key string, r InputRequest) (b []by
 		return json.Marshal(res)
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknownInputRequest, r.InputMethod())
+}
+
+// withSchemaDefaults returns content with the default of every property
+// of schema (a form's requestedSchema) that content leaves out (SEP-1034:
+// a field the user did not fill keeps the value the server proposed), or
+// nil when there is nothing to add. content itself is not modified.
+func withSchemaDefaults(content map[string]any, schema any) map[string]any {
+	raw, ok := schema.(json.RawMessage)
+	if !ok {
+		if schema == nil {
+			return nil
+		}
+		var err error
+		if raw, err = json.Marshal(schema); err != nil {
+			return nil
+		}
+	}
+	if !bytes.Contains(raw, []byte(`"default"`)) {
+		return nil
+	}
+	var s struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return nil
+	}
+	var out map[string]any
+	for name, p := range s.Properties {
+		if len(p.Default) == 0 || string(p.Default) == "null" {
+			continue
+		}
+		if _, ok := content[name]; ok {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(content)+len(s.Properties))
+			for k, v := range content {
+				out[k] = v
+			}
+		}
+		out[name] = p.Default
+	}
+	return out
 }
 
 // encodeResponses encodes caller-given input responses (keys sorted,

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,7 +39,9 @@ type StreamClientOptions struct {
 // ends, the transport sends notifications/cancelled for it. Close closes
 // rwc.
 func NewStreamClientTransport(rwc io.ReadWriteCloser, opts *StreamClientOptions) ClientTransport {
-	return newStreamClientTransport(rwc, rwc, rwc.Close, opts)
+	t := newStreamClientTransport(rwc, rwc, rwc.Close, opts)
+	_, t.memory = rwc.(*pipeEnd)
+	return t
 }
 
 // NewCommandTransport starts cmd and returns a transport speaking stdio
@@ -90,12 +93,17 @@ func NewCommandTransport(cmd *exec.Cmd, opts *StreamClientOptions) (ClientTransp
 }
 
 type streamClientTransport struct {
-	r        io.Reader
-	w        io.Writer
-	closeFn  func() error
-	max      int
-	log      *slog.Logger
-	unrouted func(method string, params []byte)
+	r       io.Reader
+	w       io.Writer
+	closeFn func() error
+	max     int
+	log     *slog.Logger
+	memory  bool // the client end of NewInMemoryTransports
+	hooks   *clientHooks
+	// ctx ends with the transport: handlers answering the server's
+	// requests (legacy sessions) are cancelled.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	wmu     sync.Mutex
 	writing atomic.Int64 // id of the request being written, 0 when none
@@ -119,6 +127,7 @@ type streamReply struct {
 
 func newStreamClientTransport(r io.Reader, w io.Writer, closeFn func() error, opts *StreamClientOptions) *streamClientTransport {
 	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: DefaultMaxMessageBytes, pending: map[int64]*streamCall{}}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
 	if opts != nil {
 		if opts.MaxMessageBytes > 0 {
 			t.max = opts.MaxMessageBytes
@@ -133,12 +142,28 @@ func newStreamClientTransport(r io.Reader, w io.Writer, closeFn func() error, op
 }
 
 func (t *streamClientTransport) mirrorsHeaders() bool { return false }
+func (t *streamClientTransport) inMemory() bool       { return t.memory }
 func (t *streamClientTransport) releasesBody() bool   { return true }
-func (t *streamClientTransport) bind(f func(string, []byte)) {
+func (t *streamClientTransport) bind(h *clientHooks) {
 	t.mu.Lock()
-	t.unrouted = f
+	t.hooks = h
 	t.mu.Unlock()
 }
+
+// notify writes a notification line.
+func (t *streamClientTransport) notify(ctx context.Context, r *wireRequest) error {
+	t.mu.Lock()
+	err := t.err
+	t.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return t.write(ctx, 0, r.body)
+}
+
+// endSession does nothing: a legacy session on a byte stream ends with
+// the stream.
+func (t *streamClientTransport) endSession(context.Context, string, string) {}
 
 // Close closes the stream; calls in flight fail with ErrTransportClosed.
 func (t *streamClientTransport) Close() error {
@@ -150,6 +175,7 @@ func (t *streamClientTransport) Close() error {
 // fail ends the transport: every call in flight and every later call
 // gets err.
 func (t *streamClientTransport) fail(err error) {
+	t.cancel()
 	t.mu.Lock()
 	if t.err == nil {
 		t.err = err
@@ -319,14 +345,39 @@ func (t *streamClientTransport) dispatch(line []byte) {
 		c.ch <- streamReply{result: res, err: err}
 	case msg.IsNotification():
 		t.route(msg.Method, msg.Params)
-	default:
-		// A server→client request: the modern era has none. Ignored.
+	case msg.IsRequest():
+		t.serve(msg)
 	}
+}
+
+// serve answers a request of the server (a legacy session's
+// elicitation/create, sampling/createMessage, roots/list or ping) on its
+// own goroutine, so that reading goes on while a handler runs.
+func (t *streamClientTransport) serve(msg jsonrpc.Message) {
+	t.mu.Lock()
+	h := t.hooks
+	t.mu.Unlock()
+	if h == nil || h.serve == nil {
+		return
+	}
+	params := bytes.Clone(msg.Params)
+	go func() {
+		if resp := h.serve(t.ctx, msg.ID, msg.Method, params); resp != nil {
+			if err := t.write(t.ctx, 0, resp); err != nil && t.ctx.Err() == nil {
+				t.log.Warn("mcp: client: could not answer the server's request", "method", msg.Method, "err", err)
+			}
+		}
+	}()
 }
 
 func (t *streamClientTransport) route(method string, params []byte) {
 	id, ok := notificationRoute(method, params)
 	t.mu.Lock()
+	h := t.hooks
+	if ok && method == NotificationCancelled && h != nil && h.legacy != nil && h.legacy() {
+		// On a legacy session the server cancels its own requests.
+		ok = false
+	}
 	var c *streamCall
 	if ok {
 		c = t.pending[id]
@@ -334,8 +385,11 @@ func (t *streamClientTransport) route(method string, params []byte) {
 			delete(t.pending, id)
 		}
 	}
-	unrouted := t.unrouted
 	t.mu.Unlock()
+	var unrouted func(string, []byte)
+	if h != nil {
+		unrouted = h.unrouted
+	}
 	switch {
 	case c != nil && method == NotificationCancelled:
 		c.ch <- streamReply{err: errServerCancelled}

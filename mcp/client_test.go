@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -539,16 +540,32 @@ func TestClientComplete(t *testing.T) {
 
 func TestClientModes(t *testing.T) {
 	f := newClientFixture(t)
-	c := memClient(t, f.s, &ClientOptions{Mode: ModeLegacy})
-	if _, err := c.Discover(context.Background()); !errors.Is(err, ErrLegacyUnsupported) {
-		t.Fatalf("legacy: %v", err)
+	ctx := context.Background()
+	c := memClient(t, f.s, nil)
+	if c.ProtocolVersion() != LatestProtocolVersion {
+		t.Fatalf("the in-memory client is modern from the start, got %q", c.ProtocolVersion())
 	}
-	c = memClient(t, f.s, &ClientOptions{Mode: ModePinned, ProtocolVersion: "2025-11-25"})
-	if _, err := c.Discover(context.Background()); !errors.Is(err, ErrUnsupportedVersion) {
+	c = memClient(t, f.s, &ClientOptions{Mode: ModeLegacy})
+	if v := c.ProtocolVersion(); v != "" {
+		t.Fatalf("legacy before the handshake: %q", v)
+	}
+	d, err := c.Discover(ctx)
+	if err != nil || c.ProtocolVersion() != LegacyProtocolVersion || !slices.Equal(d.SupportedVersions, []string{LegacyProtocolVersion}) {
+		t.Fatalf("legacy: %v %+v %q", err, d, c.ProtocolVersion())
+	}
+	if err := c.Listen(ctx, SubscriptionFilter{ToolsListChanged: true}, func(*ListenNotification) {}); !errors.Is(err, ErrLegacyUnsupported) {
+		t.Fatalf("Listen on a legacy session: %v", err)
+	}
+	c = memClient(t, f.s, &ClientOptions{Mode: ModePinned, ProtocolVersion: "1999-01-01"})
+	if _, err := c.Discover(ctx); !errors.Is(err, ErrUnsupportedVersion) {
 		t.Fatalf("pinned to an unknown version: %v", err)
 	}
 	c = memClient(t, f.s, &ClientOptions{Mode: ModePinned, ProtocolVersion: LatestProtocolVersion})
-	if _, err := c.Discover(context.Background()); err != nil || c.ProtocolVersion() != LatestProtocolVersion {
+	if _, err := c.Discover(ctx); err != nil || c.ProtocolVersion() != LatestProtocolVersion {
 		t.Fatalf("pinned: %v", err)
+	}
+	c = memClient(t, f.s, &ClientOptions{Mode: ModePinned, ProtocolVersion: LegacyProtocolVersion})
+	if err := c.Connect(ctx); err != nil || c.ProtocolVersion() != LegacyProtocolVersion {
+		t.Fatalf("pinned to 2025-11-25: %v %q", err, c.ProtocolVersion())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"regexp"
 	"strconv"
 
@@ -15,8 +16,10 @@ import (
 // NewStreamClientTransport (newline-delimited JSON-RPC on any byte
 // stream, such as the client end of NewInMemoryTransports) and
 // NewCommandTransport (the stdio of a child process). A transport serves
-// one Client; the interface is sealed so that transports can grow with
-// the protocol (the legacy era will need a back channel).
+// one Client. It carries both protocol eras: the modern one, and the
+// 2025-11-25 one with its session, its notifications from the client and
+// the requests its server sends back (answered with the Client's
+// handlers). The interface is sealed.
 type ClientTransport interface {
 	// Close releases the transport. Calls in flight fail.
 	Close() error
@@ -25,15 +28,37 @@ type ClientTransport interface {
 	// the notifications that belong to it to r.notify. It returns the
 	// raw result object, or the server's *Error, or a transport error.
 	roundTrip(ctx context.Context, r *wireRequest) ([]byte, error)
+	// notify sends a notification of a legacy session (r.body is the
+	// whole message; r.era says where it goes).
+	notify(ctx context.Context, r *wireRequest) error
+	// endSession ends a legacy session (HTTP: DELETE); best effort.
+	endSession(ctx context.Context, version, session string)
 	// mirrorsHeaders reports whether the transport has a header layer
 	// (HTTP), which makes the client honour x-mcp-header.
 	mirrorsHeaders() bool
+	// inMemory reports whether the transport is the in-memory pair,
+	// where ModeAuto speaks the modern era without probing.
+	inMemory() bool
 	// releasesBody reports whether r.body is no longer referenced once
 	// roundTrip returns.
 	releasesBody() bool
-	// bind sets where notifications that belong to no request in
-	// flight go.
-	bind(unrouted func(method string, params []byte))
+	// bind sets where what the server sends outside a response goes.
+	bind(h *clientHooks)
+}
+
+// clientHooks are the Client's side of a transport.
+type clientHooks struct {
+	// unrouted receives notifications that belong to no request in
+	// flight (and, on a legacy session, every notifications/cancelled).
+	unrouted func(method string, params []byte)
+	// serve answers a request the server sent: the whole response
+	// message to send back, or nil to send nothing (a modern server
+	// sends no requests; they are ignored).
+	serve func(ctx context.Context, id jsonrpc.ID, method string, params []byte) []byte
+	// legacy reports whether the session is a legacy one.
+	legacy func() bool
+	// log receives the transport's warnings.
+	log *slog.Logger
 }
 
 // wireRequest is one request: what the client sends (method, params
@@ -44,6 +69,7 @@ type wireRequest struct {
 	method    string
 	target    string // params.name or params.uri (Mcp-Name), when hasTarget
 	hasTarget bool
+	status    int32 // the HTTP status of the last response (HTTP)
 	// params are the members after _meta, each preceded by a comma.
 	params []byte
 	// headers are the Mcp-Param-* headers (HTTP only).
@@ -53,10 +79,22 @@ type wireRequest struct {
 	// onNotify receives the request's other notifications (listen).
 	onNotify func(method string, params []byte)
 
-	id      int64
-	version string
-	body    []byte
-	notify  func(method string, params []byte) // nil: drop notifications
+	id     int64
+	era    *clientEra // the version (MCP-Protocol-Version, "" for initialize), the legacy session
+	body   []byte
+	notify func(method string, params []byte) // nil: drop notifications
+	// hook, when set, learns more of the HTTP response (the probe of
+	// ModeAuto, initialize).
+	hook *wireHook
+}
+
+// wireHook is what the HTTP transport tells about a response beyond its
+// message.
+type wireHook struct {
+	// onStatus learns the status as soon as the response headers arrive.
+	onStatus func(status int)
+	// sessionID is the response's Mcp-Session-Id.
+	sessionID string
 }
 
 // paramValue is one Mcp-Param-{name} header.

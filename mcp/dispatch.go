@@ -53,6 +53,7 @@ type requestScope struct {
 	method string
 	meta   *RequestMeta
 	out    outbound
+	legacy *legacyScope // a 2025-11-25 request (legacy.go)
 }
 
 type scopeKey struct{}
@@ -86,6 +87,8 @@ func (s *Server) route(ctx context.Context, method string, params Params) (any, 
 		return s.complete(ctx, p)
 	case *ListenRequest:
 		return s.listen(ctx, p)
+	case *PingRequest, *SetLevelRequest, *SubscribeRequest:
+		return s.legacyOnly(ctx, method, params)
 	}
 	return nil, jsonrpc.NewError(CodeMethodNotFound, "Method not found: "+method)
 }
@@ -248,8 +251,15 @@ func (s *Server) discover() *DiscoverResult {
 	}
 }
 
-// SupportedVersions lists the protocol versions the server accepts.
-func (s *Server) SupportedVersions() []string { return []string{LatestProtocolVersion} }
+// SupportedVersions lists the protocol versions the server accepts: the
+// modern revision (per-request _meta) first, then the legacy one served
+// through initialize and sessions, unless ServerOptions.DisableLegacy.
+func (s *Server) SupportedVersions() []string {
+	if s.opts.DisableLegacy {
+		return []string{LatestProtocolVersion}
+	}
+	return []string{LatestProtocolVersion, LegacyProtocolVersion}
+}
 
 func (s *Server) complete(ctx context.Context, p *CompleteRequest) (any, error) {
 	switch p.Ref.Type {

@@ -36,6 +36,10 @@ type HTTPOptions struct {
 	// stay open (subscriptions/listen, slow tools). Zero means 15 s; a
 	// negative value disables them.
 	KeepAlive time.Duration
+	// Legacy configures the 2025-11-25 sessions (initialize,
+	// Mcp-Session-Id, the GET stream, DELETE, resumable SSE) the handler
+	// serves next to 2026-07-28 unless ServerOptions.DisableLegacy.
+	Legacy LegacyHTTPOptions
 }
 
 // NewHTTPHandler returns the Streamable HTTP transport of s as an
@@ -60,6 +64,9 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) http.Handler {
 	for _, a := range h.opts.AllowedOrigins {
 		h.origins = append(h.origins, strings.ToLower(strings.TrimSuffix(a, "/")))
 	}
+	if s.legacyEnabled() {
+		h.legacy = newLegacyHTTP(s, h.opts.Legacy, h.opts.KeepAlive)
+	}
 	return h
 }
 
@@ -68,6 +75,7 @@ type httpHandler struct {
 	opts    HTTPOptions
 	hosts   []string
 	origins []string
+	legacy  *legacyHTTP // 2025-11-25 sessions (legacy_http.go); nil when disabled
 }
 
 var (
@@ -84,6 +92,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost {
+		if h.legacy != nil && h.legacy.other(w, r) {
+			return
+		}
 		w.Header()["Allow"] = allowPost
 		http.Error(w, "method not allowed: the MCP endpoint accepts POST only", http.StatusMethodNotAllowed)
 		return
@@ -104,10 +115,17 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c, f := h.s.decodeCall(body)
 	if f != nil {
+		// What the modern path rejects may be 2025-11-25 traffic.
+		if h.legacy != nil && h.legacy.post(w, r, body) {
+			return
+		}
 		writeHTTPError(w, f.status, c.msg.ID, f.err)
 		return
 	}
 	if c.msg.IsNotification() {
+		if h.legacy != nil && h.legacy.notification(w, r, c.msg) {
+			return
+		}
 		// No client notification is defined over HTTP in this revision;
 		// accept and ignore (cancellation is closing the stream).
 		w.WriteHeader(http.StatusAccepted)

@@ -43,6 +43,10 @@ type ElicitRequest struct {
 	RequestedSchema any `json:"requestedSchema,omitempty"`
 	// URL is the page to open (URL mode).
 	URL string `json:"url,omitempty"`
+	// ElicitationID names a URL-mode elicitation of a 2025-11-25
+	// session, as notifications/elicitation/complete does later. The
+	// modern era has none.
+	ElicitationID string `json:"elicitationId,omitempty"`
 }
 
 // ModelPreferences guide the client's choice of model.

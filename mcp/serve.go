@@ -21,6 +21,9 @@ type call struct {
 	msg    jsonrpc.Message
 	spec   *methodSpec
 	params Params
+	// legacy is set for a request served in the 2025-11-25 era
+	// (legacy.go).
+	legacy *legacyScope
 }
 
 // failure is an error response with the HTTP status it maps to.
@@ -84,9 +87,11 @@ func (s *Server) unsupportedVersion(requested string) *failure {
 		}{s.SupportedVersions(), requested}), http.StatusBadRequest}
 }
 
+// checkVersion accepts the modern revision only: an earlier one is served
+// through initialize and a session (legacy.go), never in a _meta envelope.
 func (s *Server) checkVersion(c *call) *failure {
 	v := c.params.RequestMeta().ProtocolVersion
-	if slices.Contains(s.SupportedVersions(), v) {
+	if v == LatestProtocolVersion {
 		return nil
 	}
 	return s.unsupportedVersion(v)
@@ -96,13 +101,16 @@ func (s *Server) checkVersion(c *call) *failure {
 // result against the method's rules. The returned failure is nil on
 // success.
 func (s *Server) execute(ctx context.Context, c *call, out outbound) (any, *failure) {
-	sc := &requestScope{s: s, id: c.msg.ID, method: c.msg.Method, meta: c.params.RequestMeta(), out: out}
+	sc := &requestScope{s: s, id: c.msg.ID, method: c.msg.Method, meta: c.params.RequestMeta(), out: out, legacy: c.legacy}
 	ctx = context.WithValue(ctx, scopeKey{}, sc)
 	res, err := s.safeCall(ctx, c)
 	if err != nil {
 		return nil, s.errorFailure(ctx, c, err)
 	}
 	if irr, ok := res.(*InputRequiredResult); ok {
+		if c.legacy != nil {
+			return nil, s.legacyIRRFailure(c)
+		}
 		if !c.spec.carrier {
 			s.log.Error("mcp: handler returned an input_required result on a method that cannot carry one", "method", c.msg.Method)
 			return nil, &failure{errInternal, http.StatusOK}

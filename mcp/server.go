@@ -59,6 +59,12 @@ type ServerOptions struct {
 	// RequestState configures the sealing of requestState, which is on
 	// by default (see RequestStateOptions).
 	RequestState RequestStateOptions
+	// DisableLegacy serves 2026-07-28 only: initialize and the other
+	// 2025-11-25 methods answer -32601, and SupportedVersions lists the
+	// modern revision alone. By default a server is dual-era: a client
+	// that opens with initialize gets a 2025-11-25 session (see
+	// docs/design/legacy.md and HTTPOptions.Legacy).
+	DisableLegacy bool
 }
 
 // Server serves MCP requests to any number of clients over any number of
@@ -85,6 +91,7 @@ type Server struct {
 	serverInfoMeta []byte // `"_meta":{"io.modelcontextprotocol/serverInfo":{...}}`
 	canAsk         bool   // the asking API needs the request-state boundary
 	hub            hub
+	legacy         legacyState // 2025-11-25 sessions (legacy.go)
 }
 
 type serverTool struct {

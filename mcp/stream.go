@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
@@ -68,6 +69,7 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer, opts
 		}
 	}
 	// No more requests can come: end listen streams, let the rest finish.
+	c.endLegacy()
 	c.mu.Lock()
 	for _, f := range c.inflight {
 		if f.listen {
@@ -132,6 +134,10 @@ type streamConn struct {
 	mu       sync.Mutex
 	inflight map[string]*inflight
 	wg       sync.WaitGroup
+
+	// legacy is the 2025-11-25 session the connection opened with
+	// initialize, if any (legacy_stream.go).
+	legacy atomic.Pointer[legacySession]
 }
 
 func (c *streamConn) writeMsg(b []byte) error {
@@ -145,12 +151,18 @@ func (c *streamConn) writeMsg(b []byte) error {
 func (c *streamConn) handle(ctx context.Context, line []byte) {
 	call, f := c.s.decodeCall(line)
 	if f != nil {
+		// What the modern path rejects may be 2025-11-25 traffic.
+		if c.legacyMessage(ctx, line) {
+			return
+		}
 		c.writeMsg(appendFailure(nil, call.msg.ID, f))
 		return
 	}
 	if call.msg.IsNotification() {
 		if call.msg.Method == NotificationCancelled {
 			c.cancelled(call.msg.Params)
+		} else {
+			c.legacyNotification(call.msg)
 		}
 		return
 	}
@@ -158,6 +170,11 @@ func (c *streamConn) handle(ctx context.Context, line []byte) {
 		c.writeMsg(appendFailure(nil, call.msg.ID, f))
 		return
 	}
+	c.run(ctx, call)
+}
+
+// run serves one request in its own goroutine.
+func (c *streamConn) run(ctx context.Context, call *call) {
 	rctx, cancel := context.WithCancel(ctx)
 	key := call.msg.ID.Raw()
 	c.mu.Lock()
@@ -187,7 +204,12 @@ func (c *streamConn) handle(ctx context.Context, line []byte) {
 		var b []byte
 		if f == nil {
 			var err error
-			if b, err = c.s.appendResult(nil, call.msg.ID, res); err != nil {
+			if call.legacy != nil {
+				b, err = c.s.appendLegacyResult(nil, call.msg.ID, res)
+			} else {
+				b, err = c.s.appendResult(nil, call.msg.ID, res)
+			}
+			if err != nil {
 				c.s.log.Error("mcp: encoding result", "method", call.msg.Method, "err", err)
 				f = &failure{err: errInternal}
 			}

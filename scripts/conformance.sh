@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
-# pinned in scripts/tools.sh) against ./conformance/everything-server at the
-# 2026-07-28 revision:
+# pinned in scripts/tools.sh) against ./conformance/everything-server, one
+# dual-era process serving both revisions on one endpoint: 2026-07-28 (runs
+# 1 and 2) and 2025-11-25 (runs 1b and 2b):
 #
 #   1. --requirements 2026-07-28: exactly the frozen set the revision requires.
 #      Only required scenarios decide the exit code; extension (tasks-*) and
@@ -11,6 +12,12 @@
 #      2026-07-28, including pending scenarios (extensions are never in it).
 #      With a baseline, a WARNING counts as a failure, and a listed entry that
 #      passes fails the run ("stale baseline").
+#   1b. --requirements 2025-11-25: the set 2025-11-25 requires, at its wire
+#      (initialize, sessions, server-to-client requests); the not-scored
+#      scenarios (server-session-lifecycle, server-sse-polling,
+#      json-schema-2020-12) run too.
+#   2b. --suite all --spec-version 2025-11-25 with the same baseline: every
+#      scenario applicable at 2025-11-25, a WARNING counts as a failure.
 #   3. the client: ./conformance/everything-client under
 #      `conformance client --requirements 2026-07-28` with the `client:`
 #      baseline of the same file (run_client_suite).
@@ -29,6 +36,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 
 SPEC_VERSION=2026-07-28
+LEGACY_SPEC_VERSION=2025-11-25 # served by the same binary (docs/design/legacy.md)
 EXPECTED_FAILURES=conformance/expected-failures.yml
 SERVER_START_TIMEOUT=20 # seconds to wait for the "listening on" line
 RUN_TIMEOUT=600         # seconds for one whole conformance invocation
@@ -183,6 +191,11 @@ run_suite() {
 # `client:` list of the baseline; the not-scored extension scenarios run for
 # visibility. Full output in $RUN_DIR/client.log, checks.json files (and the
 # client's stdout/stderr) under $RUN_DIR/client/.
+# Then the client's legacy era: the 2025-11-25 core scenarios, one
+#   conformance client --command <it> --spec-version 2025-11-25 --scenario S
+# each (`--suite core` also holds the auth/* scenarios); a failure or a
+# warning in any of them fails the run. Logs in $RUN_DIR/client-2025-11-25-S.log,
+# checks under $RUN_DIR/client-2025-11-25/.
 run_client_suite() {
   local name=client log="$RUN_DIR/client.log" rc=0 start=$SECONDS
   local bin="$TOOLS_DIR/bin/everything-client"
@@ -209,25 +222,51 @@ run_client_suite() {
     strip_ansi <"$log" | tail -n 40
   fi
 
+  local ok=1
   if [[ $rc -eq 0 ]]; then
     echo "conformance: $name passed ($((SECONDS - start))s)"
-    return 0
-  fi
-  if [[ $rc -eq 124 ]]; then
-    echo "conformance: $name TIMED OUT after ${RUN_TIMEOUT}s"
   else
-    echo "conformance: $name FAILED (exit $rc, $((SECONDS - start))s)"
+    if [[ $rc -eq 124 ]]; then
+      echo "conformance: $name TIMED OUT after ${RUN_TIMEOUT}s"
+    else
+      echo "conformance: $name FAILED (exit $rc, $((SECONDS - start))s)"
+    fi
+    echo "--- failing / warning checks outside auth/* (full log: ${log#"$ROOT"/}) ---"
+    local not_scored=()
+    mapfile -t not_scored < <(strip_ansi <"$log" |
+      awk '/^Not scored for / {p=1; next} p && /^  (✓|✗) / {print $2; next} p {p=0}')
+    failing_checks "$RUN_DIR/$name" "${not_scored[@]}" | head -n 200 || true
+    ok=0
   fi
-  echo "--- failing / warning checks outside auth/* (full log: ${log#"$ROOT"/}) ---"
-  local not_scored=()
-  mapfile -t not_scored < <(strip_ansi <"$log" |
-    awk '/^Not scored for / {p=1; next} p && /^  (✓|✗) / {print $2; next} p {p=0}')
-  failing_checks "$RUN_DIR/$name" "${not_scored[@]}" | head -n 200 || true
-  return 1
+
+  local legacy=2025-11-25 s slog verdict
+  printf '\n---------- conformance: client at %s ----------\n' "$legacy"
+  for s in initialize tools_call elicitation-sep1034-client-defaults sse-retry; do
+    slog="$RUN_DIR/client-$legacy-$s.log" rc=0
+    echo "\$ conformance client --command ${bin#"$ROOT"/} --spec-version $legacy --scenario $s -o ${RUN_DIR#"$ROOT"/}/client-$legacy"
+    timeout "$RUN_TIMEOUT" "$NODE22" "$CONFORMANCE_JS" client --command "$bin" --spec-version "$legacy" \
+      --scenario "$s" -o "$RUN_DIR/client-$legacy" >"$slog" 2>&1 || rc=$?
+    verdict=$(strip_ansi <"$slog" | grep -E '^Passed: ' | tail -n 1)
+    echo "$s: ${verdict:-no result} (exit $rc)"
+    if [[ $rc -ne 0 || -z "$verdict" || "$verdict" != *" 0 failed, 0 warnings"* ]]; then
+      echo "--- $s: failing / warning checks (full log: ${slog#"$ROOT"/}) ---"
+      strip_ansi <"$slog" | grep -E '(FAILURE|WARNING|Error|ERROR)' | head -n 40 || true
+      ok=0
+    fi
+  done
+  if [[ $ok -eq 1 ]]; then
+    echo "conformance: client at $legacy passed"
+  else
+    echo "conformance: $name FAILED"
+  fi
+  [[ $ok -eq 1 ]]
 }
 
 run_suite requirements --requirements "$SPEC_VERSION"
 run_suite suite-all --suite all --spec-version "$SPEC_VERSION" \
+  --expected-failures "$EXPECTED_FAILURES"
+run_suite legacy-requirements --requirements "$LEGACY_SPEC_VERSION"
+run_suite legacy-suite-all --suite all --spec-version "$LEGACY_SPEC_VERSION" \
   --expected-failures "$EXPECTED_FAILURES"
 
 if ! kill -0 "$SERVER_PID" 2>/dev/null; then

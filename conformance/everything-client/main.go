@@ -1,14 +1,17 @@
 // Command everything-client is the client under test of the official MCP
 // conformance suite (@modelcontextprotocol/conformance), written against
-// the public API of package mcp for protocol revision 2026-07-28.
+// the public API of package mcp, for both protocol eras.
 //
 // The suite runs it as
 //
-//	MCP_CONFORMANCE_SCENARIO=<scenario> everything-client <server URL>
+//	MCP_CONFORMANCE_SCENARIO=<scenario> MCP_CONFORMANCE_PROTOCOL_VERSION=<version> everything-client <server URL>
 //
 // (the URL is the last argument; MCP_CONFORMANCE_CONTEXT may hold JSON
-// data for the scenario). It does what the scenario asks of a client and
-// exits 0 on success, 1 with the error on stderr otherwise.
+// data for the scenario). The version picks the era: 2025-11-25 and
+// earlier open a legacy session (initialize), later ones speak
+// 2026-07-28; without it the client probes (mcp.ModeAuto). It does what
+// the scenario asks of a client and exits 0 on success, 1 with the error
+// on stderr otherwise.
 package main
 
 import (
@@ -36,12 +39,15 @@ func main() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
+	mode, version := era(os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"))
 	c := mcp.NewClient(mcp.NewHTTPClientTransport(url, nil), &mcp.ClientOptions{
-		Info:        mcp.Implementation{Name: "roundtrip-everything-client", Version: "0.1.0"},
-		Elicitation: elicit,
-		Sampling:    sample,
-		Roots:       roots,
-		Logger:      logger,
+		Info:            mcp.Implementation{Name: "roundtrip-everything-client", Version: "0.1.0"},
+		Mode:            mode,
+		ProtocolVersion: version,
+		Elicitation:     elicit,
+		Sampling:        sample,
+		Roots:           roots,
+		Logger:          logger,
 	})
 	defer c.Close()
 	if err := run(ctx, c, scenario); err != nil {
@@ -51,8 +57,32 @@ func main() {
 	fmt.Fprintf(os.Stderr, "everything-client: scenario %q done\n", scenario)
 }
 
+// era picks the client's mode from the version the suite runs at: that
+// exact version when the client speaks it (the legacy ones through
+// initialize), the latest legacy one for older revisions, the probe
+// when none is given.
+func era(v string) (mcp.ClientMode, string) {
+	switch {
+	case v == "":
+		return mcp.ModeAuto, ""
+	case v == mcp.LegacyProtocolVersion || v == "2025-06-18" || v == mcp.LatestProtocolVersion:
+		return mcp.ModePinned, v
+	case v < mcp.LegacyProtocolVersion:
+		return mcp.ModeLegacy, ""
+	}
+	return mcp.ModePinned, mcp.LatestProtocolVersion
+}
+
 func run(ctx context.Context, c *mcp.Client, scenario string) error {
 	switch scenario {
+	case "initialize":
+		// The handshake, then a first request on the session.
+		if err := c.Connect(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "everything-client: session at %s\n", c.ProtocolVersion())
+		_, err := listTools(ctx, c)
+		return err
 	case "tools_call":
 		if _, err := listTools(ctx, c); err != nil {
 			return err
@@ -248,20 +278,26 @@ func placeholder(typ any) any {
 
 // elicit accepts every elicitation: a URL-mode one with consent only, a
 // form with a placeholder for each property of the requested schema
-// (a boolean "confirmed" is true).
+// that has no default (a boolean "confirmed" is true). The fields left
+// out get the schema's defaults from the SDK (SEP-1034), as a user who
+// keeps the proposed values would send them.
 func elicit(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	if r.Mode == mcp.ElicitModeURL {
 		return &mcp.ElicitResult{Action: mcp.ElicitAccept}, nil
 	}
 	var s struct {
 		Properties map[string]struct {
-			Type any `json:"type"`
+			Type    any             `json:"type"`
+			Default json.RawMessage `json:"default"`
 		} `json:"properties"`
 	}
 	b, _ := json.Marshal(r.RequestedSchema)
 	_ = json.Unmarshal(b, &s)
 	content := map[string]any{}
 	for name, p := range s.Properties {
+		if p.Default != nil {
+			continue
+		}
 		switch v := placeholder(p.Type); v.(type) {
 		case string, int, bool:
 			content[name] = v

@@ -35,9 +35,10 @@ type everything struct {
 	srv *mcp.Server
 	log *slog.Logger
 
-	mu            sync.Mutex
-	dynamicTool   bool // test_trigger_tool_change toggles it
-	dynamicPrompt bool // test_trigger_prompt_change toggles it
+	mu             sync.Mutex
+	dynamicTool    bool // test_trigger_tool_change toggles it
+	dynamicPrompt  bool // test_trigger_prompt_change toggles it
+	watchedVersion int  // test_update_watched_resource bumps it
 }
 
 // newServer returns the everything server with every tool, prompt and
@@ -56,6 +57,7 @@ func newServer(logger *slog.Logger, rs mcp.RequestStateOptions) *mcp.Server {
 	})
 	e.addTools()
 	e.addMRTR()
+	e.addLegacy()
 	e.addPrompts()
 	e.addResources()
 	return e.srv

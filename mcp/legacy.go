@@ -1,0 +1,728 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+)
+
+// The legacy era: protocol revision 2025-11-25 on the same server and the
+// same handlers (docs/design/legacy.md).
+//
+// The era is decided per request. A request whose params carry the
+// 2026-07-28 _meta envelope (a protocolVersion member) is modern, always.
+// Otherwise an initialize request opens a legacy session, and a request
+// that belongs to one (the stdio connection after initialize, or an HTTP
+// request with an Mcp-Session-Id) is served as 2025-11-25 prescribes:
+// capabilities from initialize, no per-request _meta requirement, results
+// without resultType, ping, logging/setLevel, resources/subscribe, and live
+// server-to-client requests. The modern path is not touched: it is tried
+// first, and only a request it rejects is looked at again as legacy.
+//
+// A legacy request is decoded into the same params types as a modern one,
+// with its RequestMeta filled from the session (protocol version, client
+// capabilities and info, the level set with logging/setLevel), so that
+// handlers, middleware, ReportProgress and Log work unchanged. The asking
+// API finds a legacy asker in the handler's context: each question is sent
+// as a live request related to the originating call and the handler blocks
+// until the answer comes.
+
+// LegacyProtocolVersion is the earlier revision a dual-era server also
+// serves: initialize, sessions and server-to-client requests.
+const LegacyProtocolVersion = "2025-11-25"
+
+// Methods and notifications of 2025-11-25 that 2026-07-28 removed.
+const (
+	MethodInitialize  = "initialize"
+	MethodPing        = "ping"
+	MethodSetLevel    = "logging/setLevel"
+	MethodSubscribe   = "resources/subscribe"
+	MethodUnsubscribe = "resources/unsubscribe"
+
+	NotificationInitialized         = "notifications/initialized"
+	NotificationRootsListChanged    = "notifications/roots/list_changed"
+	NotificationElicitationComplete = "notifications/elicitation/complete"
+)
+
+// legacyVersions are the revisions a legacy initialize may negotiate.
+var legacyVersions = []string{LegacyProtocolVersion}
+
+// Per-session bounds: what one legacy session may hold, whatever its
+// client does.
+const (
+	maxLegacySubscriptions   = 1024
+	maxLegacySubscriptionURI = 2048
+	maxLegacyElicitations    = 64
+)
+
+// PingRequest holds the params of ping (2025-11-25 only).
+type PingRequest struct {
+	Meta RequestMeta `json:"_meta"`
+}
+
+// SetLevelRequest holds the params of logging/setLevel (2025-11-25 only).
+type SetLevelRequest struct {
+	Meta  RequestMeta  `json:"_meta"`
+	Level LoggingLevel `json:"level"`
+}
+
+// SubscribeRequest holds the params of resources/subscribe and
+// resources/unsubscribe (2025-11-25 only).
+type SubscribeRequest struct {
+	Meta RequestMeta `json:"_meta"`
+	URI  string      `json:"uri"`
+}
+
+func (p *PingRequest) RequestMeta() *RequestMeta      { return &p.Meta }
+func (p *SetLevelRequest) RequestMeta() *RequestMeta  { return &p.Meta }
+func (p *SubscribeRequest) RequestMeta() *RequestMeta { return &p.Meta }
+
+// ClientRequestError reports that the client of a legacy session answered
+// a server-to-client request (elicitation/create, sampling/createMessage,
+// roots/list) with a JSON-RPC error. A tool handler that returns it
+// produces an isError result.
+type ClientRequestError struct {
+	Method  string
+	Code    int
+	Message string
+}
+
+func (e *ClientRequestError) Error() string {
+	return "The client could not answer " + e.Method + ": " + e.Message + " (code " + strconv.Itoa(e.Code) + ")"
+}
+
+// errLegacySessionEnded is what a question waiting for its answer gets
+// when its session ends (DELETE, expiry, end of the stream).
+var errLegacySessionEnded = errors.New("mcp: the session ended before the client answered")
+
+// legacyScope marks a call served in the legacy era.
+type legacyScope struct {
+	sess    *legacySession // nil for a stateless request
+	version string
+}
+
+// legacyReply is the client's answer to a server-to-client request.
+type legacyReply struct {
+	result json.RawMessage
+	err    *Error
+}
+
+// legacySession is one 2025-11-25 session: a stdio connection after
+// initialize, or one Mcp-Session-Id of an HTTP handler.
+type legacySession struct {
+	s       *Server
+	id      string // Mcp-Session-Id; empty on a stream
+	version string
+	client  Implementation
+	caps    ClientCapabilities
+
+	// ctx ends with the session: questions waiting for answers give up
+	// and (on HTTP) requests in flight are cancelled.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	listener *listener // list changes and subscribed resource updates
+
+	mu          sync.Mutex
+	closed      bool
+	initialized bool
+	level       LoggingLevel
+	subs        map[string]struct{}
+	pending     map[int64]chan legacyReply
+	nextID      int64
+	elicits     []string // URL elicitation ids asked on this session, newest last
+	// unrelated delivers a notification related to no request.
+	unrelated func(method string, params any)
+}
+
+func (s *Server) newLegacySession(id string, p *legacyInitParams) *legacySession {
+	ls := &legacySession{
+		s: s, id: id, version: negotiateLegacy(p.ProtocolVersion), client: p.ClientInfo, caps: p.Capabilities,
+		pending: make(map[int64]chan legacyReply),
+	}
+	ls.ctx, ls.cancel = context.WithCancel(context.Background())
+	ls.listener = s.hub.add(SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true})
+	return ls
+}
+
+func negotiateLegacy(requested string) string {
+	if slices.Contains(legacyVersions, requested) {
+		return requested
+	}
+	return LegacyProtocolVersion
+}
+
+// scope returns the legacy scope of a request of this session.
+func (ls *legacySession) scope() *legacyScope {
+	return &legacyScope{sess: ls, version: ls.version}
+}
+
+// close ends the session: questions waiting for an answer fail, the
+// session's context (and with it, on HTTP, every request in flight) is
+// cancelled, and it stops receiving notifications.
+func (ls *legacySession) close() {
+	ls.mu.Lock()
+	if ls.closed {
+		ls.mu.Unlock()
+		return
+	}
+	ls.closed = true
+	elicits := ls.elicits
+	ls.elicits, ls.pending, ls.subs = nil, nil, nil
+	ls.mu.Unlock()
+	ls.cancel()
+	ls.s.hub.remove(ls.listener)
+	ls.s.legacy.forget(ls, elicits)
+}
+
+func (ls *legacySession) setInitialized() {
+	ls.mu.Lock()
+	ls.initialized = true
+	ls.mu.Unlock()
+}
+
+func (ls *legacySession) isInitialized() bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.initialized
+}
+
+// meta fills the RequestMeta of a legacy request from the session.
+func (ls *legacySession) fillMeta(m *RequestMeta) {
+	ls.mu.Lock()
+	m.LogLevel = ls.level
+	ls.mu.Unlock()
+	m.ProtocolVersion = ls.version
+	caps := ls.caps
+	m.ClientCapabilities = caps
+	info := ls.client
+	m.ClientInfo = &info
+}
+
+// subscribe adds or removes a resource subscription.
+func (ls *legacySession) subscribe(uri string, on bool) *Error {
+	ls.mu.Lock()
+	if ls.closed {
+		ls.mu.Unlock()
+		return nil
+	}
+	if on {
+		if _, ok := ls.subs[uri]; !ok && len(ls.subs) >= maxLegacySubscriptions {
+			ls.mu.Unlock()
+			return jsonrpcError(CodeInvalidParams, "Invalid params: too many resource subscriptions on this session (at most "+strconv.Itoa(maxLegacySubscriptions)+")")
+		}
+		if ls.subs == nil {
+			ls.subs = make(map[string]struct{})
+		}
+		ls.subs[uri] = struct{}{}
+	} else {
+		delete(ls.subs, uri)
+	}
+	uris := make([]string, 0, len(ls.subs))
+	for u := range ls.subs {
+		uris = append(uris, u)
+	}
+	ls.mu.Unlock()
+	slices.Sort(uris)
+	// The listener's filter is read by the hub under its lock.
+	ls.s.hub.mu.Lock()
+	ls.listener.filter.ResourceSubscriptions = uris
+	ls.s.hub.mu.Unlock()
+	return nil
+}
+
+// deliver routes a client's response to the question waiting for it.
+// Responses to unknown or abandoned requests are dropped.
+func (ls *legacySession) deliver(msg jsonrpc.Message) {
+	id, err := strconv.ParseInt(msg.ID.Raw(), 10, 64)
+	if err != nil {
+		return
+	}
+	ls.mu.Lock()
+	ch := ls.pending[id]
+	delete(ls.pending, id)
+	ls.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	var r legacyReply
+	if msg.Error != nil {
+		e := new(Error)
+		if json.Unmarshal(msg.Error, e) != nil {
+			e = jsonrpcError(CodeInternalError, "malformed error response")
+		}
+		r.err = e
+	} else {
+		r.result = append(json.RawMessage(nil), msg.Result...)
+	}
+	ch <- r
+}
+
+// requestSender is implemented by the outbound of a legacy request that
+// can carry server-to-client requests related to it.
+type requestSender interface {
+	// backChannel reports whether requests can be sent, and why not.
+	backChannel() (ok bool, why string)
+	// sendRequest writes one encoded message related to the request: a
+	// server-to-client request, or (late, when the request was cancelled)
+	// the notification that cancels one.
+	sendRequest(msg []byte, late bool) error
+}
+
+// call sends a request to the client on rs and waits for the answer, the
+// end of ctx, or the end of the session.
+func (ls *legacySession) call(ctx context.Context, rs requestSender, method string, params []byte) (json.RawMessage, error) {
+	ch := make(chan legacyReply, 1)
+	ls.mu.Lock()
+	if ls.closed {
+		ls.mu.Unlock()
+		return nil, errLegacySessionEnded
+	}
+	ls.nextID++
+	id := ls.nextID
+	ls.pending[id] = ch
+	ls.mu.Unlock()
+	defer func() {
+		ls.mu.Lock()
+		delete(ls.pending, id)
+		ls.mu.Unlock()
+	}()
+	msg := make([]byte, 0, 64+len(method)+len(params))
+	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
+	msg = strconv.AppendInt(msg, id, 10)
+	msg = append(msg, `,"method":`...)
+	msg = jsonrpc.AppendString(msg, method)
+	msg = append(msg, `,"params":`...)
+	msg = append(msg, params...)
+	msg = append(msg, '}')
+	if err := rs.sendRequest(msg, false); err != nil {
+		return nil, fmt.Errorf("mcp: sending %s to the client: %w", method, err)
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, &ClientRequestError{Method: method, Code: r.err.Code, Message: r.err.Message}
+		}
+		return r.result, nil
+	case <-ctx.Done():
+		// The originating request was cancelled: tell the client to
+		// stop working on ours (best effort).
+		if b, err := encodeNotification(nil, NotificationCancelled, &legacyCancelParams{RequestID: id, Reason: "the originating request was cancelled"}); err == nil {
+			_ = rs.sendRequest(b, true)
+		}
+		return nil, ctx.Err()
+	case <-ls.ctx.Done():
+		return nil, errLegacySessionEnded
+	}
+}
+
+type legacyCancelParams struct {
+	RequestID int64  `json:"requestId"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// rememberElicitation records a URL elicitation id asked on the session,
+// so that Server.CompleteElicitation can find the session.
+func (ls *legacySession) rememberElicitation(id string) {
+	ls.mu.Lock()
+	if ls.closed {
+		ls.mu.Unlock()
+		return
+	}
+	var dropped string
+	if len(ls.elicits) >= maxLegacyElicitations {
+		dropped = ls.elicits[0]
+		ls.elicits = append(ls.elicits[:0], ls.elicits[1:]...)
+	}
+	ls.elicits = append(ls.elicits, id)
+	ls.mu.Unlock()
+	ls.s.legacy.remember(id, ls, dropped)
+}
+
+// sendUnrelated delivers a notification related to no request, if the
+// session's transport has somewhere to put it.
+func (ls *legacySession) sendUnrelated(method string, params any) {
+	ls.mu.Lock()
+	f := ls.unrelated
+	closed := ls.closed
+	ls.mu.Unlock()
+	if f != nil && !closed {
+		f(method, params)
+	}
+}
+
+// changeNotification is the legacy notification for a hub change.
+func changeNotification(c change) (string, any) {
+	switch c.kind {
+	case changeTools:
+		return NotificationToolListChanged, struct{}{}
+	case changePrompts:
+		return NotificationPromptListChanged, struct{}{}
+	case changeResources:
+		return NotificationResourceListChanged, struct{}{}
+	}
+	return NotificationResourceUpdated, &struct {
+		URI string `json:"uri"`
+	}{c.uri}
+}
+
+// ---- the server-wide part ----
+
+// legacyState is the part of the Server the legacy era needs: which
+// session asked which URL elicitation.
+type legacyState struct {
+	mu      sync.Mutex
+	elicits map[string]*legacySession
+}
+
+func (st *legacyState) remember(id string, ls *legacySession, dropped string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.elicits == nil {
+		st.elicits = make(map[string]*legacySession)
+	}
+	if dropped != "" && st.elicits[dropped] == ls {
+		delete(st.elicits, dropped)
+	}
+	st.elicits[id] = ls
+}
+
+func (st *legacyState) forget(ls *legacySession, ids []string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, id := range ids {
+		if st.elicits[id] == ls {
+			delete(st.elicits, id)
+		}
+	}
+}
+
+// CompleteElicitation tells the client that asked the URL-mode
+// elicitation elicitationID (see WithElicitationID) that the out-of-band
+// interaction finished, with notifications/elicitation/complete. Only
+// 2025-11-25 sessions have that notification (2026-07-28 correlates URL
+// elicitations through requestState): it reports whether a session was
+// found and notified.
+func (s *Server) CompleteElicitation(elicitationID string) bool {
+	s.legacy.mu.Lock()
+	ls := s.legacy.elicits[elicitationID]
+	delete(s.legacy.elicits, elicitationID)
+	s.legacy.mu.Unlock()
+	if ls == nil {
+		return false
+	}
+	ls.mu.Lock()
+	ls.elicits = slices.DeleteFunc(ls.elicits, func(id string) bool { return id == elicitationID })
+	ls.mu.Unlock()
+	ls.sendUnrelated(NotificationElicitationComplete, &struct {
+		ElicitationID string `json:"elicitationId"`
+	}{elicitationID})
+	return true
+}
+
+// legacyEnabled reports whether the server serves 2025-11-25.
+func (s *Server) legacyEnabled() bool { return !s.opts.DisableLegacy }
+
+// ---- initialize ----
+
+type legacyInitParams struct {
+	ProtocolVersion string             `json:"protocolVersion"`
+	Capabilities    ClientCapabilities `json:"capabilities"`
+	ClientInfo      Implementation     `json:"clientInfo"`
+}
+
+type legacyInitResult struct {
+	ProtocolVersion string             `json:"protocolVersion"`
+	Capabilities    ServerCapabilities `json:"capabilities"`
+	ServerInfo      Implementation     `json:"serverInfo"`
+	Instructions    string             `json:"instructions,omitempty"`
+}
+
+// decodeInitialize checks the params of initialize.
+func decodeInitialize(raw []byte) (*legacyInitParams, *failure) {
+	p := new(legacyInitParams)
+	var hasVersion, hasCaps, hasInfo bool
+	if raw == nil {
+		raw = []byte("{}")
+	}
+	err := scanObject(raw, "params", []string{"protocolVersion", "capabilities", "clientInfo"}, func(i int, v []byte) *Error {
+		switch i {
+		case 0:
+			s, e := decodeString(v, "protocolVersion")
+			p.ProtocolVersion, hasVersion = s, true
+			return e
+		case 1:
+			if jsonrpc.KindOf(v) != jsonrpc.KindObject || json.Unmarshal(v, &p.Capabilities) != nil {
+				return paramsError("capabilities must be a ClientCapabilities object")
+			}
+			hasCaps = true
+		case 2:
+			if jsonrpc.KindOf(v) != jsonrpc.KindObject || json.Unmarshal(v, &p.ClientInfo) != nil {
+				return paramsError("clientInfo must be an Implementation object")
+			}
+			hasInfo = true
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, &failure{err, http.StatusBadRequest}
+	case !hasVersion:
+		return nil, &failure{paramsError("missing protocolVersion"), http.StatusBadRequest}
+	case !hasCaps:
+		return nil, &failure{paramsError("missing capabilities"), http.StatusBadRequest}
+	case !hasInfo:
+		return nil, &failure{paramsError("missing clientInfo"), http.StatusBadRequest}
+	}
+	return p, nil
+}
+
+// initializeResult encodes the answer to initialize.
+func (s *Server) initializeResult(id jsonrpc.ID, ls *legacySession) []byte {
+	b, err := s.appendLegacyResult(nil, id, &legacyInitResult{
+		ProtocolVersion: ls.version,
+		Capabilities:    s.capabilities(),
+		ServerInfo:      s.impl,
+		Instructions:    s.opts.Instructions,
+	})
+	if err != nil {
+		return appendFailure(nil, id, &failure{err: errInternal})
+	}
+	return b
+}
+
+// newSessionID returns 128 random bits in hex: visible ASCII, as
+// 2025-11-25 requires.
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ---- decoding a legacy request ----
+
+var legacyMethods = func() map[string]*methodSpec {
+	m := map[string]*methodSpec{
+		MethodPing:        {decode: decodePing},
+		MethodSetLevel:    {decode: decodeSetLevel},
+		MethodSubscribe:   {decode: decodeSubscribe},
+		MethodUnsubscribe: {decode: decodeSubscribe},
+	}
+	for name, spec := range methods {
+		switch name {
+		case MethodDiscover, MethodSubscriptionsListen:
+			// 2026-07-28 only
+		default:
+			m[name] = spec
+		}
+	}
+	return m
+}()
+
+func decodePing(raw []byte, p *metaPresence) (Params, *Error) {
+	r := new(PingRequest)
+	return r, scanObject(raw, "params", metaOnlyNames, func(_ int, v []byte) *Error {
+		return decodeMeta(v, &r.Meta, p)
+	})
+}
+
+func decodeSetLevel(raw []byte, p *metaPresence) (Params, *Error) {
+	r := new(SetLevelRequest)
+	var has bool
+	err := scanObject(raw, "params", []string{"_meta", "level"}, func(i int, v []byte) *Error {
+		if i == 0 {
+			return decodeMeta(v, &r.Meta, p)
+		}
+		s, e := decodeString(v, "level")
+		if e != nil {
+			return e
+		}
+		if !LoggingLevel(s).valid() {
+			return paramsError("level: unknown logging level \"%s\"", s)
+		}
+		r.Level, has = LoggingLevel(s), true
+		return nil
+	})
+	if err == nil && !has {
+		err = paramsError("missing level")
+	}
+	return r, err
+}
+
+func decodeSubscribe(raw []byte, p *metaPresence) (Params, *Error) {
+	r := new(SubscribeRequest)
+	var has bool
+	err := scanObject(raw, "params", []string{"_meta", "uri"}, func(i int, v []byte) *Error {
+		if i == 0 {
+			return decodeMeta(v, &r.Meta, p)
+		}
+		s, e := decodeString(v, "uri")
+		r.URI, has = s, true
+		return e
+	})
+	if err == nil && !has {
+		err = paramsError("missing uri")
+	}
+	return r, err
+}
+
+// decodeLegacy decodes a 2025-11-25 request. Errors are in-band (HTTP
+// 200): the transport accepted the request.
+func (s *Server) decodeLegacy(msg jsonrpc.Message, ls *legacyScope) (*call, *failure) {
+	c := &call{msg: msg, legacy: ls}
+	spec := legacyMethods[msg.Method]
+	if spec == nil {
+		e := jsonrpcError(CodeMethodNotFound, "Method not found: "+msg.Method)
+		if methods[msg.Method] != nil {
+			e = jsonrpcError(CodeMethodNotFound, "Method not found: "+msg.Method+" is not part of protocol revision "+ls.version)
+		}
+		return c, &failure{e, http.StatusOK}
+	}
+	c.spec = spec
+	raw := msg.Params
+	if raw == nil {
+		raw = []byte("{}")
+	}
+	// _meta is optional in 2025-11-25; required members are checked as if
+	// it were there.
+	pres := metaPresence{meta: true}
+	params, perr := spec.decode(raw, &pres)
+	c.params = params
+	if perr != nil {
+		return c, &failure{perr, http.StatusOK}
+	}
+	m := params.RequestMeta()
+	if ls.sess != nil {
+		ls.sess.fillMeta(m)
+	} else {
+		m.ProtocolVersion, m.ClientCapabilities, m.LogLevel, m.ClientInfo = ls.version, ClientCapabilities{}, "", nil
+	}
+	// inputResponses and requestState do not exist in 2025-11-25.
+	if rp, _ := binding(msg.Method, params); rp != nil {
+		*rp = retryParams{}
+	}
+	return c, nil
+}
+
+// hasModernMeta reports whether params carry the 2026-07-28 _meta
+// envelope (a protocolVersion member in _meta): such a request is modern
+// whatever else it carries.
+func hasModernMeta(params []byte) bool {
+	if jsonrpc.KindOf(params) != jsonrpc.KindObject {
+		return false
+	}
+	found := false
+	_ = jsonrpc.Fields(params, func(k, v []byte) error {
+		if string(jsonrpc.Key(k)) != "_meta" || jsonrpc.KindOf(v) != jsonrpc.KindObject {
+			return nil
+		}
+		_ = jsonrpc.Fields(v, func(k, _ []byte) error {
+			if string(jsonrpc.Key(k)) == MetaProtocolVersion {
+				found = true
+				return errStopScan
+			}
+			return nil
+		})
+		return errStopScan
+	})
+	return found
+}
+
+// ---- the legacy-only methods ----
+
+// legacyOnly answers ping, logging/setLevel and resources/(un)subscribe.
+// ls is nil for a stateless request.
+func (s *Server) legacyOnly(ctx context.Context, method string, params Params) (any, error) {
+	sc := scopeFrom(ctx)
+	if sc == nil || sc.legacy == nil {
+		return nil, methodNotFound(method)
+	}
+	ls := sc.legacy.sess
+	switch p := params.(type) {
+	case *PingRequest:
+		return struct{}{}, nil
+	case *SetLevelRequest:
+		if ls != nil {
+			ls.mu.Lock()
+			ls.level = p.Level
+			ls.mu.Unlock()
+		}
+		return struct{}{}, nil
+	case *SubscribeRequest:
+		if ls == nil {
+			return nil, jsonrpcError(CodeInvalidRequest, "Invalid request: "+method+" needs a session (this 2025-11-25 request has none)")
+		}
+		if len(p.URI) > maxLegacySubscriptionURI {
+			return nil, jsonrpcError(CodeInvalidParams, "Invalid params: uri is too long")
+		}
+		if e := ls.subscribe(p.URI, method == MethodSubscribe); e != nil {
+			return nil, e
+		}
+		return struct{}{}, nil
+	}
+	return nil, jsonrpcError(CodeMethodNotFound, "Method not found: "+method)
+}
+
+// ---- the handler's answer ----
+
+// legacyIRRFailure is the answer to a legacy request whose handler built
+// its own InputRequiredResult: 2025-11-25 cannot express it.
+func (s *Server) legacyIRRFailure(c *call) *failure {
+	s.log.Error("mcp: handler returned an input_required result on a 2025-11-25 request", "method", c.msg.Method)
+	return &failure{jsonrpcError(CodeInternalError, "Internal error: the "+c.msg.Method+" handler returned an input_required result, but this request is served on protocol revision "+
+		c.legacy.version+", which has no input_required vocabulary (ask with mcp.Elicit, mcp.Sample or mcp.ListRoots instead: on a 2025-11-25 session they send live requests)"), http.StatusOK}
+}
+
+// appendLegacyResult appends the response of a legacy request: the result
+// as its handler made it, without resultType, server identity or cache
+// hints (2025-11-25 has none of them).
+func (s *Server) appendLegacyResult(dst []byte, id jsonrpc.ID, res any) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id.Raw()...)
+	dst = append(dst, `,"result":`...)
+	body := len(dst)
+	dst, err := marshalAppend(dst, res)
+	if err != nil {
+		return dst[:start], err
+	}
+	if len(dst)-body < 2 || dst[body] != '{' {
+		return dst[:start], errors.New("result is not a JSON object")
+	}
+	switch res.(type) {
+	case *ReadResourceResult, *ListToolsResult, *ListPromptsResult, *ListResourcesResult, *ListResourceTemplatesResult:
+		obj := append([]byte(nil), dst[body:]...)
+		dst = dropMembers(dst[:body], obj, "ttlMs", "cacheScope")
+	}
+	return append(dst, '}'), nil
+}
+
+// dropMembers appends obj without the named top-level members.
+func dropMembers(dst, obj []byte, names ...string) []byte {
+	dst = append(dst, '{')
+	first := true
+	_ = jsonrpc.Fields(obj, func(k, v []byte) error {
+		if slices.Contains(names, string(k)) {
+			return nil
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, '"')
+		dst = append(dst, k...)
+		dst = append(dst, `":`...)
+		dst = append(dst, v...)
+		return nil
+	})
+	return append(dst, '}')
+}

@@ -1,0 +1,215 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Session hygiene: a finished session (DELETE or expiry) leaves nothing
+// behind, and what one live session may hold is bounded.
+
+// churnSession runs one whole legacy session against h in memory:
+// initialize, initialized, a tool call, a subscription, then DELETE (or
+// nothing, leaving the session to expire).
+func churnSession(tb testing.TB, h http.Handler, del bool) {
+	do := func(method, body, sid string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(method, "http://localhost/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			r.Header.Set("Mcp-Session-Id", sid)
+			r.Header.Set("MCP-Protocol-Version", LegacyProtocolVersion)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	w := do(http.MethodPost, legacyInitLine(legacyCaps), "")
+	sid := w.Header().Get("Mcp-Session-Id")
+	if w.Code != 200 || sid == "" {
+		tb.Fatalf("initialize: %d %s", w.Code, w.Body)
+	}
+	if w := do(http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, sid); w.Code != 202 {
+		tb.Fatalf("initialized: %d", w.Code)
+	}
+	if w := do(http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`, sid); !strings.Contains(w.Body.String(), `"text":"x"`) {
+		tb.Fatalf("tools/call: %d %s", w.Code, w.Body)
+	}
+	if w := do(http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://static"}}`, sid); w.Code != 200 {
+		tb.Fatalf("subscribe: %d", w.Code)
+	}
+	if del {
+		if w := do(http.MethodDelete, "", sid); w.Code != http.StatusNoContent {
+			tb.Fatalf("DELETE: %d", w.Code)
+		}
+	}
+}
+
+func heapAlloc() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+func hubListeners(s *Server) int {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	return len(s.hub.listeners)
+}
+
+func TestLegacySessionsLeaveNothingBehind(t *testing.T) {
+	s, _ := dualServer(t, nil)
+	h := NewHTTPHandler(s, &HTTPOptions{Legacy: LegacyHTTPOptions{IdleTimeout: 50 * time.Millisecond}}).(*httpHandler)
+	goroutines := runtime.NumGoroutine()
+	churnSession(t, h, true) // warm up
+	before := heapAlloc()
+	for i := range 2000 {
+		churnSession(t, h, i%2 == 0) // half DELETEd, half left to expire
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for h.legacy.sessionCount() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := h.legacy.sessionCount(); n != 0 {
+		t.Fatalf("%d sessions left", n)
+	}
+	if n := hubListeners(s); n != 0 {
+		t.Errorf("%d hub listeners left", n)
+	}
+	s.legacy.mu.Lock()
+	elicits := len(s.legacy.elicits)
+	s.legacy.mu.Unlock()
+	if elicits != 0 {
+		t.Errorf("%d elicitation ids left", elicits)
+	}
+	if grown := heapAlloc() - before; grown > 1<<20 {
+		t.Errorf("heap grew by %d bytes over 2000 finished sessions", grown)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n := runtime.NumGoroutine(); n > goroutines+2 {
+		t.Errorf("%d goroutines, %d before", n, goroutines)
+	}
+}
+
+func TestLegacySessionMemoryIsBounded(t *testing.T) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
+	release := make(chan struct{})
+	s.AddTool(&Tool{Name: "flood"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+		CloseSSEStream(ctx)
+		for i := range 2000 {
+			ReportProgress(ctx, float64(i), 2000, strings.Repeat("x", 100))
+		}
+		<-release
+		return TextResult("done"), nil
+	})
+	const budget = 16 << 10
+	ts, h := legacyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{MaxEventBytes: budget}})
+	c := newLegacyClient(t, ts.URL, legacyCaps)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flood","_meta":{"progressToken":1}}}`, nil)
+	}()
+	<-done
+	hs := h.legacy.lookup(c.sid)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		// Lock order: a stream's mu before the session's smu, never inside.
+		hs.smu.Lock()
+		st := hs.streams[1]
+		bytes := hs.bytes
+		hs.smu.Unlock()
+		var n int
+		if st != nil {
+			st.mu.Lock()
+			n = int(st.seq)
+			st.mu.Unlock()
+		}
+		if bytes > budget {
+			t.Fatalf("the session keeps %d event bytes, budget %d", bytes, budget)
+		}
+		if n >= 2000 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(release)
+
+	// Subscriptions are bounded too.
+	var last map[string]any
+	for i := 0; i <= maxLegacySubscriptions; i++ {
+		last = c.request(MethodSubscribe, fmt.Sprintf(`{"uri":"test://r/%d"}`, i))
+	}
+	if errorCode(t, last) != CodeInvalidParams {
+		t.Errorf("subscription %d accepted: %v", maxLegacySubscriptions+1, last)
+	}
+}
+
+// BenchmarkLegacySessionChurn measures one whole legacy session
+// (initialize, initialized, tools/call, resources/subscribe, DELETE) and
+// reports the heap still held after all of them finished, per session:
+// it stays at zero whatever the number of sessions, which the
+// sub-benchmarks show for 100 to 10000 finished sessions.
+func BenchmarkLegacySessionChurn(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			s, _ := dualServer(b, nil)
+			h := NewHTTPHandler(s, nil).(*httpHandler)
+			churnSession(b, h, true)
+			before := heapAlloc()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				for range n {
+					churnSession(b, h, true)
+				}
+			}
+			b.StopTimer()
+			retained := heapAlloc() - before
+			if h.legacy.sessionCount() != 0 {
+				b.Fatalf("%d sessions open", h.legacy.sessionCount())
+			}
+			b.ReportMetric(float64(retained), "retained-heap-B")
+			b.ReportMetric(float64(retained)/float64(n*b.N), "retained-B/session")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*b.N), "ns/session")
+		})
+	}
+}
+
+func TestLegacyMaxSessionsEndsTheLongestIdle(t *testing.T) {
+	s, _ := dualServer(t, nil)
+	ts, h := legacyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{MaxSessions: 2}})
+	first := newLegacyClient(t, ts.URL, `{}`)
+	time.Sleep(5 * time.Millisecond)
+	second := newLegacyClient(t, ts.URL, `{}`)
+	time.Sleep(5 * time.Millisecond)
+	first.request(MethodPing, "") // now second is the longest idle
+	third := newLegacyClient(t, ts.URL, `{}`)
+	if h.legacy.sessionCount() != 2 || h.legacy.lookup(second.sid) != nil || h.legacy.lookup(first.sid) == nil || h.legacy.lookup(third.sid) == nil {
+		t.Fatalf("sessions after the third initialize: first %v second %v third %v",
+			h.legacy.lookup(first.sid) != nil, h.legacy.lookup(second.sid) != nil, h.legacy.lookup(third.sid) != nil)
+	}
+	// Sessions with an exchange in progress are never ended for room.
+	for _, c := range []*legacyClient{first, third} {
+		resp := c.get("")
+		defer resp.Body.Close()
+	}
+	r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(legacyInitLine(`{}`)))
+	r.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("initialize with every session busy: %d", resp.StatusCode)
+	}
+}
