@@ -244,70 +244,57 @@ var (
 	listenNames    = []string{"_meta", "notifications"}
 )
 
-func decodeCallTool(raw []byte, p *metaPresence) (Params, *Error) {
-	r := new(CallToolRequest)
+// decodeNamed decodes the members tools/call and prompts/get share;
+// arguments, when present and not null, go to args.
+func decodeNamed(raw []byte, p *metaPresence, names []string, meta *RequestMeta, name *string, rp *retryParams, args func(v []byte) *Error) *Error {
 	var hasName bool
-	err := scanObject(raw, "params", callToolNames, func(i int, v []byte) *Error {
+	err := scanObject(raw, "params", names, func(i int, v []byte) *Error {
 		var e *Error
 		switch i {
 		case 0:
-			e = decodeMeta(v, &r.Meta, p)
+			e = decodeMeta(v, meta, p)
 		case 1:
-			r.Name, e = decodeString(v, "name")
+			*name, e = decodeString(v, "name")
 			hasName = true
 		case 2:
 			switch jsonrpc.KindOf(v) {
 			case jsonrpc.KindObject:
-				r.Arguments = json.RawMessage(v)
+				e = args(v)
 			case jsonrpc.KindNull:
 			default:
 				e = paramsError("arguments must be an object")
 			}
 		case 3:
-			r.InputResponses, e = decodeInputResponses(v)
+			rp.InputResponses, e = decodeInputResponses(v)
 		case 4:
-			decodeRequestState(v, &r.retryParams)
+			decodeRequestState(v, rp)
 		}
 		return e
 	})
 	if err == nil && p.meta && !hasName {
 		err = paramsError("missing name")
 	}
+	return err
+}
+
+func decodeCallTool(raw []byte, p *metaPresence) (Params, *Error) {
+	r := new(CallToolRequest)
+	err := decodeNamed(raw, p, callToolNames, &r.Meta, &r.Name, &r.retryParams, func(v []byte) *Error {
+		r.Arguments = json.RawMessage(v)
+		return nil
+	})
 	return r, err
 }
 
 func decodeGetPrompt(raw []byte, p *metaPresence) (Params, *Error) {
 	r := new(GetPromptRequest)
-	var hasName bool
-	err := scanObject(raw, "params", getPromptNames, func(i int, v []byte) *Error {
-		var e *Error
-		switch i {
-		case 0:
-			e = decodeMeta(v, &r.Meta, p)
-		case 1:
-			r.Name, e = decodeString(v, "name")
-			hasName = true
-		case 2:
-			switch jsonrpc.KindOf(v) {
-			case jsonrpc.KindObject:
-				if json.Unmarshal(v, &r.Arguments) != nil {
-					e = paramsError("arguments must map names to strings")
-				}
-				r.argsRaw = json.RawMessage(v)
-			case jsonrpc.KindNull:
-			default:
-				e = paramsError("arguments must be an object")
-			}
-		case 3:
-			r.InputResponses, e = decodeInputResponses(v)
-		case 4:
-			decodeRequestState(v, &r.retryParams)
+	err := decodeNamed(raw, p, getPromptNames, &r.Meta, &r.Name, &r.retryParams, func(v []byte) *Error {
+		r.argsRaw = json.RawMessage(v)
+		if json.Unmarshal(v, &r.Arguments) != nil {
+			return paramsError("arguments must map names to strings")
 		}
-		return e
+		return nil
 	})
-	if err == nil && p.meta && !hasName {
-		err = paramsError("missing name")
-	}
 	return r, err
 }
 

@@ -620,15 +620,7 @@ func (hs *httpSession) removeInflight(key string) {
 // cancelled handles notifications/cancelled: the named request's context
 // is cancelled and nothing more is sent for it.
 func (hs *httpSession) cancelled(params []byte) {
-	var key string
-	_ = jsonrpc.Fields(params, func(k, v []byte) error {
-		if string(k) == "requestId" {
-			if id, e := jsonrpc.ParseID(v); e == nil {
-				key = id.Raw()
-			}
-		}
-		return nil
-	})
+	key := cancelledRequestKey(params)
 	hs.smu.Lock()
 	cancel := hs.inflight[key]
 	hs.smu.Unlock()

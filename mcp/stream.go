@@ -225,15 +225,7 @@ func (c *streamConn) cancelled(params []byte) {
 	if params == nil {
 		return
 	}
-	var key string
-	_ = jsonrpc.Fields(params, func(k, v []byte) error {
-		if string(k) == "requestId" {
-			if id, e := jsonrpc.ParseID(v); e == nil {
-				key = id.Raw()
-			}
-		}
-		return nil
-	})
+	key := cancelledRequestKey(params)
 	c.mu.Lock()
 	f := c.inflight[key]
 	c.mu.Unlock()
@@ -287,4 +279,19 @@ func (p *pipeEnd) Write(b []byte) (int, error) { return p.w.Write(b) }
 func (p *pipeEnd) Close() error {
 	p.w.Close()
 	return p.r.Close()
+}
+
+// cancelledRequestKey returns the id (as JSON text) that the params of a
+// notifications/cancelled name, or "".
+func cancelledRequestKey(params []byte) string {
+	var key string
+	_ = jsonrpc.Fields(params, func(k, v []byte) error {
+		if string(k) == "requestId" {
+			if id, e := jsonrpc.ParseID(v); e == nil {
+				key = id.Raw()
+			}
+		}
+		return nil
+	})
+	return key
 }
