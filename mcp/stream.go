@@ -46,7 +46,8 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer, opts
 	}
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
-	c := &streamConn{s: s, w: w, inflight: make(map[string]*inflight)}
+	c := &streamConn{s: s, w: w, inflight: make(map[string]*inflight), work: make(chan func()), done: make(chan struct{})}
+	defer close(c.done)
 	br := bufio.NewReaderSize(r, 64<<10)
 	var readErr error
 	for {
@@ -138,6 +139,42 @@ type streamConn struct {
 	// legacy is the 2025-11-25 session the connection opened with
 	// initialize, if any (legacy_stream.go).
 	legacy atomic.Pointer[legacySession]
+
+	// work hands a request to an idle worker goroutine. Workers outlive
+	// their request for a while, so a busy connection reuses goroutines
+	// whose stacks have already grown to what a request needs (growing a
+	// fresh stack was a fifth of a pipe call's CPU).
+	work chan func()
+	done chan struct{}
+}
+
+// workerIdle is how long an idle worker waits for the next request.
+const workerIdle = 2 * time.Second
+
+// spawn executes f on an idle worker, or on a new one. Requests never wait
+// for each other: with no idle worker a new goroutine starts.
+func (c *streamConn) spawn(f func()) {
+	select {
+	case c.work <- f:
+	default:
+		go c.worker(f)
+	}
+}
+
+func (c *streamConn) worker(f func()) {
+	t := time.NewTimer(workerIdle)
+	defer t.Stop()
+	for {
+		f()
+		t.Reset(workerIdle)
+		select {
+		case f = <-c.work:
+		case <-t.C:
+			return
+		case <-c.done:
+			return
+		}
+	}
 }
 
 func (c *streamConn) writeMsg(b []byte) error {
@@ -173,7 +210,7 @@ func (c *streamConn) handle(ctx context.Context, line []byte) {
 	c.run(ctx, call)
 }
 
-// run serves one request in its own goroutine.
+// run serves one request on a worker goroutine of its own.
 func (c *streamConn) run(ctx context.Context, call *call) {
 	rctx, cancel := context.WithCancel(ctx)
 	key := call.msg.ID.Raw()
@@ -187,7 +224,7 @@ func (c *streamConn) run(ctx context.Context, call *call) {
 	c.inflight[key] = &inflight{cancel: cancel, listen: call.msg.Method == MethodSubscriptionsListen}
 	c.wg.Add(1)
 	c.mu.Unlock()
-	go func() {
+	c.spawn(func() {
 		defer c.wg.Done()
 		defer cancel()
 		out := &streamOut{c: c, ctx: rctx}
@@ -218,7 +255,7 @@ func (c *streamConn) run(ctx context.Context, call *call) {
 			b = appendFailure(nil, call.msg.ID, f)
 		}
 		c.writeMsg(b)
-	}()
+	})
 }
 
 func (c *streamConn) cancelled(params []byte) {
