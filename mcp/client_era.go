@@ -344,9 +344,16 @@ type servingCall struct{ cancel context.CancelCauseFunc }
 // (elicitation/create, sampling/createMessage, roots/list, ping) with the
 // same handlers as input requests, and returns the response message (nil
 // when none must be sent). A modern server sends no requests; they are
-// ignored.
+// ignored (but a ping before the era is known is answered).
 func (c *Client) serveRequest(ctx context.Context, id jsonrpc.ID, method string, params []byte) []byte {
-	if !c.isLegacy() || id.IsZero() {
+	if id.IsZero() {
+		return nil
+	}
+	if !c.isLegacy() {
+		if method == MethodPing && c.era.Load() == nil {
+			// A server may ping during the handshake.
+			return jsonrpc.AppendResponse(nil, id, []byte(`{}`))
+		}
 		return nil
 	}
 	ctx, cancel := context.WithCancelCause(ctx)

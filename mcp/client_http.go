@@ -56,6 +56,10 @@ const (
 	maxSSEReconnects = 3
 )
 
+// getStreamWait bounds how long the handshake waits for the response
+// headers of the GET stream.
+const getStreamWait = 2 * time.Second
+
 // NewHTTPClientTransport returns a Streamable HTTP transport for the MCP
 // endpoint url. Every request is its own POST with the headers
 // MCP-Protocol-Version, Mcp-Method, Mcp-Name (tools/call, prompts/get,
@@ -321,8 +325,8 @@ func (t *httpClientTransport) endSession(ctx context.Context, version, session s
 // listen opens the GET stream of a legacy session and keeps it open
 // (reconnecting with Last-Event-ID) until the session or the transport
 // ends, or the server says it has none. It returns once the server
-// answered the first GET (or ctx ended), so that the stream is there
-// before the session's first request.
+// answered the first GET (or after getStreamWait, or when ctx ends), so
+// that the stream is there before the session's first request.
 func (t *httpClientTransport) listen(ctx context.Context, era *clientEra) {
 	lctx, cancel := context.WithCancel(t.ctx)
 	t.mu.Lock()
@@ -374,8 +378,11 @@ func (t *httpClientTransport) listen(ctx context.Context, era *clientEra) {
 			}
 		}
 	}()
+	wait := time.NewTimer(getStreamWait)
+	defer wait.Stop()
 	select {
 	case <-opened:
+	case <-wait.C: // a server that holds its headers back: go on without it
 	case <-ctx.Done():
 	}
 }

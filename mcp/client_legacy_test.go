@@ -545,7 +545,7 @@ func TestClientAutoOnStdioProbesWithDiscover(t *testing.T) {
 			t.Fatalf("then %v", l)
 		}
 		f.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"resultType":"complete","tools":[]}}`, l["id"]))
-		if err := <-done; err != nil || c.ProtocolVersion() != LatestProtocolVersion {
+		if err := waitErr(t, done); err != nil || c.ProtocolVersion() != LatestProtocolVersion {
 			t.Fatal(err, c.ProtocolVersion())
 		}
 	})
@@ -561,7 +561,7 @@ func TestClientAutoOnStdioProbesWithDiscover(t *testing.T) {
 			t.Fatalf("then %v", l)
 		}
 		f.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"tools":[]}}`, l["id"]))
-		if err := <-done; err != nil || c.ProtocolVersion() != LegacyProtocolVersion {
+		if err := waitErr(t, done); err != nil || c.ProtocolVersion() != LegacyProtocolVersion {
 			t.Fatal(err, c.ProtocolVersion())
 		}
 	})
@@ -573,7 +573,7 @@ func TestClientAutoOnStdioProbesWithDiscover(t *testing.T) {
 			t.Fatalf("first message %v", d)
 		}
 		f.handshake("2025-06-18")
-		if err := <-done; err != nil || c.ProtocolVersion() != "2025-06-18" {
+		if err := waitErr(t, done); err != nil || c.ProtocolVersion() != "2025-06-18" {
 			t.Fatal(err, c.ProtocolVersion())
 		}
 	})
@@ -589,7 +589,7 @@ func TestClientAutoOnStdioProbesWithDiscover(t *testing.T) {
 			t.Fatalf("want server/discover again, got %v", d)
 		}
 		f.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":0,"cacheScope":"public"}}`, d["id"]))
-		if err := <-done; err != nil || c.ProtocolVersion() != LatestProtocolVersion {
+		if err := waitErr(t, done); err != nil || c.ProtocolVersion() != LatestProtocolVersion {
 			t.Fatal(err, c.ProtocolVersion())
 		}
 	})
@@ -617,7 +617,7 @@ func TestClientPinnedLegacyVersionRefusesAnother(t *testing.T) {
 		t.Fatalf("offered %v", p)
 	}
 	f.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"old","version":"1"}}}`, init["id"]))
-	if err := <-done; !errors.Is(err, ErrUnsupportedVersion) {
+	if err := waitErr(t, done); !errors.Is(err, ErrUnsupportedVersion) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -670,7 +670,11 @@ func TestClientAnswersLiveRequestsOnStdio(t *testing.T) {
 		t.Fatalf("unknown method: %v", got)
 	}
 	f.send(`{"jsonrpc":"2.0","id":11,"method":"elicitation/create","params":{"message":"wait"}}`)
-	<-started
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler did not start")
+	}
 	f.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":11}}`)
 	select {
 	case <-cancelled:
@@ -680,6 +684,92 @@ func TestClientAnswersLiveRequestsOnStdio(t *testing.T) {
 	f.send(`{"jsonrpc":"2.0","id":12,"method":"ping"}`)
 	if got := f.next(); got["id"] != float64(12) {
 		t.Fatalf("an answer to the cancelled request was sent: %v", got)
+	}
+}
+
+// waitErr waits for the outcome of a call running on another goroutine.
+func waitErr(t *testing.T, ch <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call hangs")
+	}
+	return nil
+}
+
+// The session's GET stream: a request the server sends there is answered
+// like one on a response stream; a server that never answers the GET
+// does not hold the handshake for long.
+func TestClientLegacyGetStream(t *testing.T) {
+	answered := make(chan map[string]any, 1)
+	c := rawHTTPClient(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			if r.Header.Get("Mcp-Session-Id") != "g" || r.Header.Get(HeaderProtocolVersion) != LegacyProtocolVersion {
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "id: g-1\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"roots/list\"}\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		case http.MethodDelete:
+			return
+		}
+		in := readRPC(t, r)
+		switch {
+		case in.Method == MethodInitialize:
+			w.Header().Set("Mcp-Session-Id", "g")
+			writeResult(w, in, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"g","version":"1"}}`)
+		case in.Method == "" && in.ID != nil:
+			var m map[string]any
+			json.Unmarshal(in.raw, &m)
+			answered <- m
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}, nil, legacyHandlers(&ClientOptions{Mode: ModeLegacy}))
+	if err := c.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-answered:
+		if m["id"] != "r1" || fmt.Sprint(m["result"]) != "map[roots:[map[uri:file:///a] map[uri:file:///b]]]" {
+			t.Fatalf("answer %v", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request on the GET stream was not answered")
+	}
+
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			<-r.Context().Done()
+			return
+		}
+		if r.Method != http.MethodPost {
+			return
+		}
+		in := readRPC(t, r)
+		if in.Method == MethodInitialize {
+			w.Header().Set("Mcp-Session-Id", "h")
+			writeResult(w, in, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"h","version":"1"}}`)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer ts.Close()
+	slow := NewClient(NewHTTPClientTransport(ts.URL, nil), &ClientOptions{Mode: ModeLegacy})
+	defer slow.Close()
+	start := time.Now()
+	if err := slow.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the handshake waited %v for the GET stream", d)
 	}
 }
 
@@ -697,4 +787,26 @@ func TestWithSchemaDefaults(t *testing.T) {
 	if withSchemaDefaults(in, json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)) != nil {
 		t.Fatal("nothing to add, yet a new map")
 	}
+}
+
+// The legacy era's costs, for comparison with BenchmarkClientCallToolServer
+// and BenchmarkClientTwoLegCallServer: one call on a 2025-11-25 session,
+// and one call whose tool asks a question, sent live and answered on the
+// same connection (in-memory pair, client and server).
+func BenchmarkClientLegacyCallToolServer(b *testing.B) {
+	benchCall(b, memClient(b, benchServer(), &ClientOptions{Mode: ModeLegacy}), "echo")
+}
+
+func BenchmarkClientLegacyLiveElicitServer(b *testing.B) {
+	s := benchServer()
+	s.AddTool(&Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+		name, err := Elicit[struct {
+			Name string `json:"name"`
+		}](ctx, "Your name?")
+		if err != nil {
+			return nil, err
+		}
+		return TextResult("Hello " + name.Content.Name), nil
+	})
+	benchCall(b, memClient(b, s, &ClientOptions{Mode: ModeLegacy, Elicitation: benchElicit}), "ask")
 }
