@@ -43,6 +43,10 @@ func rtServer() *mcp.Server {
 func rtClientOptions() *mcp.ClientOptions {
 	return &mcp.ClientOptions{
 		Info: mcp.Implementation{Name: "bench-client", Version: "1"},
+		// Pinned: the benchmark measures 2026-07-28 calls, with no
+		// discovery round on the first call.
+		Mode:            mcp.ModePinned,
+		ProtocolVersion: mcp.LatestProtocolVersion,
 		Elicitation: func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": answerName}}, nil
 		},
