@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -357,36 +356,28 @@ func appendElicitResult(dst []byte, r *ElicitResult) ([]byte, error) {
 	dst = append(dst, `{"action":`...)
 	dst = jsonrpc.AppendString(dst, string(r.Action))
 	if r.Content != nil {
-		dst = append(dst, `,"content":{`...)
-		keys := make([]string, 0, len(r.Content))
-		for k := range r.Content {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsonrpc.AppendString(dst, k)
-			dst = append(dst, ':')
-			switch v := r.Content[k].(type) {
+		dst = append(dst, `,"content":`...)
+		var err error
+		dst, err = appendSortedObject(dst, r.Content, func(dst []byte, k string, v any) ([]byte, error) {
+			switch v := v.(type) {
 			case string:
-				dst = jsonrpc.AppendString(dst, v)
+				return jsonrpc.AppendString(dst, v), nil
 			case bool:
-				dst = strconv.AppendBool(dst, v)
+				return strconv.AppendBool(dst, v), nil
 			case int:
-				dst = strconv.AppendInt(dst, int64(v), 10)
+				return strconv.AppendInt(dst, int64(v), 10), nil
 			case int64:
-				dst = strconv.AppendInt(dst, v, 10)
-			default:
-				b, err := json.Marshal(v)
-				if err != nil {
-					return nil, fmt.Errorf("content %q: %w", k, err)
-				}
-				dst = append(dst, b...)
+				return strconv.AppendInt(dst, v, 10), nil
 			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("content %q: %w", k, err)
+			}
+			return append(dst, b...), nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		dst = append(dst, '}')
 	}
 	return append(dst, '}'), nil
 }

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -477,25 +477,18 @@ func (r *InputRequiredResult) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, 256)
 	b = append(b, `{"resultType":"input_required"`...)
 	if r.InputRequests != nil {
-		b = append(b, `,"inputRequests":{`...)
-		keys := make([]string, 0, len(r.InputRequests))
-		for k := range r.InputRequests {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonrpc.AppendString(b, k)
-			b = append(b, ':')
-			rb, err := marshalInputRequest(r.InputRequests[k])
+		b = append(b, `,"inputRequests":`...)
+		var err error
+		b, err = appendSortedObject(b, r.InputRequests, func(dst []byte, k string, ir InputRequest) ([]byte, error) {
+			rb, err := marshalInputRequest(ir)
 			if err != nil {
 				return nil, fmt.Errorf("input request %q: %w", k, err)
 			}
-			b = append(b, rb...)
+			return append(dst, rb...), nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		b = append(b, '}')
 	}
 	if r.RequestState != "" {
 		b = append(b, `,"requestState":`...)
@@ -573,3 +566,26 @@ type ResourceResponse interface{ isResourceResponse() }
 func (*InputRequiredResult) isToolResponse()     {}
 func (*InputRequiredResult) isPromptResponse()   {}
 func (*InputRequiredResult) isResourceResponse() {}
+
+// appendSortedObject writes m as a JSON object with its keys in order,
+// each value written by value.
+func appendSortedObject[V any](dst []byte, m map[string]V, value func(dst []byte, k string, v V) ([]byte, error)) ([]byte, error) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonrpc.AppendString(dst, k)
+		dst = append(dst, ':')
+		var err error
+		if dst, err = value(dst, k, m[k]); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, '}'), nil
+}
