@@ -227,6 +227,13 @@ func (s *Server) appendResult(dst []byte, id jsonrpc.ID, res any) ([]byte, error
 		dst = append(dst, b...)
 		return append(dst, '}'), nil
 	}
+	if r, ok := res.(*CallToolResult); ok {
+		out, err := s.appendCallToolResult(dst, r)
+		if err != nil {
+			return dst[:start], err
+		}
+		return append(out, '}'), nil
+	}
 	body := len(dst)
 	dst, err := marshalAppend(dst, res)
 	if err != nil {
@@ -277,4 +284,69 @@ func encodeNotification(dst []byte, method string, params any) ([]byte, error) {
 		return nil, err
 	}
 	return append(dst, '}'), nil
+}
+
+// appendCallToolResult writes the most common result by hand: content
+// blocks are appended as their own encoders produce them, without the
+// extra validation and compaction pass encoding/json makes over every
+// Marshaler's output (a whole pass over a large text result).
+func (s *Server) appendCallToolResult(dst []byte, r *CallToolResult) ([]byte, error) {
+	dst = append(dst, `{"resultType":"complete",`...)
+	var err error
+	if r.Meta == nil {
+		dst = append(dst, s.serverInfoMeta...)
+	} else {
+		dst = append(dst, `"_meta":`...)
+		if dst, err = marshalAppend(dst, r.Meta); err != nil {
+			return nil, err
+		}
+	}
+	dst = append(dst, `,"content":[`...)
+	for i, c := range r.Content {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if dst, err = appendContent(dst, c); err != nil {
+			return nil, err
+		}
+	}
+	dst = append(dst, ']')
+	if r.StructuredContent != nil {
+		dst = append(dst, `,"structuredContent":`...)
+		if dst, err = marshalAppend(dst, r.StructuredContent); err != nil {
+			return nil, err
+		}
+	}
+	if r.IsError {
+		dst = append(dst, `,"isError":true`...)
+	}
+	return append(dst, '}'), nil
+}
+
+// appendContent writes one content block. Plain text is written
+// directly; other blocks use their MarshalJSON, whose output comes from
+// encoding/json and is already compact.
+func appendContent(dst []byte, c Content) ([]byte, error) {
+	switch v := c.(type) {
+	case nil:
+		return nil, errors.New("nil content block")
+	case *TextContent:
+		if v == nil {
+			return nil, errors.New("nil content block")
+		}
+		if v.Annotations == nil && v.Meta == nil {
+			dst = append(dst, `{"type":"text","text":`...)
+			dst = jsonrpc.AppendString(dst, v.Text)
+			return append(dst, '}'), nil
+		}
+	}
+	m, ok := c.(json.Marshaler)
+	if !ok {
+		return marshalAppend(dst, c)
+	}
+	b, err := m.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, b...), nil
 }
