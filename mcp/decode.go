@@ -102,8 +102,8 @@ func decodeMeta(v []byte, m *RequestMeta, p *metaPresence) *Error {
 			if jsonrpc.KindOf(v) == jsonrpc.KindNull {
 				return nil
 			}
-			info := new(Implementation)
-			if json.Unmarshal(v, info) != nil {
+			info, ok := decodeImplementation(v)
+			if !ok {
 				return paramsError("_meta.%s must be an Implementation object", MetaClientInfo)
 			}
 			m.ClientInfo = info
@@ -412,4 +412,42 @@ func decodeListen(raw []byte, p *metaPresence) (Params, *Error) {
 		err = paramsError("missing notifications")
 	}
 	return r, err
+}
+
+var implementationNames = []string{"name", "version", "title", "description", "websiteUrl"}
+
+// decodeImplementation decodes clientInfo, sent on every request, with
+// the scanner; an object with members beyond the plain strings (icons)
+// goes through encoding/json.
+func decodeImplementation(v []byte) (*Implementation, bool) {
+	if jsonrpc.KindOf(v) != jsonrpc.KindObject {
+		return nil, false
+	}
+	info := new(Implementation)
+	fields := [...]*string{&info.Name, &info.Version, &info.Title, &info.Description, &info.WebsiteURL}
+	plain := true
+	err := jsonrpc.Fields(v, func(k, val []byte) error {
+		for i, n := range implementationNames {
+			if string(k) == n {
+				s, ok := jsonrpc.String(val)
+				if !ok {
+					return errStopScan
+				}
+				*fields[i] = s
+				return nil
+			}
+		}
+		plain = false
+		return nil
+	})
+	if err != nil {
+		return nil, false
+	}
+	if !plain {
+		info = new(Implementation)
+		if json.Unmarshal(v, info) != nil {
+			return nil, false
+		}
+	}
+	return info, true
 }

@@ -626,3 +626,21 @@ func TestLogNotificationsOnlyWhenRequested(t *testing.T) {
 		t.Errorf("want only the error line, got %q", res.messages)
 	}
 }
+
+func TestClientInfoDecoding(t *testing.T) {
+	h := NewHTTPHandler(newTestServer(t, nil), nil)
+	withInfo := func(info string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":` + info + `}}}`
+	}
+	for _, ok := range []string{`{"name":"c","version":"1"}`, `{"name":"c","version":"1","title":"T","icons":[{"src":"https://x/i.png"}]}`, `null`} {
+		if res := post(t, h, withInfo(ok)); res.status != 200 {
+			t.Errorf("%s: %d %s", ok, res.status, res.body)
+		}
+	}
+	for _, bad := range []string{`{"name":5}`, `"c"`, `{"name":"c","icons":3}`} {
+		res := post(t, h, withInfo(bad))
+		if res.status != 400 || errorCode(t, res.last(t)) != CodeInvalidParams {
+			t.Errorf("%s: %d %s", bad, res.status, res.body)
+		}
+	}
+}
