@@ -195,8 +195,10 @@ func Decode(data []byte) (Message, *Error) {
 	if bad != nil {
 		return m, bad
 	}
-	if v, ok := String(version); !ok || v != "2.0" {
-		return m, NewError(CodeInvalidRequest, "Invalid request: jsonrpc must be \"2.0\"")
+	if string(TrimSpace(version)) != `"2.0"` { // fast path; escapes are rare
+		if v, ok := String(version); !ok || v != "2.0" {
+			return m, NewError(CodeInvalidRequest, "Invalid request: jsonrpc must be \"2.0\"")
+		}
 	}
 	if methodRaw != nil {
 		s, ok := String(methodRaw)

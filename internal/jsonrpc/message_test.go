@@ -149,3 +149,9 @@ func FuzzScanner(f *testing.F) {
 		}
 	})
 }
+
+func TestEscapedVersionIsStill2dot0(t *testing.T) {
+	if _, err := Decode([]byte(`{"jsonrpc":"\u0032.0","id":1,"method":"m"}`)); err != nil {
+		t.Errorf("escaped \"2.0\" rejected: %v", err)
+	}
+}
