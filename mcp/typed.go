@@ -63,12 +63,17 @@ func newTypedTool[In, Out any](t *Tool, h TypedToolHandler[In, Out]) (*typedTool
 		if len(args) == 0 {
 			args = []byte("{}")
 		}
-		var generic any
-		if err := json.Unmarshal(args, &generic); err != nil {
-			return ErrorResult("invalid arguments: " + err.Error()), nil
-		}
-		if err := in.resolved.Validate(generic); err != nil {
-			return ErrorResult("invalid arguments: " + err.Error()), nil
+		// Schemas inferred from Go types validate the raw arguments
+		// directly; the full validator runs for other schemas, and to
+		// explain a failure.
+		if in.fast == nil || !in.fast.valid(args) {
+			var generic any
+			if err := json.Unmarshal(args, &generic); err != nil {
+				return ErrorResult("invalid arguments: " + err.Error()), nil
+			}
+			if err := in.resolved.Validate(generic); err != nil {
+				return ErrorResult("invalid arguments: " + err.Error()), nil
+			}
 		}
 		var v In
 		if err := json.Unmarshal(args, &v); err != nil {
@@ -101,6 +106,7 @@ type compiledSchema struct {
 	raw      json.RawMessage
 	schema   *jsonschema.Schema
 	resolved *jsonschema.Resolved
+	fast     *fastSchema // nil when the schema leaves the fast subset
 }
 
 // schemaFor infers (when given is nil) or parses the schema, and
@@ -130,5 +136,5 @@ func schemaFor[T any](given any) (*compiledSchema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &compiledSchema{raw: raw, schema: s, resolved: res}, nil
+	return &compiledSchema{raw: raw, schema: s, resolved: res, fast: compileFast(raw)}, nil
 }
