@@ -117,6 +117,9 @@ type asker interface {
 type askerKey struct{}
 
 func askerFrom(ctx context.Context) asker {
+	if sc := scopeFrom(ctx); sc != nil && sc.asker != nil {
+		return sc.asker
+	}
 	a, _ := ctx.Value(askerKey{}).(asker)
 	return a
 }
@@ -186,15 +189,22 @@ var errMixedForms = jsonrpcError(CodeInternalError, "Internal error: the handler
 // seal state (then asking fails with ErrCannotAsk). It returns the modern
 // asker's scope, nil when none was installed.
 func (srv *Server) askContext(ctx context.Context, caps *ClientCapabilities, rp *retryParams) (context.Context, *askScope) {
-	if sc := scopeFrom(ctx); sc != nil && sc.legacy != nil {
+	sc := scopeFrom(ctx)
+	if sc != nil && sc.legacy != nil {
 		// A 2025-11-25 request: questions become live requests (legacy_ask.go).
-		return context.WithValue(ctx, askerKey{}, asker(&legacyAsker{scope: sc.legacy, caps: caps, out: sc.out})), nil
+		sc.asker = &legacyAsker{scope: sc.legacy, caps: caps, out: sc.out}
+		return ctx, nil
 	}
 	if !srv.canAsk {
 		return ctx, nil
 	}
-	sc := newAskScope(caps, rp.InputResponses, rp.askState)
-	return context.WithValue(ctx, askerKey{}, asker(sc)), sc
+	if sc == nil {
+		as := newAskScope(caps, rp.InputResponses, rp.askState)
+		return context.WithValue(ctx, askerKey{}, asker(as)), as
+	}
+	sc.modern.init(caps, rp.InputResponses, rp.askState)
+	sc.asker = &sc.modern
+	return ctx, &sc.modern
 }
 
 // askOutcomeError maps the asking API's errors for methods without an
@@ -247,9 +257,14 @@ func questionID(key string, digest [8]byte) (id [8]byte) {
 }
 
 func newAskScope(caps *ClientCapabilities, responses InputResponses, state []byte) *askScope {
-	s := &askScope{caps: caps, responses: responses}
-	s.prior, s.asked = decodeAskState(state)
+	s := new(askScope)
+	s.init(caps, responses, state)
 	return s
+}
+
+func (s *askScope) init(caps *ClientCapabilities, responses InputResponses, state []byte) {
+	s.caps, s.responses = caps, responses
+	s.prior, s.asked = decodeAskState(state)
 }
 
 func (s *askScope) ask(ctx context.Context, q *question) (json.RawMessage, error) {

@@ -48,15 +48,28 @@ func IsInputRequiredMethod(method string) bool {
 
 // requestScope is what a handler's context knows about its request.
 type requestScope struct {
-	s      *Server
-	id     jsonrpc.ID
-	method string
-	meta   *RequestMeta
-	out    outbound
-	legacy *legacyScope // a 2025-11-25 request (legacy.go)
+	context.Context // the request's context; Value(scopeKey{}) is the scope
+	s               *Server
+	id              jsonrpc.ID
+	method          string
+	meta            *RequestMeta
+	out             outbound
+	legacy          *legacyScope // a 2025-11-25 request (legacy.go)
+	// asker answers the asking API for this request's handler; modern is
+	// the 2026-07-28 asker, kept here to save an allocation per call.
+	asker  asker
+	modern askScope
 }
 
 type scopeKey struct{}
+
+// Value makes the scope findable from any context derived from it.
+func (sc *requestScope) Value(key any) any {
+	if key == (scopeKey{}) {
+		return sc
+	}
+	return sc.Context.Value(key)
+}
 
 func scopeFrom(ctx context.Context) *requestScope {
 	sc, _ := ctx.Value(scopeKey{}).(*requestScope)
