@@ -367,14 +367,17 @@ func encodeArgs(args any) ([]byte, error) {
 	case []byte:
 		b = a
 	default:
+		// encoding/json's output is valid and compact already.
 		var err error
 		if b, err = marshalAppend(nil, args); err != nil {
 			return nil, fmt.Errorf("mcp: arguments: %w", err)
 		}
 	}
-	b, err := compactJSON(b)
-	if err != nil {
-		return nil, fmt.Errorf("mcp: arguments: %w", err)
+	if _, ours := args.(json.RawMessage); ours || isBytes(args) {
+		var err error
+		if b, err = compactJSON(b); err != nil {
+			return nil, fmt.Errorf("mcp: arguments: %w", err)
+		}
 	}
 	switch jsonrpc.KindOf(b) {
 	case jsonrpc.KindObject:
@@ -400,3 +403,5 @@ func compactJSON(raw []byte) ([]byte, error) {
 	}
 	return raw, nil
 }
+
+func isBytes(v any) bool { _, ok := v.([]byte); return ok }

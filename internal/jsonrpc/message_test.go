@@ -155,3 +155,25 @@ func TestEscapedVersionIsStill2dot0(t *testing.T) {
 		t.Errorf("escaped \"2.0\" rejected: %v", err)
 	}
 }
+
+// FuzzStringMatchesEncodingJSON: String decodes every JSON string exactly
+// as encoding/json does.
+func FuzzStringMatchesEncodingJSON(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u6f22"`, `"\ud83d\ude00"`, `"\ud800"`, `"\udfff\ud800x"`, `"\ud800\u0041"`, "\"bad\xffutf8\"", `"\u12"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want string
+		wantErr := json.Unmarshal(b, &want) != nil || KindOf(b) != KindString
+		got, ok := String(b)
+		if wantErr {
+			if ok && json.Valid(b) {
+				t.Fatalf("%q: accepted %q, encoding/json refuses", b, got)
+			}
+			return
+		}
+		if !ok || got != want {
+			t.Fatalf("%q: got %q (%v), encoding/json %q", b, got, ok, want)
+		}
+	})
+}

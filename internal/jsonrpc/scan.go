@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -229,10 +231,95 @@ func String(v []byte) (s string, ok bool) {
 	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return string(inner), true
 	}
-	if json.Unmarshal(v, &s) != nil {
-		return "", false
+	return unquote(inner)
+}
+
+// unquote decodes the inside of a JSON string exactly as encoding/json
+// does (invalid UTF-8 and lone surrogates become U+FFFD) in one pass,
+// copying the runs between escapes whole.
+func unquote(in []byte) (string, bool) {
+	out := make([]byte, 0, len(in))
+	for len(in) > 0 {
+		i := bytes.IndexByte(in, '\\')
+		run := in
+		if i >= 0 {
+			run = in[:i]
+		}
+		if utf8.Valid(run) {
+			out = append(out, run...)
+		} else {
+			for len(run) > 0 {
+				r, size := utf8.DecodeRune(run)
+				out = utf8.AppendRune(out, r) // RuneError for invalid bytes
+				run = run[size:]
+			}
+		}
+		if i < 0 {
+			break
+		}
+		in = in[i:]
+		if len(in) < 2 {
+			return "", false
+		}
+		switch c := in[1]; c {
+		case '"', '\\', '/':
+			out = append(out, c)
+			in = in[2:]
+		case 'b':
+			out, in = append(out, '\b'), in[2:]
+		case 'f':
+			out, in = append(out, '\f'), in[2:]
+		case 'n':
+			out, in = append(out, '\n'), in[2:]
+		case 'r':
+			out, in = append(out, '\r'), in[2:]
+		case 't':
+			out, in = append(out, '\t'), in[2:]
+		case 'u':
+			r, ok := hex4(in[2:])
+			if !ok {
+				return "", false
+			}
+			in = in[6:]
+			if utf16.IsSurrogate(r) {
+				if len(in) >= 6 && in[0] == '\\' && in[1] == 'u' {
+					if r2, ok := hex4(in[2:]); ok {
+						if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
+							out = utf8.AppendRune(out, dec)
+							in = in[6:]
+							continue
+						}
+					}
+				}
+				r = unicode.ReplacementChar
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", false
+		}
 	}
-	return s, true
+	return string(out), true
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // EqualFoldASCII reports whether a and b are equal under ASCII case folding.
