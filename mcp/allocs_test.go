@@ -27,7 +27,7 @@ func TestAllocsHTTPToolCall(t *testing.T) {
 	if w.code != 200 {
 		t.Fatalf("status %d: %s", w.code, w.body)
 	}
-	const budget = 32 // measured: 27
+	const budget = 26 // measured: 22
 	if n > budget {
 		t.Errorf("tools/call through the HTTP handler: %.0f allocations, budget %d", n, budget)
 	}
@@ -48,7 +48,7 @@ func TestAllocsStreamToolCall(t *testing.T) {
 	if c == nil {
 		t.Fatal("decode failed")
 	}
-	const budget = 28 // measured: 24
+	const budget = 23 // measured: 19
 	if n > budget {
 		t.Errorf("decode + dispatch + encode: %.0f allocations, budget %d", n, budget)
 	}
