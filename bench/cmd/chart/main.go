@@ -14,7 +14,6 @@ import (
 	"image/color"
 	"image/draw"
 	"image/png"
-	"io"
 	"math"
 	"os"
 
@@ -96,20 +95,7 @@ func niceAbove(v float64) float64 {
 func main() {
 	out := flag.String("o", "chart.png", "output PNG file")
 	flag.Parse()
-	var r io.Reader = os.Stdin
-	if flag.NArg() > 0 {
-		var rs []io.Reader
-		for _, name := range flag.Args() {
-			f, err := os.Open(name)
-			if err != nil {
-				fatal(err)
-			}
-			defer f.Close()
-			rs = append(rs, f)
-		}
-		r = io.MultiReader(rs...)
-	}
-	set, err := results.Parse(r)
+	set, err := results.ParseFiles(flag.Args())
 	if err != nil {
 		fatal(err)
 	}

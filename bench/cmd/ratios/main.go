@@ -25,20 +25,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	var r io.Reader = os.Stdin
-	if flag.NArg() > 0 {
-		var rs []io.Reader
-		for _, name := range flag.Args() {
-			f, err := os.Open(name)
-			if err != nil {
-				fatal(err)
-			}
-			defer f.Close()
-			rs = append(rs, f)
-		}
-		r = io.MultiReader(rs...)
-	}
-	set, err := results.Parse(r)
+	set, err := results.ParseFiles(flag.Args())
 	if err != nil {
 		fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -212,4 +213,22 @@ func (t Target) Value(rows []Row) (float64, bool) {
 		return v, !math.IsNaN(v)
 	}
 	return math.NaN(), false
+}
+
+// ParseFiles parses the named files of `go test -bench` output, in
+// order, or standard input when there are none.
+func ParseFiles(names []string) (*Set, error) {
+	if len(names) == 0 {
+		return Parse(os.Stdin)
+	}
+	rs := make([]io.Reader, 0, len(names))
+	for _, name := range names {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		rs = append(rs, f)
+	}
+	return Parse(io.MultiReader(rs...))
 }
