@@ -61,18 +61,25 @@ func FuzzHTTPHandler(f *testing.F) {
 			t.Fatalf("status %d with no message", w.Code)
 		}
 		for _, m := range msgs {
-			var v struct {
-				JSONRPC string          `json:"jsonrpc"`
-				Method  string          `json:"method"`
-				Result  json.RawMessage `json:"result"`
-				Error   *Error          `json:"error"`
-			}
-			if err := json.Unmarshal(m, &v); err != nil || v.JSONRPC != "2.0" {
-				t.Fatalf("bad message %q: %v", m, err)
-			}
-			if v.Method == "" && (v.Result == nil) == (v.Error == nil) {
-				t.Fatalf("response needs exactly one of result and error: %s", m)
-			}
+			checkJSONRPCMessage(t, m)
 		}
 	})
+}
+
+// checkJSONRPCMessage fails unless m is a JSON-RPC notification or a
+// response with exactly one of result and error.
+func checkJSONRPCMessage(t *testing.T, m []byte) {
+	t.Helper()
+	var v struct {
+		JSONRPC string          `json:"jsonrpc"`
+		Method  string          `json:"method"`
+		Result  json.RawMessage `json:"result"`
+		Error   *Error          `json:"error"`
+	}
+	if err := json.Unmarshal(m, &v); err != nil || v.JSONRPC != "2.0" {
+		t.Fatalf("bad message %q: %v", m, err)
+	}
+	if v.Method == "" && (v.Result == nil) == (v.Error == nil) {
+		t.Fatalf("response needs exactly one of result and error: %s", m)
+	}
 }

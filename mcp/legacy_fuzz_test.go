@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -71,18 +70,7 @@ func FuzzLegacyHTTP(f *testing.F) {
 			if strings.TrimSpace(string(m)) == "" {
 				continue // the priming event of a resumable stream has no data
 			}
-			var v struct {
-				JSONRPC string          `json:"jsonrpc"`
-				Method  string          `json:"method"`
-				Result  json.RawMessage `json:"result"`
-				Error   *Error          `json:"error"`
-			}
-			if err := json.Unmarshal(m, &v); err != nil || v.JSONRPC != "2.0" {
-				t.Fatalf("bad message %q: %v", m, err)
-			}
-			if v.Method == "" && (v.Result == nil) == (v.Error == nil) {
-				t.Fatalf("response needs exactly one of result and error: %s", m)
-			}
+			checkJSONRPCMessage(t, m)
 		}
 	})
 }

@@ -120,7 +120,7 @@ func fatal(err error) {
 func render(set *results.Set) *image.RGBA {
 	const width = 1400
 	panels := []*panel{
-		{title: "time per call, × raw (log scale)", unit: results.NsPerOp, x: left + labelW, w: 640, label: duration},
+		{title: "time per call, × raw (log scale)", unit: results.NsPerOp, x: left + labelW, w: 640, label: results.Duration},
 		{title: "allocations per call, × raw (log scale)", unit: results.AllocsPerOp, x: left + labelW + 640 + 30, w: width - (left + labelW + 640 + 30) - left,
 			label: func(v float64) string { return fmt.Sprintf("%.0f", v) }},
 	}
@@ -210,24 +210,4 @@ func ratioText(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.2f", v)
-}
-
-// duration formats nanoseconds with three significant digits.
-func duration(ns float64) string {
-	unit, v := "ns", ns
-	switch {
-	case ns >= 1e9:
-		unit, v = "s", ns/1e9
-	case ns >= 1e6:
-		unit, v = "ms", ns/1e6
-	case ns >= 1e3:
-		unit, v = "µs", ns/1e3
-	}
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f %s", v, unit)
-	case v >= 10:
-		return fmt.Sprintf("%.1f %s", v, unit)
-	}
-	return fmt.Sprintf("%.2f %s", v, unit)
 }

@@ -48,7 +48,7 @@ func write(w io.Writer, set *results.Set) {
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, r := range rows {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			r.Workload, duration(r.RT), duration(r.Raw), named(r.Peer, duration(r.PeerNs)),
+			r.Workload, results.Duration(r.RT), results.Duration(r.Raw), named(r.Peer, results.Duration(r.PeerNs)),
 			ratio(r.TimeVsPeer), ratio(r.TimeVsRaw),
 			count(r.RTAllocs), count(r.RawAllocs), named(r.AllocPeer, count(r.PeerAllocs)),
 			ratio(r.AllocsVsPeer), ratio(r.AllocsVsRaw))
@@ -91,27 +91,4 @@ func count(v float64) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.0f", v)
-}
-
-// duration formats nanoseconds with three significant digits.
-func duration(ns float64) string {
-	if math.IsNaN(ns) {
-		return "–"
-	}
-	unit, v := "ns", ns
-	switch {
-	case ns >= 1e9:
-		unit, v = "s", ns/1e9
-	case ns >= 1e6:
-		unit, v = "ms", ns/1e6
-	case ns >= 1e3:
-		unit, v = "µs", ns/1e3
-	}
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f %s", v, unit)
-	case v >= 10:
-		return fmt.Sprintf("%.1f %s", v, unit)
-	}
-	return fmt.Sprintf("%.2f %s", v, unit)
 }

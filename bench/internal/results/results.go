@@ -232,3 +232,27 @@ func ParseFiles(names []string) (*Set, error) {
 	}
 	return Parse(io.MultiReader(rs...))
 }
+
+// Duration formats nanoseconds with three significant digits ("–" for
+// a missing value).
+func Duration(ns float64) string {
+	if math.IsNaN(ns) {
+		return "–"
+	}
+	unit, v := "ns", ns
+	switch {
+	case ns >= 1e9:
+		unit, v = "s", ns/1e9
+	case ns >= 1e6:
+		unit, v = "ms", ns/1e6
+	case ns >= 1e3:
+		unit, v = "µs", ns/1e3
+	}
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f %s", v, unit)
+	case v >= 10:
+		return fmt.Sprintf("%.1f %s", v, unit)
+	}
+	return fmt.Sprintf("%.2f %s", v, unit)
+}
