@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"slices"
 
@@ -23,51 +22,285 @@ import (
 // stay distinct (Go's encoding/json would map both to U+FFFD), 1 and 1.0
 // stay distinct, large integers are never rounded.
 
-// AppendCanonical appends the canonical form of the JSON value v.
+// AppendCanonical appends the canonical form of the JSON value v, or
+// returns an error when v is not valid JSON (exactly what json.Valid
+// rejects, including nesting deeper than encoding/json allows).
 func AppendCanonical(dst, v []byte) ([]byte, error) {
-	if !json.Valid(v) {
-		return dst, errors.New("requeststate: invalid JSON")
+	c := canonizer{src: v}
+	c.space()
+	out, ok := c.value(dst, 0)
+	c.space()
+	if !ok || c.i != len(v) {
+		return dst, errInvalidJSON
 	}
-	return appendCanon(dst, jsonrpc.TrimSpace(v)), nil
+	return out, nil
 }
 
-type member struct{ k, v []byte }
+var errInvalidJSON = errors.New("requeststate: invalid JSON")
 
-func appendCanon(dst, v []byte) []byte {
-	switch jsonrpc.KindOf(v) {
-	case jsonrpc.KindObject:
-		var small [8]member
-		ms := small[:0]
-		_ = jsonrpc.Fields(v, func(k, val []byte) error {
-			ms = append(ms, member{k, val})
-			return nil
-		})
-		slices.SortStableFunc(ms, func(a, b member) int { return bytes.Compare(a.k, b.k) })
-		dst = append(dst, '{')
-		for i, m := range ms {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, '"')
-			dst = append(dst, m.k...)
-			dst = append(dst, '"', ':')
-			dst = appendCanon(dst, jsonrpc.TrimSpace(m.v))
+// maxDepth is encoding/json's nesting limit, so that both accept the
+// same texts.
+const maxDepth = 10000
+
+// canonizer validates and canonicalises in one pass: white space is
+// dropped while copying, and an object's members are reordered in place
+// only when their keys are not already sorted.
+type canonizer struct {
+	src []byte
+	i   int
+}
+
+func (c *canonizer) space() {
+	for c.i < len(c.src) {
+		switch c.src[c.i] {
+		case ' ', '\t', '\n', '\r':
+			c.i++
+		default:
+			return
 		}
-		return append(dst, '}')
-	case jsonrpc.KindArray:
-		dst = append(dst, '[')
-		first := true
-		_ = jsonrpc.Elements(v, func(e []byte) error {
-			if !first {
-				dst = append(dst, ',')
-			}
-			first = false
-			dst = appendCanon(dst, jsonrpc.TrimSpace(e))
-			return nil
-		})
-		return append(dst, ']')
 	}
-	return append(dst, v...)
+}
+
+func (c *canonizer) value(dst []byte, depth int) ([]byte, bool) {
+	if c.i >= len(c.src) {
+		return dst, false
+	}
+	switch b := c.src[c.i]; {
+	case b == '{':
+		if depth >= maxDepth {
+			return dst, false
+		}
+		return c.object(dst, depth+1)
+	case b == '[':
+		if depth >= maxDepth {
+			return dst, false
+		}
+		return c.array(dst, depth+1)
+	case b == '"':
+		start := c.i
+		if !c.str() {
+			return dst, false
+		}
+		return append(dst, c.src[start:c.i]...), true
+	case b == '-' || b >= '0' && b <= '9':
+		start := c.i
+		if !c.number() {
+			return dst, false
+		}
+		return append(dst, c.src[start:c.i]...), true
+	case b == 't':
+		return c.literal(dst, "true")
+	case b == 'f':
+		return c.literal(dst, "false")
+	case b == 'n':
+		return c.literal(dst, "null")
+	}
+	return dst, false
+}
+
+func (c *canonizer) literal(dst []byte, lit string) ([]byte, bool) {
+	if len(c.src)-c.i < len(lit) || string(c.src[c.i:c.i+len(lit)]) != lit {
+		return dst, false
+	}
+	c.i += len(lit)
+	return append(dst, lit...), true
+}
+
+// str skips a string token starting at '"', checking its escapes and
+// that it holds no control character (what json.Valid checks).
+func (c *canonizer) str() bool {
+	s, i := c.src, c.i+1
+	for i < len(s) {
+		switch b := s[i]; {
+		case b == '"':
+			c.i = i + 1
+			return true
+		case b < 0x20:
+			return false
+		case b == '\\':
+			if i+1 >= len(s) {
+				return false
+			}
+			switch s[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(s) {
+					return false
+				}
+				for _, h := range s[i+2 : i+6] {
+					if !isHex(h) {
+						return false
+					}
+				}
+				i += 6
+			default:
+				return false
+			}
+		default:
+			i++
+		}
+	}
+	return false
+}
+
+func isHex(b byte) bool { return b >= '0' && b <= '9' || b >= 'a' && b <= 'f' || b >= 'A' && b <= 'F' }
+
+// number skips -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (c *canonizer) number() bool {
+	s, i := c.src, c.i
+	if s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = digits(s, i)
+	default:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		j := digits(s, i+1)
+		if j == i+1 {
+			return false
+		}
+		i = j
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := digits(s, i)
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	c.i = i
+	return true
+}
+
+func digits(s []byte, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+func (c *canonizer) array(dst []byte, depth int) ([]byte, bool) {
+	c.i++ // [
+	dst = append(dst, '[')
+	c.space()
+	if c.i < len(c.src) && c.src[c.i] == ']' {
+		c.i++
+		return append(dst, ']'), true
+	}
+	for {
+		var ok bool
+		if dst, ok = c.value(dst, depth); !ok {
+			return dst, false
+		}
+		c.space()
+		if c.i >= len(c.src) {
+			return dst, false
+		}
+		switch c.src[c.i] {
+		case ',':
+			c.i++
+			dst = append(dst, ',')
+			c.space()
+		case ']':
+			c.i++
+			return append(dst, ']'), true
+		default:
+			return dst, false
+		}
+	}
+}
+
+// member locates one member of an object being written to dst: its key
+// (without quotes) and the whole member, as offsets into dst.
+type member struct{ k0, k1, m0, m1 int }
+
+func (c *canonizer) object(dst []byte, depth int) ([]byte, bool) {
+	c.i++ // {
+	dst = append(dst, '{')
+	c.space()
+	if c.i < len(c.src) && c.src[c.i] == '}' {
+		c.i++
+		return append(dst, '}'), true
+	}
+	var small [8]member
+	ms := small[:0]
+	sorted := true
+	for {
+		if c.i >= len(c.src) || c.src[c.i] != '"' {
+			return dst, false
+		}
+		m := member{m0: len(dst), k0: len(dst) + 1}
+		start := c.i
+		if !c.str() {
+			return dst, false
+		}
+		dst = append(dst, c.src[start:c.i]...)
+		m.k1 = len(dst) - 1
+		c.space()
+		if c.i >= len(c.src) || c.src[c.i] != ':' {
+			return dst, false
+		}
+		c.i++
+		dst = append(dst, ':')
+		c.space()
+		var ok bool
+		if dst, ok = c.value(dst, depth); !ok {
+			return dst, false
+		}
+		m.m1 = len(dst)
+		if n := len(ms); n > 0 && bytes.Compare(dst[ms[n-1].k0:ms[n-1].k1], dst[m.k0:m.k1]) > 0 {
+			sorted = false
+		}
+		ms = append(ms, m)
+		c.space()
+		if c.i >= len(c.src) {
+			return dst, false
+		}
+		switch c.src[c.i] {
+		case ',':
+			c.i++
+			dst = append(dst, ',')
+			c.space()
+			continue
+		case '}':
+			c.i++
+		default:
+			return dst, false
+		}
+		break
+	}
+	if !sorted {
+		dst = reorder(dst, ms)
+	}
+	return append(dst, '}'), true
+}
+
+// reorder rewrites the members ms (the tail of dst, separated by commas)
+// sorted by key, equal keys keeping their order.
+func reorder(dst []byte, ms []member) []byte {
+	base := ms[0].m0
+	region := slices.Clone(dst[base:])
+	slices.SortStableFunc(ms, func(a, b member) int {
+		return bytes.Compare(region[a.k0-base:a.k1-base], region[b.k0-base:b.k1-base])
+	})
+	dst = dst[:base]
+	for i, m := range ms {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, region[m.m0-base:m.m1-base]...)
+	}
+	return dst
 }
 
 // ArgumentsDigest is the digest that binds a state to its request's
@@ -87,14 +320,16 @@ func argumentsDigest(args []byte) (d [16]byte, err error) {
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
 	}
-	var buf [256]byte
-	c, err := AppendCanonical(buf[:0], args)
-	if err != nil {
-		return d, err
+	// The canonical form is never longer than the text (a scratch buffer:
+	// the recursive canonicalizer defeats escape analysis).
+	buf := getBuf(len(args))
+	c, err := AppendCanonical((*buf)[:0], args)
+	if err == nil {
+		sum := sha256.Sum256(c)
+		copy(d[:], sum[:16])
 	}
-	sum := sha256.Sum256(c)
-	copy(d[:], sum[:16])
-	return d, nil
+	putBuf(buf, c)
+	return d, err
 }
 
 // Digest returns the first 16 bytes of SHA-256(b), base64url without

@@ -7,17 +7,18 @@ import (
 	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"strings"
+	"sync"
+	"unsafe"
 )
 
 // Codec turns sealed bytes into a token and back. Seal must protect
 // integrity (and should protect confidentiality) and return printable
 // ASCII (the token travels as a JSON string and may be logged by
-// clients); Unseal must return an
-// error matching ErrInvalid for any token it did not produce. Expiry,
+// clients) and must not keep payload after it returns (the Sealer reuses
+// it); Unseal must return an error matching ErrInvalid for any token it
+// did not produce. Expiry,
 // bindings and audience are not the codec's job: the Sealer puts them
 // inside the payload before Seal and checks them after Unseal.
 type Codec interface {
@@ -63,6 +64,7 @@ const (
 
 type ringKey struct {
 	kid  [kidLen]byte
+	aad  [len(tokenPrefix) + kidLen]byte // tokenPrefix || kid
 	aead cipher.AEAD
 }
 
@@ -117,46 +119,71 @@ func NewKeyRing(keys ...[]byte) (*KeyRing, error) {
 		sum := sha256.Sum256(append([]byte(kidLabel), k...))
 		var rk ringKey
 		copy(rk.kid[:], sum[:kidLen])
+		copy(rk.aad[:], tokenPrefix)
+		copy(rk.aad[len(tokenPrefix):], rk.kid[:])
 		rk.aead = aead
 		r.keys = append(r.keys, rk)
 	}
 	return r, nil
 }
 
+// headerLen is the kid and nonce in front of the ciphertext.
+const headerLen = kidLen + nonceLen
+
 // Seal encrypts payload with the first key.
 func (r *KeyRing) Seal(payload []byte) (string, error) {
-	k := &r.keys[0]
-	raw := make([]byte, kidLen+nonceLen, kidLen+nonceLen+len(payload)+tagLen)
-	copy(raw, k.kid[:])
-	if _, err := rand.Read(raw[kidLen:]); err != nil {
+	buf := getBuf(headerLen + len(payload) + tagLen)
+	raw := append(append((*buf)[:0], zeroHeader[:]...), payload...)
+	var nonce [nonceLen]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		putBuf(buf, raw)
 		return "", err
 	}
-	var aad [len(tokenPrefix) + kidLen]byte
-	copy(aad[:], tokenPrefix)
-	copy(aad[len(tokenPrefix):], k.kid[:])
-	raw = k.aead.Seal(raw, raw[kidLen:kidLen+nonceLen], payload, aad[:])
-	out := make([]byte, len(tokenPrefix)+base64.RawURLEncoding.EncodedLen(len(raw)))
+	tok := r.sealRaw(raw, nonce[:])
+	putBuf(buf, raw)
+	return tok, nil
+}
+
+var zeroHeader [headerLen]byte
+
+// sealRaw seals raw[headerLen:] in place (raw's capacity should hold the
+// tag too) under a fresh random nonce and returns the token.
+func (r *KeyRing) sealRaw(raw, nonce []byte) string {
+	k := &r.keys[0]
+	copy(raw, k.kid[:])
+	copy(raw[kidLen:headerLen], nonce)
+	// The ciphertext overwrites the plaintext exactly, as cipher.AEAD
+	// allows.
+	raw = k.aead.Seal(raw[:headerLen], raw[kidLen:headerLen], raw[headerLen:], k.aad[:])
+	out := make([]byte, len(tokenPrefix)+b64EncodedLen(len(raw)))
 	copy(out, tokenPrefix)
-	base64.RawURLEncoding.Encode(out[len(tokenPrefix):], raw)
-	return string(out), nil
+	b64Encode(out[len(tokenPrefix):], raw)
+	// out is never written again: the string shares its bytes.
+	return unsafe.String(unsafe.SliceData(out), len(out))
 }
 
 // Unseal verifies and decrypts a token sealed by any key of the ring.
-// Decoding is strict: only the exact string Seal produced verifies.
+// Decoding is strict: only the exact string Seal produced verifies. The
+// returned bytes are new and the caller's.
 func (r *KeyRing) Unseal(token string) ([]byte, error) {
 	if len(token) > r.maxToken {
 		return nil, invalid("malformed: too long")
 	}
-	raw, err := decodeStrict(token)
-	if err != nil {
-		return nil, err
+	if len(token) <= len(tokenPrefix) || token[:len(tokenPrefix)] != tokenPrefix {
+		return nil, invalid("malformed: prefix")
 	}
-	if len(raw) < kidLen+nonceLen+tagLen {
+	body := token[len(tokenPrefix):]
+	n := b64DecodedLen(len(body))
+	if n < 0 {
+		return nil, invalid("malformed: base64url length")
+	}
+	if n < headerLen+tagLen {
 		return nil, invalid("malformed: too short")
 	}
-	var aad [len(tokenPrefix) + kidLen]byte
-	copy(aad[:], tokenPrefix)
-	copy(aad[len(tokenPrefix):], raw[:kidLen])
+	raw := make([]byte, n)
+	if _, ok := b64Decode(raw, body); !ok {
+		return nil, invalid("malformed: base64url")
+	}
 	found := false
 	for i := range r.keys {
 		k := &r.keys[i]
@@ -165,8 +192,8 @@ func (r *KeyRing) Unseal(token string) ([]byte, error) {
 		}
 		found = true
 		// Decrypt in place: raw is ours and not needed afterwards.
-		ct := raw[kidLen+nonceLen:]
-		pt, err := k.aead.Open(ct[:0], raw[kidLen:kidLen+nonceLen], ct, aad[:])
+		ct := raw[headerLen:]
+		pt, err := k.aead.Open(ct[:0], raw[kidLen:headerLen], ct, k.aad[:])
 		if err == nil {
 			return pt, nil
 		}
@@ -177,22 +204,29 @@ func (r *KeyRing) Unseal(token string) ([]byte, error) {
 	return nil, invalid("seal")
 }
 
-// decodeStrict decodes "v1." + base64url without padding, rejecting any
-// character outside the alphabet (Go's decoder skips \r and \n), padding
-// and non-zero trailing bits.
-func decodeStrict(token string) ([]byte, error) {
-	if len(token) <= len(tokenPrefix) || token[:len(tokenPrefix)] != tokenPrefix {
-		return nil, invalid("malformed: prefix")
+// Scratch buffers for sealing: a 1 KiB state would otherwise cost two
+// more allocations of its size per seal.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// maxPooled keeps a rare huge state from pinning its buffer.
+const maxPooled = 64 << 10
+
+func getBuf(n int) *[]byte {
+	b := bufPool.Get().(*[]byte)
+	if cap(*b) < n {
+		*b = make([]byte, 0, n)
 	}
-	body := token[len(tokenPrefix):]
-	// The strict decoder rejects every character outside the alphabet,
-	// padding and non-zero trailing bits, but skips \r and \n.
-	if strings.IndexByte(body, '\n') >= 0 || strings.IndexByte(body, '\r') >= 0 {
-		return nil, invalid("malformed: character outside base64url")
+	return b
+}
+
+// putBuf returns b to the pool; used is what b's bytes became (it may
+// have been reallocated by append).
+func putBuf(b *[]byte, used []byte) {
+	if cap(used) > cap(*b) {
+		*b = used
 	}
-	raw, err := base64.RawURLEncoding.Strict().DecodeString(body)
-	if err != nil {
-		return nil, invalid("malformed: base64")
+	if cap(*b) <= maxPooled {
+		*b = (*b)[:0]
+		bufPool.Put(b)
 	}
-	return raw, nil
 }

@@ -465,7 +465,7 @@ func TestAllocsSealOpen(t *testing.T) {
 		tok, _ := s.Seal(base, state1K)
 		s.Open(tok, base)
 	})
-	const budget = 16 // measured: 13
+	const budget = 4 // measured: 2 (the token and the opened buffer; scratch is pooled)
 	if n > budget {
 		t.Errorf("seal + open: %.0f allocations, budget %d", n, budget)
 	}

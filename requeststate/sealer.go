@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"time"
+	"unsafe"
 )
 
 // Claims are what a sealed state carries. The handler's plaintext state
@@ -67,22 +68,21 @@ func (s *Sealer) now() time.Time {
 
 // principalTag is salt[8] || SHA-256(label || salt || principal)[:16];
 // a fresh salt per seal keeps the tags of one principal unlinkable.
-func principalTag(principal string, salt []byte) []byte {
-	h := sha256.New()
-	h.Write([]byte(principalLabel))
-	h.Write(salt)
-	h.Write([]byte(principal))
-	var sum [sha256.Size]byte
-	out := make([]byte, 0, 24)
-	out = append(out, salt...)
-	return append(out, h.Sum(sum[:0])[:16]...)
+func principalTag(tag *[24]byte, principal string) {
+	var small [128]byte
+	in := append(append(append(small[:0], principalLabel...), tag[:8]...), principal...)
+	sum := sha256.Sum256(in)
+	copy(tag[8:], sum[:16])
 }
 
 func principalMatches(tag []byte, principal string) bool {
 	if len(tag) != 24 {
 		return false
 	}
-	return subtle.ConstantTimeCompare(principalTag(principal, tag[:8]), tag) == 1
+	var want [24]byte
+	copy(want[:8], tag)
+	principalTag(&want, principal)
+	return subtle.ConstantTimeCompare(want[:], tag) == 1
 }
 
 // Seal binds state to b and seals it with a fresh issued-at and expiry.
@@ -102,14 +102,41 @@ func (s *Sealer) Seal(b Binding, state string) (string, error) {
 		V: 1, IssuedAt: now.UnixMilli(), ExpiresAt: now.Add(s.TTL).UnixMilli(),
 		Method: b.Method, Target: b.Target, Args: args, State: state, Audience: s.Audience,
 	}
-	if b.Principal != "" {
-		var salt [8]byte
-		if _, err := rand.Read(salt[:]); err != nil {
+	// One read of randomness: the ring's nonce and the principal's salt.
+	var rnd [nonceLen + 8]byte
+	ring, _ := s.Codec.(*KeyRing)
+	if ring != nil || b.Principal != "" {
+		if _, err := rand.Read(rnd[:]); err != nil {
 			return "", err
 		}
-		c.Principal = principalTag(b.Principal, salt[:])
 	}
-	return s.Codec.Seal(appendClaims(make([]byte, 0, 64+len(c.Target)+len(c.Audience)+len(state)), &c))
+	var tag [24]byte
+	if b.Principal != "" {
+		copy(tag[:8], rnd[nonceLen:])
+		principalTag(&tag, b.Principal)
+		c.Principal = tag[:]
+	}
+	// The claims go to a scratch buffer; the built-in ring seals them in
+	// place behind room for its header.
+	buf := getBuf(headerLen + claimsSize(&c) + tagLen)
+	p := (*buf)[:0]
+	if ring != nil {
+		p = append(p, zeroHeader[:]...)
+	}
+	p = appendClaims(p, &c)
+	var tok string
+	if ring != nil {
+		tok = ring.sealRaw(p, rnd[:nonceLen])
+	} else {
+		tok, err = s.Codec.Seal(p)
+	}
+	putBuf(buf, p)
+	return tok, err
+}
+
+// claimsSize bounds the length of c's envelope.
+func claimsSize(c *Claims) int {
+	return 64 + len(c.Method) + len(c.Target) + len(c.Audience) + len(c.Principal) + len(c.State)
 }
 
 var methodCodes = [...]string{1: "tools/call", 2: "prompts/get", 3: "resources/read"}
@@ -169,6 +196,7 @@ func (s *Sealer) Open(token string, b Binding) (c Claims, err error) {
 	if s.Codec == nil {
 		return Claims{}, invalid("no codec")
 	}
+	ring, _ := s.Codec.(*KeyRing)
 	payload, err := s.Codec.Unseal(token)
 	if err != nil {
 		var ie *InvalidError
@@ -177,7 +205,9 @@ func (s *Sealer) Open(token string, b Binding) (c Claims, err error) {
 		}
 		return Claims{}, invalid("codec: " + err.Error())
 	}
-	if err := decodeClaims(payload, &c); err != nil {
+	// The ring's output is new and ours: the claims' strings may share
+	// it. Another codec's output is copied.
+	if err := decodeClaims(payload, &c, ring != nil); err != nil {
 		return Claims{}, err
 	}
 	now := s.now().UnixMilli()
@@ -212,8 +242,7 @@ func (s *Sealer) Open(token string, b Binding) (c Claims, err error) {
 
 // decodeClaims decodes the binary envelope strictly: version 1, every
 // length within the payload, a principal of 0 or 24 bytes.
-func decodeClaims(p []byte, c *Claims) error {
-	bad := invalid("claims: malformed")
+func decodeClaims(p []byte, c *Claims, share bool) error {
 	if len(p) == 0 || p[0] != 1 {
 		return invalid("claims: unsupported version")
 	}
@@ -221,56 +250,67 @@ func decodeClaims(p []byte, c *Claims) error {
 	p = p[1:]
 	iat, n := binary.Uvarint(p)
 	if n <= 0 || iat > math.MaxInt64/2 {
-		return bad
+		return errMalformedClaims()
 	}
 	p = p[n:]
 	life, n := binary.Uvarint(p)
 	if n <= 0 || life > math.MaxInt64/2 {
-		return bad
+		return errMalformedClaims()
 	}
 	p = p[n:]
 	c.IssuedAt, c.ExpiresAt = int64(iat), int64(iat)+int64(life)
 	if len(p) == 0 {
-		return bad
+		return errMalformedClaims()
 	}
 	code := p[0]
 	p = p[1:]
 	var ok bool
 	switch {
 	case code == 0:
-		if c.Method, p, ok = readBytes(p); !ok {
-			return bad
+		if c.Method, p, ok = readBytes(p, share); !ok {
+			return errMalformedClaims()
 		}
 	case int(code) < len(methodCodes):
 		c.Method = methodCodes[code]
 	default:
-		return bad
+		return errMalformedClaims()
 	}
-	if c.Target, p, ok = readBytes(p); !ok || len(p) < len(c.Args) {
-		return bad
+	if c.Target, p, ok = readBytes(p, share); !ok || len(p) < len(c.Args) {
+		return errMalformedClaims()
 	}
 	copy(c.Args[:], p)
 	p = p[len(c.Args):]
-	if c.Audience, p, ok = readBytes(p); !ok || len(p) == 0 {
-		return bad
+	if c.Audience, p, ok = readBytes(p, share); !ok || len(p) == 0 {
+		return errMalformedClaims()
 	}
 	pl := int(p[0])
 	p = p[1:]
 	if (pl != 0 && pl != 24) || len(p) < pl {
-		return bad
+		return errMalformedClaims()
 	}
 	c.Principal = nil
 	if pl > 0 {
 		c.Principal = p[:pl:pl]
 	}
-	c.State = string(p[pl:])
+	c.State = toString(p[pl:], share)
 	return nil
 }
 
-func readBytes(p []byte) (string, []byte, bool) {
+func errMalformedClaims() error { return invalid("claims: malformed") }
+
+func readBytes(p []byte, share bool) (string, []byte, bool) {
 	l, n := binary.Uvarint(p)
 	if n <= 0 || l > uint64(len(p)-n) {
 		return "", p, false
 	}
-	return string(p[n : n+int(l)]), p[n+int(l):], true
+	return toString(p[n:n+int(l)], share), p[n+int(l):], true
+}
+
+// toString copies b, or shares its bytes when the caller owns b and
+// never writes it again.
+func toString(b []byte, share bool) string {
+	if !share || len(b) == 0 {
+		return string(b)
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
