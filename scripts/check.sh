@@ -5,6 +5,8 @@
 # any step failed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# nginx lives in /usr/sbin, which not every shell has on its PATH.
+export PATH="$PATH:/usr/sbin"
 
 failed=()
 
@@ -43,29 +45,37 @@ gofmt_check() {
   echo "all Go files are gofmt-clean"
 }
 
-# Services the tests use: redis-server (Debian package) for the shared
-# single-use guard; the tests start their own instance on a Unix socket.
+# Services the tests use, from Debian packages: redis-server for the shared
+# single-use guard, nginx (nginx-light) as the load balancer in front of the
+# fleet example. The tests start their own instances in temporary
+# directories (Unix socket, loopback ports).
 ensure_services() {
-  if command -v redis-server >/dev/null 2>&1; then
-    redis-server --version
-    return 0
-  fi
-  if [[ $(id -u) -ne 0 ]]; then
-    echo "redis-server is missing; install the Debian package redis-server"
-    return 1
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  local try
-  for try in 1 2 3; do
-    if apt-get install -y -q redis-server >/dev/null 2>&1 ||
-       { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q redis-server >/dev/null 2>&1; }; then
-      redis-server --version
-      return 0
+  local missing=()
+  command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+  command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || missing+=(nginx-light)
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    if [[ $(id -u) -ne 0 ]]; then
+      echo "missing: ${missing[*]}; install these Debian packages"
+      return 1
     fi
-    sleep $((try * 5))
-  done
-  echo "could not install redis-server"
-  return 1
+    export DEBIAN_FRONTEND=noninteractive
+    local try ok=""
+    for try in 1 2 3; do
+      if apt-get install -y -q "${missing[@]}" >/dev/null 2>&1 ||
+         { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q "${missing[@]}" >/dev/null 2>&1; }; then
+        ok=1
+        break
+      fi
+      sleep $((try * 5))
+    done
+    if [[ -z $ok ]]; then
+      echo "could not install: ${missing[*]}"
+      return 1
+    fi
+  fi
+  # The package may start a system nginx on port 80; the tests use their own.
+  redis-server --version
+  nginx -v
 }
 
 step "services" ensure_services
