@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -60,6 +61,13 @@ type LegacyHTTPOptions struct {
 	// Mcp-Session-Id and each request (recognised by its
 	// MCP-Protocol-Version header) stands alone, with no back-channel.
 	Stateless bool
+	// SessionIDPrefix is put in front of every session id this handler
+	// makes. A legacy session lives in the process that made it, so a
+	// fleet behind a load balancer names each instance in its session ids
+	// and routes on the Mcp-Session-Id header (examples/fleet does it with
+	// an nginx map); 2026-07-28 traffic needs none of this. Visible ASCII
+	// only (0x21-0x7E), at most 64 bytes: NewHTTPHandler panics otherwise.
+	SessionIDPrefix string
 }
 
 const (
@@ -95,6 +103,9 @@ func newLegacyHTTP(s *Server, o LegacyHTTPOptions, keepAlive time.Duration) *leg
 	}
 	if o.RetryInterval == 0 {
 		o.RetryInterval = time.Second
+	}
+	if len(o.SessionIDPrefix) > 64 || strings.IndexFunc(o.SessionIDPrefix, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
+		panic(fmt.Sprintf("mcp: LegacyHTTPOptions.SessionIDPrefix %q: visible ASCII only, at most 64 bytes", o.SessionIDPrefix))
 	}
 	return &legacyHTTP{s: s, opts: o, keepAlive: keepAlive, sessions: make(map[string]*httpSession)}
 }
@@ -404,7 +415,7 @@ func (lh *legacyHTTP) initialize(w http.ResponseWriter, r *http.Request, msg jso
 		lh.closeSession(victim)
 	}
 	lh.mu.Lock()
-	id := newSessionID()
+	id := lh.opts.SessionIDPrefix + newSessionID()
 	hs := &httpSession{legacySession: lh.s.newLegacySession(id, p), lh: lh, principal: principal, streams: make(map[uint64]*legacyStream)}
 	hs.touch()
 	hs.unrelated = hs.sendUnrelated

@@ -682,3 +682,27 @@ func TestLegacySessionIsBoundToItsPrincipal(t *testing.T) {
 		t.Errorf("another principal presenting the session id: %d", st)
 	}
 }
+
+// A fleet names its instance in its session ids so that a load balancer
+// can route a session home; the prefixed id works like any other.
+func TestLegacySessionIDPrefix(t *testing.T) {
+	s, _ := dualServer(t, nil)
+	ts, _ := legacyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{SessionIDPrefix: "b."}})
+	c := newLegacyClient(t, ts.URL, `{}`)
+	if !strings.HasPrefix(c.sid, "b.") || len(c.sid) != 2+32 {
+		t.Fatalf("session id %q", c.sid)
+	}
+	if v := c.request(MethodPing, `{}`); v["result"] == nil {
+		t.Fatalf("ping on the prefixed session: %v", v)
+	}
+	for _, bad := range []string{"a b", "é", "\n", strings.Repeat("x", 65)} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("prefix %q accepted", bad)
+				}
+			}()
+			NewHTTPHandler(s, &HTTPOptions{Legacy: LegacyHTTPOptions{SessionIDPrefix: bad}})
+		}()
+	}
+}

@@ -1,11 +1,14 @@
 // Command fleet runs one MCP server as a fleet of three processes behind
 // nginx, a real load balancer doing plain round robin: no sticky
-// sessions, no affinity. A multi round-trip tool call still completes,
+// sessions, no affinity for 2026-07-28 traffic. A multi round-trip tool
+// call still completes,
 // each of its legs served by whichever instance nginx picks, because
 // everything a leg needs travels with it in the sealed requestState. The
 // instances share two things only: the request-state keys (an environment
 // variable) and a Redis server that makes each state single-use across
-// the fleet, so a replayed leg is refused wherever it lands.
+// the fleet, so a replayed leg is refused wherever it lands. A 2025-11-25
+// client works through the same nginx too: its session's id names the
+// instance that holds it, and an nginx map routes it there.
 //
 //	go run ./examples/fleet     # needs nginx and redis-server (Debian packages nginx-light, redis-server)
 //
@@ -130,7 +133,9 @@ func serve(id, redisSocket string, out io.Writer) error {
 		},
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "provision", Description: "Provision a database; asks which engine and region, then how much storage."}, provision)
-	h := mcp.NewHTTPHandler(srv, nil)
+	// 2025-11-25 sessions live in the process that made them: their ids
+	// name the instance, and nginx routes them home (see nginxConf).
+	h := mcp.NewHTTPHandler(srv, &mcp.HTTPOptions{Legacy: mcp.LegacyHTTPOptions{SessionIDPrefix: id + "."}})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -200,7 +205,7 @@ func Start(self, dir string, n int) (*Fleet, error) {
 	key := make([]byte, 32)
 	rand.Read(key)
 	env := append(os.Environ(), keysEnv+"="+base64.RawURLEncoding.EncodeToString(key))
-	var upstreams []string
+	var upstreams, homes, routes []string
 	for i := range n {
 		id := string(rune('a' + i))
 		cmd := exec.Command(self, "serve", id, sock)
@@ -219,12 +224,15 @@ func Start(self, dir string, n int) (*Fleet, error) {
 		}
 		f.Instances[id] = addr
 		upstreams = append(upstreams, "    server "+addr+";")
+		homes = append(homes, fmt.Sprintf("  upstream home_%s { server %s; }", id, addr))
+		routes = append(routes, fmt.Sprintf("    ~^%s\\. home_%s;", id, id))
 	}
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	conf := fmt.Sprintf(nginxConf, dir, f.AccessLog, dir, dir, dir, dir, dir, strings.Join(upstreams, "\n"), port)
+	conf := fmt.Sprintf(nginxConf, dir, f.AccessLog, dir, dir, dir, dir, dir,
+		strings.Join(upstreams, "\n"), strings.Join(homes, "\n"), strings.Join(routes, "\n"), port)
 	confFile := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(confFile, []byte(conf), 0o600); err != nil {
 		return nil, err
@@ -247,9 +255,11 @@ func Start(self, dir string, n int) (*Fleet, error) {
 	return f, nil
 }
 
-// nginxConf: one worker, plain round robin, no buffering (SSE streams
-// pass through as they are written), HTTP/1.1 keep-alive to the
-// instances.
+// nginxConf: one worker, plain round robin for 2026-07-28 traffic (no
+// affinity: any instance serves any leg), and a map that sends a
+// 2025-11-25 session (an Mcp-Session-Id header "ID.…") to the instance
+// that made it. No buffering (SSE streams pass through as they are
+// written), HTTP/1.1 keep-alive to the instances.
 const nginxConf = `worker_processes 1;
 daemon off;
 pid %s/nginx.pid;
@@ -267,10 +277,15 @@ http {
 %s
     keepalive 8;
   }
+%s
+  map $http_mcp_session_id $mcp_backend {
+    default mcp;
+%s
+  }
   server {
     listen 127.0.0.1:%d;
     location /mcp {
-      proxy_pass http://mcp;
+      proxy_pass http://$mcp_backend;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_set_header Host $http_host;
@@ -337,16 +352,18 @@ func waitFor(try func() error) error {
 }
 
 // legs records which instance answered each tools/call leg (the client
-// sends Mcp-Method on every 2026-07-28 request).
+// sends Mcp-Method on every 2026-07-28 request), or every request when
+// all is set.
 type legs struct {
 	mu  sync.Mutex
 	ids []string
 	rt  http.RoundTripper
+	all bool
 }
 
 func (l *legs) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := l.rt.RoundTrip(r)
-	if err == nil && r.Header.Get("Mcp-Method") == "tools/call" {
+	if err == nil && (l.all || r.Header.Get("Mcp-Method") == "tools/call") {
 		l.mu.Lock()
 		l.ids = append(l.ids, resp.Header.Get(instanceHeader))
 		l.mu.Unlock()
@@ -389,7 +406,7 @@ func demo(self string, out io.Writer) error {
 	for _, id := range slices.Sorted(maps.Keys(f.Instances)) {
 		fmt.Fprintf(out, "instance %s on %s\n", id, f.Instances[id])
 	}
-	fmt.Fprintf(out, "nginx on %s (round robin, no affinity)\n", f.URL)
+	fmt.Fprintf(out, "nginx on %s (round robin; a 2025-11-25 session is routed to its instance)\n", f.URL)
 
 	return callThrough(f.URL, out)
 }
@@ -435,6 +452,25 @@ func callThrough(url string, out io.Writer) error {
 			fmt.Fprintf(out, "replay %d: refused by %s: %v\n", i, lastOf(rec.take()), err)
 		}
 	}
+	return legacyCall(ctx, url, out)
+}
+
+// legacyCall makes the same call as a 2025-11-25 client through the same
+// nginx. Its session lives on one instance: initialize lands anywhere,
+// then the live question (elicitation/create, on the SSE stream of the
+// POST), the client's answer (a POST of its own) and every other request
+// of the session carry the session id, which nginx routes home.
+func legacyCall(ctx context.Context, url string, out io.Writer) error {
+	rec := &legs{rt: http.DefaultTransport, all: true}
+	c := mcp.NewClient(mcp.NewHTTPClientTransport(url, &mcp.HTTPClientOptions{HTTPClient: &http.Client{Transport: rec}}),
+		&mcp.ClientOptions{Mode: mcp.ModeLegacy, Elicitation: answer})
+	defer c.Close()
+	res, err := c.CallTool(ctx, "provision", ProvisionArgs{Name: "reports"}, nil)
+	if err != nil {
+		return fmt.Errorf("legacy provision: %w", err)
+	}
+	fmt.Fprintf(out, "legacy (%s) result: %s\n", c.ProtocolVersion(), textOf(res))
+	fmt.Fprintf(out, "legacy requests served by: %s\n", strings.Join(rec.take(), " "))
 	return nil
 }
 

@@ -54,6 +54,25 @@ func TestFleetBehindNginx(t *testing.T) {
 	if acc[1] == ref[1] {
 		t.Errorf("the replay was refused by the instance that accepted it (%s): the test shows nothing about sharing", acc[1])
 	}
+	// The 2025-11-25 client: live question and answer, every request of
+	// its session on the one instance that holds it.
+	if !strings.Contains(got, "legacy (2025-11-25) result: Provisioned reports: postgres in eu-west-1, 50 GiB.") {
+		t.Fatalf("no legacy result:\n%s", got)
+	}
+	lg := regexp.MustCompile(`legacy requests served by: (.*)`).FindStringSubmatch(got)
+	if lg == nil {
+		t.Fatalf("no legacy line:\n%s", got)
+	}
+	homes := strings.Fields(lg[1])
+	if len(homes) < 3 {
+		t.Fatalf("legacy requests: %q", homes)
+	}
+	// initialize may land anywhere; it names the home of everything after.
+	for _, id := range homes[1:] {
+		if id != homes[0] {
+			t.Errorf("legacy session requests spread over instances: %q", homes)
+		}
+	}
 }
 
 // The load balancer really is in the path: nginx's access log names
