@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"weak"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -382,6 +383,30 @@ func changeNotification(c change) (string, any) {
 type legacyState struct {
 	mu      sync.Mutex
 	elicits map[string]*legacySession
+	// handlers are the HTTP handlers' session registries, so that
+	// Server.Close can end their sessions; weak, so that a handler
+	// dropped by its user is not kept alive by the server.
+	handlers []weak.Pointer[legacyHTTP]
+}
+
+// addHandler records lh for closeAll, forgetting collected handlers.
+func (st *legacyState) addHandler(lh *legacyHTTP) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.handlers = slices.DeleteFunc(st.handlers, func(p weak.Pointer[legacyHTTP]) bool { return p.Value() == nil })
+	st.handlers = append(st.handlers, weak.Make(lh))
+}
+
+// closeAll ends every session of every live HTTP handler.
+func (st *legacyState) closeAll() {
+	st.mu.Lock()
+	hs := slices.Clone(st.handlers)
+	st.mu.Unlock()
+	for _, p := range hs {
+		if lh := p.Value(); lh != nil {
+			lh.closeAll()
+		}
+	}
 }
 
 func (st *legacyState) remember(id string, ls *legacySession, dropped string) {

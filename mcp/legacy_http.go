@@ -107,7 +107,22 @@ func newLegacyHTTP(s *Server, o LegacyHTTPOptions, keepAlive time.Duration) *leg
 	if len(o.SessionIDPrefix) > 64 || strings.IndexFunc(o.SessionIDPrefix, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
 		panic(fmt.Sprintf("mcp: LegacyHTTPOptions.SessionIDPrefix %q: visible ASCII only, at most 64 bytes", o.SessionIDPrefix))
 	}
-	return &legacyHTTP{s: s, opts: o, keepAlive: keepAlive, sessions: make(map[string]*httpSession)}
+	lh := &legacyHTTP{s: s, opts: o, keepAlive: keepAlive, sessions: make(map[string]*httpSession)}
+	s.legacy.addHandler(lh)
+	return lh
+}
+
+// closeAll ends every session (Server.Close).
+func (lh *legacyHTTP) closeAll() {
+	lh.mu.Lock()
+	all := make([]*httpSession, 0, len(lh.sessions))
+	for _, hs := range lh.sessions {
+		all = append(all, hs)
+	}
+	lh.mu.Unlock()
+	for _, hs := range all {
+		lh.closeSession(hs)
+	}
 }
 
 // httpSession is a legacy session of an HTTP handler. Lock order: a

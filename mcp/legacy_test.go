@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -704,5 +705,48 @@ func TestLegacySessionIDPrefix(t *testing.T) {
 			}()
 			NewHTTPHandler(s, &HTTPOptions{Legacy: LegacyHTTPOptions{SessionIDPrefix: bad}})
 		}()
+	}
+}
+
+// Server.Close ends the legacy sessions of its HTTP handlers: an open GET
+// stream ends, the session id gets 404, and http.Server.Shutdown is not
+// held up by the stream.
+func TestServerCloseEndsLegacySessions(t *testing.T) {
+	s, _ := dualServer(t, nil)
+	ts, h := legacyServer(t, s, nil)
+	c := newLegacyClient(t, ts.URL, legacyCaps)
+	stream := c.get("")
+	defer stream.Body.Close()
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %d", stream.StatusCode)
+	}
+	ended := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, stream.Body); ended <- err }()
+
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the GET stream is still open after Server.Close")
+	}
+	if n := h.legacy.sessionCount(); n != 0 {
+		t.Errorf("%d sessions after Close", n)
+	}
+	r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	c.headers(r)
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("POST on the closed session: %d", resp.StatusCode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := ts.Config.Shutdown(ctx); err != nil {
+		t.Errorf("http.Server.Shutdown after Server.Close: %v", err)
 	}
 }

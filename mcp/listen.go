@@ -92,9 +92,14 @@ func (h *hub) publish(kind changeKind, uri string) {
 func (h *hub) close() { h.closeOnce.Do(func() { close(h.closed) }) }
 
 // Close ends every open subscriptions/listen stream gracefully (each gets
-// its listen result). The server keeps serving other requests.
+// its listen result) and every 2025-11-25 session of its HTTP handlers
+// (their requests are cancelled, their streams end, their ids get 404), so
+// that http.Server.Shutdown is not held up by long-lived streams. The
+// server keeps serving other requests; a legacy client may initialize
+// again.
 func (s *Server) Close() error {
 	s.hub.close()
+	s.legacy.closeAll()
 	return nil
 }
 
