@@ -39,6 +39,10 @@ type ServerOptions struct {
 	Instructions string
 	// Logger receives the server's own logs. Nil means slog.Default().
 	Logger *slog.Logger
+	// Fanout shares list-changed and resource-updated notifications with
+	// the other instances of a fleet (see Fanout; mcp/redisfanout). Nil
+	// means this instance's changes reach only its own streams.
+	Fanout Fanout
 	// PageSize is the number of items per page of the list methods.
 	// Zero means 100.
 	PageSize int
@@ -91,7 +95,8 @@ type Server struct {
 	serverInfoMeta []byte // `"_meta":{"io.modelcontextprotocol/serverInfo":{...}}`
 	canAsk         bool   // the asking API needs the request-state boundary
 	hub            hub
-	legacy         legacyState // 2025-11-25 sessions (legacy.go)
+	legacy         legacyState  // 2025-11-25 sessions (legacy.go)
+	fanout         *fanoutState // nil without ServerOptions.Fanout (fanout.go)
 }
 
 type serverTool struct {
@@ -143,6 +148,9 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	info, _ := json.Marshal(impl)
 	s.serverInfoMeta = fmt.Appendf(nil, `"_meta":{%q:%s}`, MetaServerInfo, info)
 	s.hub.init()
+	if s.opts.Fanout != nil {
+		s.startFanout(s.opts.Fanout)
+	}
 	var h MethodHandler = s.route
 	for _, m := range slices.Backward(s.opts.Middleware) {
 		h = m(h)
@@ -180,7 +188,7 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) {
 	s.tools[t.Name] = st
 	s.toolList = rebuild(s.tools, func(v *serverTool) *Tool { return v.tool }, func(a, b *Tool) int { return cmpStr(a.Name, b.Name) })
 	s.mu.Unlock()
-	s.hub.publish(changeTools, "")
+	s.changed(changeTools, "")
 }
 
 func newServerTool(t *Tool, h ToolHandler) (*serverTool, error) {
@@ -218,7 +226,7 @@ func (s *Server) RemoveTools(names ...string) {
 	}
 	s.toolList = rebuild(s.tools, func(v *serverTool) *Tool { return v.tool }, func(a, b *Tool) int { return cmpStr(a.Name, b.Name) })
 	s.mu.Unlock()
-	s.hub.publish(changeTools, "")
+	s.changed(changeTools, "")
 }
 
 // AddPrompt registers a prompt, replacing any of the same name, and
@@ -232,7 +240,7 @@ func (s *Server) AddPrompt(p *Prompt, h PromptHandler) {
 	s.prompts[p.Name] = &serverPrompt{prompt: &cp, handler: h}
 	s.promptList = rebuild(s.prompts, func(v *serverPrompt) *Prompt { return v.prompt }, func(a, b *Prompt) int { return cmpStr(a.Name, b.Name) })
 	s.mu.Unlock()
-	s.hub.publish(changePrompts, "")
+	s.changed(changePrompts, "")
 }
 
 // RemovePrompts removes the named prompts and notifies listening clients.
@@ -243,7 +251,7 @@ func (s *Server) RemovePrompts(names ...string) {
 	}
 	s.promptList = rebuild(s.prompts, func(v *serverPrompt) *Prompt { return v.prompt }, func(a, b *Prompt) int { return cmpStr(a.Name, b.Name) })
 	s.mu.Unlock()
-	s.hub.publish(changePrompts, "")
+	s.changed(changePrompts, "")
 }
 
 // AddResource registers a static resource, replacing any with the same
@@ -257,7 +265,7 @@ func (s *Server) AddResource(r *Resource, h ResourceHandler) {
 	s.resources[r.URI] = &serverResource{resource: &cp, handler: h}
 	s.resourceList = rebuild(s.resources, func(v *serverResource) *Resource { return v.resource }, func(a, b *Resource) int { return cmpStr(a.URI, b.URI) })
 	s.mu.Unlock()
-	s.hub.publish(changeResources, "")
+	s.changed(changeResources, "")
 }
 
 // RemoveResources removes static resources by URI.
@@ -268,7 +276,7 @@ func (s *Server) RemoveResources(uris ...string) {
 	}
 	s.resourceList = rebuild(s.resources, func(v *serverResource) *Resource { return v.resource }, func(a, b *Resource) int { return cmpStr(a.URI, b.URI) })
 	s.mu.Unlock()
-	s.hub.publish(changeResources, "")
+	s.changed(changeResources, "")
 }
 
 // AddResourceTemplate registers a resource template (RFC 6570, levels 1
@@ -291,11 +299,11 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceTemplateHand
 		s.templateList[i] = x.template
 	}
 	s.mu.Unlock()
-	s.hub.publish(changeResources, "")
+	s.changed(changeResources, "")
 }
 
 // ResourceUpdated tells clients listening for uri that it changed.
-func (s *Server) ResourceUpdated(uri string) { s.hub.publish(changeResource, uri) }
+func (s *Server) ResourceUpdated(uri string) { s.changed(changeResource, uri) }
 
 func rebuild[K comparable, V any, T any](m map[K]V, get func(V) T, cmp func(a, b T) int) []T {
 	out := make([]T, 0, len(m))

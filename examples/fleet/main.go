@@ -5,8 +5,9 @@
 // each of its legs served by whichever instance nginx picks, because
 // everything a leg needs travels with it in the sealed requestState. The
 // instances share two things only: the request-state keys (an environment
-// variable) and a Redis server that makes each state single-use across
-// the fleet, so a replayed leg is refused wherever it lands. A 2025-11-25
+// variable) and a Redis server, which makes each state single-use across
+// the fleet (a replayed leg is refused wherever it lands) and carries
+// change notifications between instances (mcp/redisfanout). A 2025-11-25
 // client works through the same nginx too: its session's id names the
 // instance that holds it, and an nginx map routes it there.
 //
@@ -44,6 +45,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/redisfanout"
 	"github.com/roundtrip-mcp/roundtrip/requeststate/redisguard"
 )
 
@@ -131,6 +133,9 @@ func serve(id, redisSocket string, out io.Writer) error {
 			TTL:   2 * time.Minute,
 			Guard: redisguard.New(rdb),
 		},
+		// A resource updated through one instance reaches the listen
+		// streams held by all of them.
+		Fanout: redisfanout.New(rdb, ""),
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "provision", Description: "Provision a database; asks which engine and region, then how much storage."}, provision)
 	// 2025-11-25 sessions live in the process that made them: their ids

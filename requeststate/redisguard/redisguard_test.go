@@ -2,44 +2,16 @@ package redisguard
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testredis"
 )
 
-// startRedis runs a real redis-server on a Unix socket in a temporary
-// directory (no TCP port), for the duration of the test.
-func startRedis(t *testing.T) *redis.Client {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatalf("redis-server is required (the test command installs it): %v", err)
-	}
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
-	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for {
-		if err := c.Ping(ctx).Err(); err == nil {
-			return c
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatal("redis-server did not come up")
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
+func startRedis(t *testing.T) *redis.Client { return testredis.Client(t, testredis.Start(t)) }
 
 func TestFleetSharesConsumedStates(t *testing.T) {
 	c := startRedis(t)
