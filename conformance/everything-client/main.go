@@ -7,7 +7,9 @@
 //	MCP_CONFORMANCE_SCENARIO=<scenario> MCP_CONFORMANCE_PROTOCOL_VERSION=<version> everything-client <server URL>
 //
 // (the URL is the last argument; MCP_CONFORMANCE_CONTEXT may hold JSON
-// data for the scenario). The version picks the era: 2025-11-25 and
+// data for the scenario). The auth/* scenarios run the default flow
+// (list the tools, call each) through an OAuth client (package auth)
+// whose authorization step is headless: see auth.go. The version picks the era: 2025-11-25 and
 // earlier open a legacy session (initialize), later ones speak
 // 2026-07-28; without it the client probes (mcp.ModeAuto). It does what
 // the scenario asks of a client and exits 0 on success, 1 with the error
@@ -21,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,7 +43,16 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
 	mode, version := era(os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"))
-	c := mcp.NewClient(mcp.NewHTTPClientTransport(url, nil), &mcp.ClientOptions{
+	var httpOpts *mcp.HTTPClientOptions
+	if strings.HasPrefix(scenario, "auth/") {
+		hc, err := authClient(logger)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "everything-client: scenario %q: %v\n", scenario, err)
+			os.Exit(1)
+		}
+		httpOpts = &mcp.HTTPClientOptions{HTTPClient: hc}
+	}
+	c := mcp.NewClient(mcp.NewHTTPClientTransport(url, httpOpts), &mcp.ClientOptions{
 		Info:            mcp.Implementation{Name: "roundtrip-everything-client", Version: "0.1.0"},
 		Mode:            mode,
 		ProtocolVersion: version,

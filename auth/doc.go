@@ -1,0 +1,39 @@
+// Package auth is an OAuth 2.1 client for MCP servers that require
+// authorization (the MCP authorization spec, revisions 2025-11-25 and
+// 2026-07-28).
+//
+// Its entry point is [Transport], an [net/http.RoundTripper] that wraps a
+// base transport: it adds "Authorization: Bearer" to every request and,
+// when the server answers 401 (or 403 with error="insufficient_scope"),
+// runs the authorization flow and retries the request once:
+//
+//   - protected resource metadata (RFC 9728), from the challenge's
+//     resource_metadata or the well-known URLs (path-aware, then root),
+//     whose resource must cover the server URL;
+//   - authorization server metadata (RFC 8414, then OpenID Connect
+//     discovery, with the path-insertion variants), whose issuer must be
+//     exactly the authorization server named by the resource;
+//   - a client identity: pre-registered credentials for that issuer, a
+//     Client ID Metadata Document URL when the server supports them, or
+//     dynamic client registration (RFC 7591);
+//   - the authorization code grant with PKCE S256, the resource indicator
+//     (RFC 8707) and the RFC 9207 iss check of the authorization response;
+//   - the token request with client_secret_basic, client_secret_post or
+//     none, and refresh tokens (offline_access is asked for when the
+//     authorization server lists it).
+//
+// The step that involves the user (opening the authorization URL in a
+// browser and catching the redirect) is the [AuthorizeFunc] the
+// application supplies. Tokens live in a [TokenStore]; the default keeps
+// them in memory.
+//
+// Use it with the MCP client:
+//
+//	tr, err := auth.NewTransport(&auth.Options{
+//		RedirectURL: "http://127.0.0.1:8765/callback",
+//		Authorize:   openBrowserAndWait,
+//	})
+//	c := mcp.NewClient(mcp.NewHTTPClientTransport(url, &mcp.HTTPClientOptions{
+//		HTTPClient: &http.Client{Transport: tr},
+//	}), nil)
+package auth

@@ -1,0 +1,506 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+var errNoRefresh = errors.New("auth: no known metadata or client to refresh with")
+
+// authorize obtains a new token for the MCP server at server after sent
+// (nil if none) was refused with the challenge ch; stepUp is set for a
+// 403 insufficient_scope.
+func (t *Transport) authorize(ctx context.Context, server *url.URL, key string, sent *Token, ch Challenge, stepUp bool) (*Token, error) {
+	t.flow.Lock()
+	defer t.flow.Unlock()
+
+	// Another request may have authorized while this one waited.
+	if cur, err := t.store.Load(ctx, key); err == nil && cur != nil && (sent == nil || cur.AccessToken != sent.AccessToken) {
+		if !stepUp || scopesCover(cur.Scope, ch.Param("scope")) {
+			return cur, nil
+		}
+		sent = cur
+	}
+
+	prm, err := t.discoverPRM(ctx, server, ch.Param("resource_metadata"))
+	if err != nil {
+		return nil, err
+	}
+	issuer := prm.AuthorizationServers[0]
+	asm, err := t.discoverAS(ctx, issuer)
+	if err != nil {
+		return nil, err
+	}
+	sameGrant := sent != nil && sent.Issuer == issuer && sent.Resource == prm.Resource
+	if sent != nil && !sameGrant {
+		t.log.InfoContext(ctx, "auth: the authorization server or resource changed; dropping the old token",
+			"server", key, "old_issuer", sent.Issuer, "issuer", issuer)
+		if err := t.store.Delete(ctx, key); err != nil {
+			return nil, fmt.Errorf("auth: deleting the token for %s: %w", key, err)
+		}
+	}
+
+	// A token refused without a scope problem may just need refreshing.
+	if !stepUp && sameGrant && sent.RefreshToken != "" && (ch.Param("scope") == "" || scopesCover(sent.Scope, ch.Param("scope"))) {
+		if c := t.knownClient(issuer); c != nil {
+			tok, err := t.refresh(ctx, asm, c, sent)
+			if err == nil {
+				if err := t.store.Save(ctx, key, tok); err != nil {
+					return nil, fmt.Errorf("auth: saving the token for %s: %w", key, err)
+				}
+				return tok, nil
+			}
+			t.log.DebugContext(ctx, "auth: refresh failed; authorizing again", "server", key, "error", err)
+		}
+	}
+
+	if t.opts.Authorize == nil {
+		return nil, ErrNoAuthorizer
+	}
+	scope := ch.Param("scope")
+	if scope == "" {
+		scope = strings.Join(prm.ScopesSupported, " ")
+	}
+	if sameGrant {
+		// Keep what was granted before (SEP-2350): a step-up adds scopes.
+		scope = unionScopes(withoutScope(sent.Scope, "offline_access"), scope)
+	}
+	if scope != "" && !t.opts.NoOfflineAccess && slices.Contains(asm.ScopesSupported, "offline_access") {
+		scope = unionScopes(scope, "offline_access")
+	}
+	client, err := t.clientFor(ctx, issuer, asm)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := t.authorizationCode(ctx, asm, client, prm.Resource, scope)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.store.Save(ctx, key, tok); err != nil {
+		return nil, fmt.Errorf("auth: saving the token for %s: %w", key, err)
+	}
+	return tok, nil
+}
+
+// refreshStored refreshes the stored, expired token tok when the
+// metadata and client of its issuer are known from an earlier flow.
+func (t *Transport) refreshStored(ctx context.Context, key string, tok *Token) (*Token, error) {
+	t.flow.Lock()
+	defer t.flow.Unlock()
+	if cur, err := t.store.Load(ctx, key); err == nil && cur != nil && cur.AccessToken != tok.AccessToken {
+		return cur, nil
+	}
+	t.mu.Lock()
+	asm := t.asMeta[tok.Issuer]
+	t.mu.Unlock()
+	c := t.knownClient(tok.Issuer)
+	if asm == nil || c == nil {
+		return nil, errNoRefresh
+	}
+	nt, err := t.refresh(ctx, asm, c, tok)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.store.Save(ctx, key, nt); err != nil {
+		return nil, fmt.Errorf("auth: saving the token for %s: %w", key, err)
+	}
+	return nt, nil
+}
+
+func withoutScope(list, drop string) string {
+	var out []string
+	for _, s := range strings.Fields(list) {
+		if s != drop {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// discoverPRM fetches and checks the protected resource metadata of
+// server: from the challenge's resource_metadata URL when given, else
+// the well-known URLs.
+func (t *Transport) discoverPRM(ctx context.Context, server *url.URL, fromChallenge string) (*ProtectedResourceMetadata, error) {
+	var cands []string
+	if fromChallenge != "" {
+		if err := checkEndpoint(fromChallenge, t.opts.AllowInsecureHTTP); err != nil {
+			t.log.WarnContext(ctx, "auth: ignoring an invalid resource_metadata URL", "url", fromChallenge, "error", err)
+		} else {
+			cands = append(cands, fromChallenge)
+		}
+	}
+	for _, u := range prmURLs(server) {
+		if !slices.Contains(cands, u) {
+			cands = append(cands, u)
+		}
+	}
+	var errs []error
+	for _, u := range cands {
+		var prm ProtectedResourceMetadata
+		if err := getJSON(ctx, t.hc, u, t.max, &prm); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if errors.Is(err, ErrInvalidMetadata) || errors.Is(err, ErrResponseTooLarge) {
+				return nil, err
+			}
+			errs = append(errs, err)
+			continue
+		}
+		if err := validatePRM(&prm, server); err != nil {
+			return nil, fmt.Errorf("%w (from %s)", err, u)
+		}
+		t.log.DebugContext(ctx, "auth: protected resource metadata", "url", u, "resource", prm.Resource, "authorization_servers", prm.AuthorizationServers)
+		return &prm, nil
+	}
+	return nil, fmt.Errorf("%w: protected resource metadata for %s: %w", ErrMetadataNotFound, resourceKey(server), errors.Join(errs...))
+}
+
+// discoverAS fetches and checks the metadata of the authorization server
+// issuer.
+func (t *Transport) discoverAS(ctx context.Context, issuer string) (*AuthorizationServerMetadata, error) {
+	iu, err := url.Parse(issuer)
+	if err == nil && iu.RawQuery != "" {
+		err = errors.New("has a query")
+	}
+	if err == nil {
+		err = checkEndpoint(issuer, t.opts.AllowInsecureHTTP)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: authorization server %q: %v", ErrInvalidMetadata, issuer, err)
+	}
+	var errs []error
+	for _, u := range asMetadataURLs(iu) {
+		var m AuthorizationServerMetadata
+		if err := getJSON(ctx, t.hc, u, t.max, &m); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if errors.Is(err, ErrInvalidMetadata) || errors.Is(err, ErrResponseTooLarge) {
+				return nil, err
+			}
+			errs = append(errs, err)
+			continue
+		}
+		if err := validateASMetadata(&m, issuer, t.opts.AllowInsecureHTTP); err != nil {
+			return nil, fmt.Errorf("%w (from %s)", err, u)
+		}
+		t.mu.Lock()
+		t.asMeta[issuer] = &m
+		t.mu.Unlock()
+		t.log.DebugContext(ctx, "auth: authorization server metadata", "url", u, "issuer", m.Issuer)
+		return &m, nil
+	}
+	return nil, fmt.Errorf("%w: authorization server metadata for %s: %w", ErrMetadataNotFound, issuer, errors.Join(errs...))
+}
+
+func (t *Transport) knownClient(issuer string) *ClientCredentials {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.clients[issuer]; c != nil {
+		return c
+	}
+	if c, ok := t.opts.PreRegistered[issuer]; ok {
+		return &c
+	}
+	return nil
+}
+
+// clientFor returns the client identity to use with the authorization
+// server issuer: pre-registered credentials, else an earlier
+// registration, else the client ID metadata document URL when the server
+// supports them, else a dynamic registration.
+func (t *Transport) clientFor(ctx context.Context, issuer string, asm *AuthorizationServerMetadata) (*ClientCredentials, error) {
+	if c := t.knownClient(issuer); c != nil {
+		return c, nil
+	}
+	var c *ClientCredentials
+	switch {
+	case asm.ClientIDMetadataDocumentSupported && t.opts.ClientMetadataURL != "":
+		c = &ClientCredentials{ClientID: t.opts.ClientMetadataURL, AuthMethod: AuthMethodNone}
+	case asm.RegistrationEndpoint != "":
+		var err error
+		if c, err = t.register(ctx, asm); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("%w at %s", ErrNoClient, issuer)
+	}
+	t.mu.Lock()
+	t.clients[issuer] = c
+	t.mu.Unlock()
+	return c, nil
+}
+
+// register performs dynamic client registration (RFC 7591).
+func (t *Transport) register(ctx context.Context, asm *AuthorizationServerMetadata) (*ClientCredentials, error) {
+	sup := asm.TokenEndpointAuthMethodsSupported
+	method := AuthMethodClientSecretBasic
+	switch {
+	case slices.Contains(sup, AuthMethodNone):
+		method = AuthMethodNone
+	case len(sup) == 0 || slices.Contains(sup, AuthMethodClientSecretBasic):
+	case slices.Contains(sup, AuthMethodClientSecretPost):
+		method = AuthMethodClientSecretPost
+	}
+	name := t.opts.ClientName
+	if name == "" {
+		name = "roundtrip MCP client"
+	}
+	md := map[string]any{
+		"client_name":                name,
+		"redirect_uris":              []string{t.opts.RedirectURL},
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": method,
+		"application_type":           t.applicationType(),
+	}
+	body, _ := json.Marshal(md)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, asm.RegistrationEndpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	b, status, err := t.do(req)
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusCreated && status != http.StatusOK {
+		return nil, oauthError(asm.RegistrationEndpoint, status, b)
+	}
+	var r struct {
+		ClientID                string `json:"client_id"`
+		ClientSecret            string `json:"client_secret"`
+		TokenEndpointAuthMethod string `json:"token_endpoint_auth_method"`
+	}
+	if err := decodeObject(b, &r); err != nil || r.ClientID == "" {
+		if err == nil {
+			err = errors.New("no client_id")
+		}
+		return nil, fmt.Errorf("auth: registration response from %s: %w", asm.RegistrationEndpoint, err)
+	}
+	if r.TokenEndpointAuthMethod == "" {
+		r.TokenEndpointAuthMethod = method
+	}
+	t.log.DebugContext(ctx, "auth: registered", "issuer", asm.Issuer, "client_id", r.ClientID, "auth_method", r.TokenEndpointAuthMethod)
+	return &ClientCredentials{ClientID: r.ClientID, ClientSecret: r.ClientSecret, AuthMethod: r.TokenEndpointAuthMethod}, nil
+}
+
+func (t *Transport) applicationType() string {
+	if t.opts.ApplicationType != "" {
+		return t.opts.ApplicationType
+	}
+	u, err := url.Parse(t.opts.RedirectURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return "native"
+	}
+	if isLoopback(u.Hostname()) {
+		return "native"
+	}
+	return "web"
+}
+
+// authorizationCode runs the authorization code grant with PKCE.
+func (t *Transport) authorizationCode(ctx context.Context, asm *AuthorizationServerMetadata, c *ClientCredentials, resource, scope string) (*Token, error) {
+	verifier := randomString(32)
+	sum := sha256.Sum256([]byte(verifier))
+	challenge := base64.RawURLEncoding.EncodeToString(sum[:])
+	state := randomString(16)
+
+	au, err := url.Parse(asm.AuthorizationEndpoint)
+	if err != nil {
+		return nil, fmt.Errorf("%w: authorization_endpoint: %v", ErrInvalidMetadata, err)
+	}
+	q := au.Query()
+	q.Set("response_type", "code")
+	q.Set("client_id", c.ClientID)
+	q.Set("redirect_uri", t.opts.RedirectURL)
+	q.Set("code_challenge", challenge)
+	q.Set("code_challenge_method", "S256")
+	q.Set("state", state)
+	q.Set("resource", resource)
+	if scope != "" {
+		q.Set("scope", scope)
+	}
+	au.RawQuery = q.Encode()
+	t.log.DebugContext(ctx, "auth: authorizing", "issuer", asm.Issuer, "client_id", c.ClientID, "scope", scope, "resource", resource)
+	redirect, err := t.opts.Authorize(ctx, au.String())
+	if err != nil {
+		return nil, fmt.Errorf("auth: authorization: %w", err)
+	}
+	if redirect == nil {
+		return nil, fmt.Errorf("auth: authorization: Authorize returned no redirect URL")
+	}
+	code, err := checkAuthorizationResponse(redirect.Query(), state, asm)
+	if err != nil {
+		return nil, err
+	}
+	form := url.Values{
+		"grant_type":    {"authorization_code"},
+		"code":          {code},
+		"redirect_uri":  {t.opts.RedirectURL},
+		"code_verifier": {verifier},
+		"resource":      {resource},
+	}
+	tok, err := t.tokenRequest(ctx, asm, c, form)
+	if err != nil {
+		return nil, err
+	}
+	if tok.Scope == "" {
+		tok.Scope = scope
+	}
+	tok.Issuer, tok.Resource, tok.ClientID = asm.Issuer, resource, c.ClientID
+	return tok, nil
+}
+
+// checkAuthorizationResponse checks the query of the redirect back from
+// the authorization endpoint and returns the code. The RFC 9207 iss
+// check comes first: a present iss must be exactly the issuer (no
+// normalization), and a missing one is refused when the server
+// advertised it.
+func checkAuthorizationResponse(q url.Values, state string, asm *AuthorizationServerMetadata) (string, error) {
+	if iss, ok := q["iss"]; ok {
+		if len(iss) != 1 || iss[0] != asm.Issuer {
+			return "", fmt.Errorf("%w: authorization response iss %q, expected %q", ErrIssuerMismatch, iss, asm.Issuer)
+		}
+	} else if asm.AuthorizationResponseIssParamSupported {
+		return "", fmt.Errorf("%w (issuer %s advertises authorization_response_iss_parameter_supported)", ErrIssuerMissing, asm.Issuer)
+	}
+	if s, ok := q["state"]; !ok || len(s) != 1 || s[0] != state {
+		return "", ErrStateMismatch
+	}
+	if e := q.Get("error"); e != "" {
+		msg := e
+		if d := q.Get("error_description"); d != "" {
+			msg += ": " + d
+		}
+		return "", fmt.Errorf("%w: %s", ErrAuthorizationDenied, msg)
+	}
+	code := q.Get("code")
+	if code == "" {
+		return "", fmt.Errorf("%w: the authorization response has no code", ErrAuthorizationDenied)
+	}
+	return code, nil
+}
+
+// refresh uses tok's refresh token.
+func (t *Transport) refresh(ctx context.Context, asm *AuthorizationServerMetadata, c *ClientCredentials, tok *Token) (*Token, error) {
+	form := url.Values{
+		"grant_type":    {"refresh_token"},
+		"refresh_token": {tok.RefreshToken},
+	}
+	if tok.Resource != "" {
+		form.Set("resource", tok.Resource)
+	}
+	nt, err := t.tokenRequest(ctx, asm, c, form)
+	if err != nil {
+		return nil, err
+	}
+	if nt.RefreshToken == "" {
+		nt.RefreshToken = tok.RefreshToken
+	}
+	if nt.Scope == "" {
+		nt.Scope = tok.Scope
+	}
+	nt.Issuer, nt.Resource, nt.ClientID = tok.Issuer, tok.Resource, c.ClientID
+	return nt, nil
+}
+
+// authMethod picks the token endpoint authentication of c at asm.
+func authMethod(c *ClientCredentials, asm *AuthorizationServerMetadata) string {
+	if c.ClientSecret == "" {
+		return AuthMethodNone
+	}
+	if c.AuthMethod != "" {
+		return c.AuthMethod
+	}
+	sup := asm.TokenEndpointAuthMethodsSupported
+	switch {
+	case len(sup) == 0 || slices.Contains(sup, AuthMethodClientSecretBasic):
+		return AuthMethodClientSecretBasic
+	case slices.Contains(sup, AuthMethodClientSecretPost):
+		return AuthMethodClientSecretPost
+	}
+	return AuthMethodNone
+}
+
+// tokenRequest posts form to the token endpoint with the client's
+// authentication and decodes the token response.
+func (t *Transport) tokenRequest(ctx context.Context, asm *AuthorizationServerMetadata, c *ClientCredentials, form url.Values) (*Token, error) {
+	method := authMethod(c, asm)
+	switch method {
+	case AuthMethodClientSecretPost:
+		form.Set("client_id", c.ClientID)
+		form.Set("client_secret", c.ClientSecret)
+	case AuthMethodClientSecretBasic:
+	default:
+		form.Set("client_id", c.ClientID)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, asm.TokenEndpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if method == AuthMethodClientSecretBasic {
+		// RFC 6749 section 2.3.1: form-encoded, then Basic.
+		req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
+	}
+	b, status, err := t.do(req)
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, oauthError(asm.TokenEndpoint, status, b)
+	}
+	tok, err := parseTokenResponse(b, t.now())
+	if err != nil {
+		return nil, fmt.Errorf("auth: token response from %s: %w", asm.TokenEndpoint, err)
+	}
+	return tok, nil
+}
+
+// do sends req with the metadata client and reads the bounded body.
+func (t *Transport) do(req *http.Request) ([]byte, int, error) {
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("auth: %s %s: %w", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	b, err := readBounded(resp.Body, t.max)
+	if err != nil {
+		return nil, 0, fmt.Errorf("auth: %s %s: %w", req.Method, req.URL, err)
+	}
+	return b, resp.StatusCode, nil
+}
+
+// oauthError builds the *OAuthError of an error response.
+func oauthError(endpoint string, status int, body []byte) error {
+	e := &OAuthError{StatusCode: status, Endpoint: endpoint}
+	var r struct {
+		Error            string `json:"error"`
+		ErrorDescription string `json:"error_description"`
+	}
+	if decodeObject(body, &r) == nil {
+		e.Code, e.Description = r.Error, r.ErrorDescription
+	}
+	return e
+}
+
+// randomString is n random bytes, base64url without padding.
+func randomString(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}

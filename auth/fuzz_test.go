@@ -1,0 +1,121 @@
+package auth
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzParseChallenges: any header value parses or fails with
+// ErrMalformedChallenge, never panics, and what parses is consistent.
+func FuzzParseChallenges(f *testing.F) {
+	for _, s := range []string{
+		`Bearer`,
+		`Bearer error="invalid_token", resource_metadata="https://x.example/.well-known/oauth-protected-resource/mcp", scope="a b"`,
+		`Bearer error="insufficient_scope", scope="mcp:write", error_description="needs \"write\""`,
+		`Basic realm="x", Bearer scope=read , error=insufficient_scope`,
+		`Negotiate a87421000492aa874209af8bc028==, Bearer`,
+		`Basic, Bearer a = "b" ,, c=d`,
+		`Bearer realm="unterminated`,
+		`Bearer a=b c=d`,
+		`, , ,`,
+		"Bearer a=\"\x00\"",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cs, err := ParseChallenges([]string{s})
+		if err != nil {
+			if !errors.Is(err, ErrMalformedChallenge) {
+				t.Fatalf("error %v does not wrap ErrMalformedChallenge", err)
+			}
+			return
+		}
+		if len(cs) > maxChallenges {
+			t.Fatalf("%d challenges", len(cs))
+		}
+		for _, c := range cs {
+			if c.Scheme == "" {
+				t.Fatal("empty scheme")
+			}
+			if c.Token68 != "" && len(c.Params) > 0 {
+				t.Fatal("both token68 and params")
+			}
+			for k := range c.Params {
+				if k != strings.ToLower(k) || k == "" {
+					t.Fatalf("param name %q not lower-cased", k)
+				}
+			}
+		}
+	})
+}
+
+// FuzzParseTokenResponse: any body is a Bearer token safe to put in a
+// header, or an error.
+func FuzzParseTokenResponse(f *testing.F) {
+	for _, s := range []string{
+		`{"access_token":"abc","token_type":"Bearer","expires_in":3600,"refresh_token":"r","scope":"a b"}`,
+		`{"access_token":"abc","token_type":"bearer","expires_in":"60"}`,
+		`{"access_token":"abc","token_type":"Bearer","expires_in":-5}`,
+		`{"access_token":"abc","token_type":"Bearer","expires_in":1e400}`,
+		`{"access_token":"a\r\nb","token_type":"Bearer"}`,
+		`{"access_token":"abc","token_type":"DPoP"}`,
+		`[]`, `null`, `{`,
+	} {
+		f.Add([]byte(s))
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tok, err := parseTokenResponse(b, now)
+		if err != nil {
+			return
+		}
+		if tok.AccessToken == "" || tok.TokenType != "Bearer" {
+			t.Fatalf("accepted %+v", tok)
+		}
+		if strings.ContainsAny(tok.AccessToken, " \r\n\t\x00") {
+			t.Fatalf("access token %q would break the header", tok.AccessToken)
+		}
+		if !tok.Expiry.IsZero() && (tok.Expiry.Before(now) || tok.Expiry.After(now.Add(maxExpiresIn*time.Second))) {
+			t.Fatalf("expiry %v out of range", tok.Expiry)
+		}
+	})
+}
+
+// FuzzMetadata: any protected resource or authorization server metadata
+// document is accepted only when it is consistent with what it was
+// fetched for.
+func FuzzMetadata(f *testing.F) {
+	for _, s := range []string{
+		`{"resource":"https://mcp.example/mcp","authorization_servers":["https://as.example"],"scopes_supported":["a"]}`,
+		`{"resource":"https://evil.example/mcp","authorization_servers":["https://as.example"]}`,
+		`{"issuer":"https://as.example","authorization_endpoint":"https://as.example/authorize","token_endpoint":"https://as.example/token","code_challenge_methods_supported":["S256"]}`,
+		`{"issuer":"https://as.example/","authorization_endpoint":"http://as.example/authorize","token_endpoint":"https://as.example/token"}`,
+		`{"resource":1}`, `[]`, `{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	server, _ := url.Parse("https://mcp.example/mcp")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var prm ProtectedResourceMetadata
+		if decodeObject(b, &prm) == nil && validatePRM(&prm, server) == nil {
+			if !resourceCovers(prm.Resource, server) || len(prm.AuthorizationServers) == 0 {
+				t.Fatalf("accepted PRM %+v", prm)
+			}
+		}
+		var m AuthorizationServerMetadata
+		if decodeObject(b, &m) == nil && validateASMetadata(&m, "https://as.example", false) == nil {
+			if m.Issuer != "https://as.example" {
+				t.Fatalf("accepted issuer %q", m.Issuer)
+			}
+			for _, e := range []string{m.AuthorizationEndpoint, m.TokenEndpoint} {
+				u, err := url.Parse(e)
+				if err != nil || u.Host == "" || u.Scheme != "https" && (u.Scheme != "http" || !isLoopback(u.Hostname())) {
+					t.Fatalf("accepted endpoint %q", e)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,234 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// ProtectedResourceMetadata is an OAuth 2.0 protected resource metadata
+// document (RFC 9728), the fields this client uses.
+type ProtectedResourceMetadata struct {
+	Resource               string   `json:"resource"`
+	AuthorizationServers   []string `json:"authorization_servers,omitempty"`
+	ScopesSupported        []string `json:"scopes_supported,omitempty"`
+	BearerMethodsSupported []string `json:"bearer_methods_supported,omitempty"`
+	ResourceName           string   `json:"resource_name,omitempty"`
+}
+
+// AuthorizationServerMetadata is an OAuth 2.0 authorization server
+// metadata document (RFC 8414) or OpenID Connect discovery document, the
+// fields this client uses.
+type AuthorizationServerMetadata struct {
+	Issuer                                 string   `json:"issuer"`
+	AuthorizationEndpoint                  string   `json:"authorization_endpoint"`
+	TokenEndpoint                          string   `json:"token_endpoint"`
+	RegistrationEndpoint                   string   `json:"registration_endpoint,omitempty"`
+	ScopesSupported                        []string `json:"scopes_supported,omitempty"`
+	ResponseTypesSupported                 []string `json:"response_types_supported,omitempty"`
+	GrantTypesSupported                    []string `json:"grant_types_supported,omitempty"`
+	TokenEndpointAuthMethodsSupported      []string `json:"token_endpoint_auth_methods_supported,omitempty"`
+	CodeChallengeMethodsSupported          []string `json:"code_challenge_methods_supported,omitempty"`
+	ClientIDMetadataDocumentSupported      bool     `json:"client_id_metadata_document_supported,omitempty"`
+	AuthorizationResponseIssParamSupported bool     `json:"authorization_response_iss_parameter_supported,omitempty"`
+}
+
+// errNotFound marks a metadata URL that has no document (any non-200
+// status): discovery goes on with the next candidate.
+var errNotFound = errors.New("no document")
+
+// getJSON GETs u and decodes a JSON object of at most max bytes into v.
+func getJSON(ctx context.Context, hc *http.Client, u string, max int64, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return fmt.Errorf("auth: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("auth: GET %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		return fmt.Errorf("auth: GET %s: HTTP %d: %w", u, resp.StatusCode, errNotFound)
+	}
+	body, err := readBounded(resp.Body, max)
+	if err != nil {
+		return fmt.Errorf("auth: GET %s: %w", u, err)
+	}
+	if err := decodeObject(body, v); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrInvalidMetadata, u, err)
+	}
+	return nil
+}
+
+// readBounded reads r to the end, failing with ErrResponseTooLarge past
+// max bytes.
+func readBounded(r io.Reader, max int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%w: more than %d bytes", ErrResponseTooLarge, max)
+	}
+	return b, nil
+}
+
+// decodeObject decodes a JSON object into v (a pointer to a struct).
+func decodeObject(b []byte, v any) error {
+	var probe json.RawMessage
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return err
+	}
+	if t := strings.TrimLeft(string(probe), " \t\r\n"); !strings.HasPrefix(t, "{") {
+		return errors.New("not a JSON object")
+	}
+	return json.Unmarshal(b, v)
+}
+
+// resourceKey is the server URL without query and fragment: what tokens
+// are stored under.
+func resourceKey(u *url.URL) string {
+	c := url.URL{Scheme: strings.ToLower(u.Scheme), Host: strings.ToLower(u.Host), Path: u.Path, RawPath: u.RawPath}
+	return c.String()
+}
+
+// prmURLs lists where to look for the protected resource metadata of
+// server: the path-aware well-known URL, then the root one (RFC 9728
+// section 3.1).
+func prmURLs(server *url.URL) []string {
+	base := url.URL{Scheme: server.Scheme, Host: server.Host}
+	var out []string
+	if p := strings.TrimSuffix(server.EscapedPath(), "/"); p != "" {
+		out = append(out, base.String()+"/.well-known/oauth-protected-resource"+p)
+	}
+	return append(out, base.String()+"/.well-known/oauth-protected-resource")
+}
+
+// asMetadataURLs lists where to look for the metadata of the
+// authorization server whose issuer identifier is issuer, in the order
+// the MCP authorization spec gives: RFC 8414 with path insertion, OpenID
+// Connect discovery with path insertion, then with path appending; for
+// an issuer without a path, RFC 8414 then OpenID Connect.
+func asMetadataURLs(issuer *url.URL) []string {
+	base := (&url.URL{Scheme: issuer.Scheme, Host: issuer.Host}).String()
+	p := strings.TrimSuffix(issuer.EscapedPath(), "/")
+	if p == "" {
+		return []string{
+			base + "/.well-known/oauth-authorization-server",
+			base + "/.well-known/openid-configuration",
+		}
+	}
+	return []string{
+		base + "/.well-known/oauth-authorization-server" + p,
+		base + "/.well-known/openid-configuration" + p,
+		base + p + "/.well-known/openid-configuration",
+	}
+}
+
+// resourceCovers reports whether the resource identifier res (from
+// protected resource metadata) covers the server URL: same scheme, host
+// and port, and the server's path is res's path or below it.
+func resourceCovers(res string, server *url.URL) bool {
+	r, err := url.Parse(res)
+	if err != nil || r.Fragment != "" || r.Opaque != "" || r.User != nil {
+		return false
+	}
+	if !strings.EqualFold(r.Scheme, server.Scheme) || !strings.EqualFold(hostPort(r), hostPort(server)) {
+		return false
+	}
+	rp := strings.TrimSuffix(r.EscapedPath(), "/")
+	sp := strings.TrimSuffix(server.EscapedPath(), "/")
+	return rp == "" || sp == rp || strings.HasPrefix(sp, rp+"/")
+}
+
+// hostPort is u's host with the scheme's default port made explicit.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return u.Host + ":443"
+	case "http":
+		return u.Host + ":80"
+	}
+	return u.Host
+}
+
+// validatePRM checks a protected resource metadata document fetched for
+// server.
+func validatePRM(prm *ProtectedResourceMetadata, server *url.URL) error {
+	if prm.Resource == "" {
+		return fmt.Errorf("%w: protected resource metadata has no resource", ErrInvalidMetadata)
+	}
+	if !resourceCovers(prm.Resource, server) {
+		return fmt.Errorf("%w: resource %q, server %q", ErrResourceMismatch, prm.Resource, resourceKey(server))
+	}
+	if len(prm.AuthorizationServers) == 0 {
+		return fmt.Errorf("%w: protected resource metadata lists no authorization_servers", ErrInvalidMetadata)
+	}
+	return nil
+}
+
+// validateASMetadata checks an authorization server metadata document
+// fetched for the issuer identifier issuer.
+func validateASMetadata(m *AuthorizationServerMetadata, issuer string, allowHTTP bool) error {
+	if m.Issuer != issuer {
+		return fmt.Errorf("%w: metadata issuer %q, expected %q", ErrIssuerMismatch, m.Issuer, issuer)
+	}
+	for _, e := range []struct{ name, v string }{
+		{"authorization_endpoint", m.AuthorizationEndpoint},
+		{"token_endpoint", m.TokenEndpoint},
+	} {
+		if err := checkEndpoint(e.v, allowHTTP); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrInvalidMetadata, e.name, err)
+		}
+	}
+	if m.RegistrationEndpoint != "" {
+		if err := checkEndpoint(m.RegistrationEndpoint, allowHTTP); err != nil {
+			return fmt.Errorf("%w: registration_endpoint: %v", ErrInvalidMetadata, err)
+		}
+	}
+	if !slices.Contains(m.CodeChallengeMethodsSupported, "S256") {
+		return fmt.Errorf("%w (code_challenge_methods_supported: %q)", ErrPKCEUnsupported, m.CodeChallengeMethodsSupported)
+	}
+	return nil
+}
+
+// checkEndpoint requires an absolute https URL without a fragment, or
+// http on localhost or a loopback address (any host with allowHTTP).
+func checkEndpoint(s string, allowHTTP bool) error {
+	if s == "" {
+		return errors.New("missing")
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return err
+	}
+	if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%q is not an absolute http(s) URL without userinfo and fragment", s)
+	}
+	if u.Scheme == "http" && !allowHTTP && !isLoopback(u.Hostname()) {
+		return fmt.Errorf("%q is not https (plain http is allowed on loopback hosts only)", s)
+	}
+	return nil
+}
+
+// isLoopback reports whether host is localhost or a loopback address.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
