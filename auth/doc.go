@@ -36,4 +36,20 @@
 //	c := mcp.NewClient(mcp.NewHTTPClientTransport(url, &mcp.HTTPClientOptions{
 //		HTTPClient: &http.Client{Transport: tr},
 //	}), nil)
+//
+// The resource-server half protects an MCP server: [RequireBearer] puts
+// bearer-token authentication (RFC 6750) in front of the HTTP handler,
+// answering 401 or 403 with a challenge that names the resource's
+// metadata, served by [ProtectedResourceHandler] at
+// [ResourceMetadataURL]. Tokens are checked by a [TokenVerifier]:
+// [JWTVerifier] for JWT access tokens against the issuer's key set, or a
+// [TokenVerifierFunc] (introspection, opaque tokens). The verified token
+// reaches handlers as an *mcp.TokenInfo, and the request-state boundary
+// binds every sealed requestState to its client, issuer and subject.
+//
+//	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: iss, Audience: "https://mcp.example/mcp", JWKSURL: iss + "/jwks"})
+//	prm, _ := auth.ResourceMetadataURL("https://mcp.example/mcp")
+//	mux.Handle("/mcp", auth.RequireBearer(mcp.NewHTTPHandler(srv, nil), &auth.BearerOptions{Verifier: v, ResourceMetadataURL: prm}))
+//	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceHandler(&auth.ProtectedResourceMetadata{
+//		Resource: "https://mcp.example/mcp", AuthorizationServers: []string{iss}}))
 package auth
