@@ -1,0 +1,469 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/mcp"
+)
+
+// version is reported as the client's version.
+const version = "0.1.0"
+
+// errHelp ends the program with status 0 after help was printed.
+var errHelp = errors.New("help requested")
+
+// command is one subcommand.
+type command struct {
+	name    string
+	args    string // synopsis of the positional arguments
+	summary string
+	help    string               // longer description
+	run     func(*session) error // runs with the positional arguments in s.args
+	minArgs int
+	maxArgs int // -1: any
+}
+
+// options are the flags every command accepts.
+type options struct {
+	url       string
+	cmdLine   string
+	command   []string // after --
+	headers   headerFlag
+	legacy    bool
+	pinned    string
+	timeout   time.Duration
+	json      bool
+	roots     listFlag
+	logLevel  string
+	model     string
+	quiet     bool
+	maxRounds int
+
+	// per command
+	save       string
+	noValidate bool
+	listen     listenFlags
+}
+
+type listenFlags struct {
+	tools, prompts, resources bool
+	subscribe                 listFlag
+	max                       int
+}
+
+// listFlag collects a repeated flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// headerFlag collects repeated -H 'Name: value' flags.
+type headerFlag struct{ h http.Header }
+
+func (f *headerFlag) String() string {
+	if f == nil || f.h == nil {
+		return ""
+	}
+	return fmt.Sprint(len(f.h), " headers")
+}
+
+func (f *headerFlag) Set(v string) error {
+	name, value, ok := strings.Cut(v, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || strings.ContainsAny(name, " \t") {
+		return fmt.Errorf("header %q is not of the form 'Name: value'", v)
+	}
+	if f.h == nil {
+		f.h = http.Header{}
+	}
+	f.h.Add(name, strings.TrimSpace(value))
+	return nil
+}
+
+// register adds the common flags to fs, each defaulting to its current
+// value (so that flags given before the command carry over).
+func (o *options) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.url, "url", o.url, "the Streamable HTTP `URL` of the server")
+	fs.StringVar(&o.cmdLine, "cmd", o.cmdLine, "run the server `COMMAND` over stdio (split like a shell; or give it after --)")
+	fs.Var(&o.headers, "H", "HTTP header `'Name: value'` sent with every request (repeatable), e.g. -H 'Authorization: Bearer TOKEN'")
+	fs.Var(&o.headers, "header", "same as -H")
+	fs.BoolVar(&o.legacy, "legacy", o.legacy, "speak 2025-11-25 (initialize handshake and a session) instead of finding the era out")
+	fs.StringVar(&o.pinned, "protocol-version", o.pinned, "speak exactly this protocol `VERSION` (2026-07-28, 2025-11-25 or 2025-06-18)")
+	fs.DurationVar(&o.timeout, "timeout", o.timeout, "bound each request (each round of a call separately, not the time spent answering); 0: none")
+	fs.BoolVar(&o.json, "json", o.json, "print results as JSON")
+	fs.Var(&o.roots, "root", "expose a root: a file:// `URI` or a path (repeatable); declares the roots capability")
+	fs.StringVar(&o.logLevel, "log-level", o.logLevel, "ask the server for log messages at this `LEVEL` and above (debug, info, notice, warning, error, ...), printed on stderr")
+	fs.StringVar(&o.model, "model", o.model, "the model `NAME` reported in sampling replies typed by the user")
+	fs.BoolVar(&o.quiet, "quiet", o.quiet, "discard the stderr of a stdio server")
+	fs.IntVar(&o.maxRounds, "max-rounds", o.maxRounds, "give up after this many input rounds of one call")
+}
+
+func defaultOptions() *options {
+	return &options{timeout: 60 * time.Second, model: "human", maxRounds: 10}
+}
+
+// session is what a command runs with.
+type session struct {
+	ctx    context.Context
+	opts   *options
+	args   []string
+	stdin  io.Reader
+	out    io.Writer // results
+	errw   io.Writer // prompts and diagnostics
+	ui     *asker
+	client *mcp.Client // nil until connect
+	target target
+	// perRound: the command bounds each round itself (roundContext), so
+	// that the time spent answering does not count; the client gets no
+	// RequestTimeout.
+	perRound bool
+}
+
+// target is the server a session talks to; it is saved with a pending
+// call.
+type target struct {
+	URL     string   `json:"url,omitempty"`
+	Command []string `json:"command,omitempty"`
+}
+
+func (t target) String() string {
+	if t.URL != "" {
+		return t.URL
+	}
+	return strings.Join(t.Command, " ")
+}
+
+var commands []*command
+
+func init() {
+	commands = []*command{
+		{name: "discover", summary: "show the server's info, protocol version and era, capabilities and instructions",
+			run: cmdDiscover, maxArgs: 0},
+		{name: "tools", summary: "list the server's tools (every page)", run: cmdTools, maxArgs: 0},
+		{name: "prompts", summary: "list the server's prompts", run: cmdPrompts, maxArgs: 0},
+		{name: "resources", summary: "list the server's resources", run: cmdResources, maxArgs: 0},
+		{name: "templates", summary: "list the server's resource templates", run: cmdTemplates, maxArgs: 0},
+		{name: "call", args: "TOOL [JSON-OBJECT | KEY=VALUE...]", summary: "call a tool, answering the server's questions",
+			help: callHelp, run: cmdCall, minArgs: 1, maxArgs: -1},
+		{name: "get", args: "PROMPT [KEY=VALUE...]", summary: "get a prompt, answering the server's questions",
+			help: "Prompt arguments are strings: KEY=VALUE is sent as is.", run: cmdGet, minArgs: 1, maxArgs: -1},
+		{name: "read", args: "URI", summary: "read a resource, answering the server's questions", run: cmdRead, minArgs: 1, maxArgs: 1},
+		{name: "resume", args: "FILE", summary: "finish a call saved with --save, asking its questions here",
+			help: resumeHelp, run: cmdResume, minArgs: 1, maxArgs: 1},
+		{name: "listen", summary: "print the server's notifications until interrupted",
+			help: listenHelp, run: cmdListen, maxArgs: 0},
+		{name: "help", args: "[COMMAND]", summary: "show help for a command", minArgs: 0, maxArgs: 1},
+	}
+}
+
+const callHelp = `Arguments are one JSON object ('{"name":"x","n":2}') or KEY=VALUE pairs.
+A value is taken as JSON when it parses (n=2, ok=true, tags='["a"]') and as a
+string otherwise (name=x); when the tool's input schema says a property is a
+string, the value is always a string (zip=01234). Before the call the tool's
+input schema is read from tools/list and the arguments are checked against its
+types, enums and required list (--no-validate skips both).
+
+While the call runs, the server's questions are asked on stderr and answered on
+stdin, one line at a time: form fields one by one (an empty line takes the
+default; !decline or !cancel refuses the form), URL requests with y/n/c, sampling
+requests by typing the reply (finish with an empty line; !decline refuses).
+
+With --save FILE the call stops at the server's first question and is written
+to FILE (JSON) instead; "roundtrip resume FILE" finishes it later, possibly on
+another machine.`
+
+const resumeHelp = `Loads a call saved by call/get/read --save, asks its questions here, and
+sends the answers; later rounds are asked interactively too. The server is the
+one recorded in FILE unless --url, --cmd or -- is given. HTTP headers are not
+saved: give -H again. A stdio server is started anew, so its request-state keys
+must survive a restart for the saved state to be accepted.`
+
+const listenHelp = `Opens a subscriptions/listen stream (2026-07-28 only) and prints each
+notification as it arrives until interrupted (Ctrl-C) or --max notifications.
+With no filter flag it listens to the three list-changed notifications.`
+
+// dispatch parses the command line and runs the command.
+func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.Writer) error {
+	o := defaultOptions()
+	if i := slices.Index(args, "--"); i >= 0 {
+		o.command = slices.Clone(args[i+1:])
+		args = args[:i]
+	}
+	global := flag.NewFlagSet("roundtrip", flag.ContinueOnError)
+	global.SetOutput(io.Discard)
+	o.register(global)
+	if err := global.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(out)
+			return errHelp
+		}
+		return usagef("%v", err)
+	}
+	args = global.Args()
+	if len(args) == 0 {
+		printUsage(errw)
+		return usagef("no command given")
+	}
+	cmd := lookup(args[0])
+	if cmd == nil {
+		return usagef("unknown command %q", args[0])
+	}
+	fs := flag.NewFlagSet("roundtrip "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.register(fs)
+	registerCommandFlags(cmd.name, fs, o)
+	pos, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printCommandHelp(out, cmd, fs)
+			return errHelp
+		}
+		return usagef("%s: %v", cmd.name, err)
+	}
+	if cmd.name == "help" {
+		if len(pos) == 0 {
+			printUsage(out)
+			return nil
+		}
+		c := lookup(pos[0])
+		if c == nil {
+			return usagef("unknown command %q", pos[0])
+		}
+		cfs := flag.NewFlagSet("roundtrip "+c.name, flag.ContinueOnError)
+		o.register(cfs)
+		registerCommandFlags(c.name, cfs, o)
+		printCommandHelp(out, c, cfs)
+		return nil
+	}
+	if len(pos) < cmd.minArgs || (cmd.maxArgs >= 0 && len(pos) > cmd.maxArgs) {
+		return usagef("usage: roundtrip %s [flags] %s", cmd.name, cmd.args)
+	}
+	s := &session{ctx: ctx, opts: o, args: pos, stdin: stdin, out: out, errw: errw}
+	s.ui = newAsker(stdin, errw, o.model, !isTerminal(stdin))
+	if err := s.setRoots(); err != nil {
+		return err
+	}
+	if cmd.name != "resume" {
+		t, err := o.target()
+		if err != nil {
+			return err
+		}
+		s.target = t
+	}
+	if o.save != "" && (o.legacy || (o.pinned != "" && eraOf(o.pinned) == "legacy")) {
+		return usagef("--save needs the 2026-07-28 era: a 2025-11-25 server asks with live requests, which cannot be saved")
+	}
+	defer s.close()
+	return cmd.run(s)
+}
+
+// registerCommandFlags adds the flags of one command.
+func registerCommandFlags(name string, fs *flag.FlagSet, o *options) {
+	switch name {
+	case "call", "get", "read":
+		fs.StringVar(&o.save, "save", "", "stop at the server's first question and save the pending call to `FILE` (see resume)")
+	}
+	switch name {
+	case "call":
+		fs.BoolVar(&o.noValidate, "no-validate", false, "do not read the tool's input schema to check and type the arguments")
+	case "listen":
+		fs.BoolVar(&o.listen.tools, "tools", false, "listen to notifications/tools/list_changed")
+		fs.BoolVar(&o.listen.prompts, "prompts", false, "listen to notifications/prompts/list_changed")
+		fs.BoolVar(&o.listen.resources, "resources", false, "listen to notifications/resources/list_changed")
+		fs.Var(&o.listen.subscribe, "resource", "subscribe to updates of the resource `URI` (repeatable)")
+		fs.IntVar(&o.listen.max, "max", 0, "stop after `N` notifications (0: until interrupted)")
+	}
+}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// parseInterspersed parses flags that may come after positional
+// arguments ("call TOOL --json a=1").
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `roundtrip: a command-line MCP client
+
+Usage:
+  roundtrip [flags] COMMAND [flags] [ARGS] [-- SERVER-COMMAND [ARG...]]
+
+The server is --url URL (Streamable HTTP), or a command run over stdio: given
+after -- (roundtrip tools -- go run ./server) or as --cmd "./server -v".
+
+Commands:
+`)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Common flags (accepted by every command, before or after it):
+  --url URL  --cmd COMMAND  -H 'Name: value'  --legacy  --protocol-version V
+  --timeout D  --json  --root PATH|URI  --log-level L  --model NAME  --quiet
+
+Exit status: 0 success, 1 failure, 2 usage error, 3 the tool returned isError.
+Run "roundtrip help COMMAND" for details.
+`)
+}
+
+func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: roundtrip %s [flags] %s [-- SERVER-COMMAND...]\n\n%s.\n", c.name, c.args, strings.ToUpper(c.summary[:1])+c.summary[1:])
+	if c.help != "" {
+		fmt.Fprintf(w, "\n%s\n", c.help)
+	}
+	fmt.Fprintln(w, "\nFlags:")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// target returns the server the flags name.
+func (o *options) target() (target, error) {
+	n := 0
+	for _, set := range []bool{o.url != "", o.cmdLine != "", len(o.command) > 0} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return target{}, usagef("no server: give --url URL, --cmd COMMAND, or -- COMMAND [ARG...]")
+	case n > 1:
+		return target{}, usagef("give only one of --url, --cmd and -- COMMAND")
+	case o.url != "":
+		u, err := url.Parse(o.url)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return target{}, usagef("--url %q is not an http(s) URL", o.url)
+		}
+		return target{URL: o.url}, nil
+	case o.cmdLine != "":
+		words, err := splitCommand(o.cmdLine)
+		if err != nil {
+			return target{}, usagef("--cmd: %v", err)
+		}
+		if len(words) == 0 {
+			return target{}, usagef("--cmd is empty")
+		}
+		return target{Command: words}, nil
+	}
+	return target{Command: o.command}, nil
+}
+
+// connect builds the client for s.target.
+func (s *session) connect() (*mcp.Client, error) {
+	if s.client != nil {
+		return s.client, nil
+	}
+	o := s.opts
+	copts := &mcp.ClientOptions{
+		Info:        mcp.Implementation{Name: "roundtrip-cli", Version: version},
+		Elicitation: s.ui.elicit,
+		Sampling:    s.ui.sample,
+		MaxRounds:   o.maxRounds,
+		Logger:      slog.New(slog.NewTextHandler(s.errw, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if !s.perRound {
+		copts.RequestTimeout = o.timeout
+	}
+	if len(s.ui.roots) > 0 {
+		copts.Roots = s.ui.listRoots
+	}
+	switch {
+	case o.legacy && o.pinned != "":
+		return nil, usagef("give --legacy or --protocol-version, not both")
+	case o.legacy:
+		copts.Mode = mcp.ModeLegacy
+	case o.pinned != "":
+		copts.Mode = mcp.ModePinned
+		copts.ProtocolVersion = o.pinned
+	}
+	if o.logLevel != "" {
+		copts.LogLevel = mcp.LoggingLevel(o.logLevel)
+		copts.OnLog = func(m *mcp.LoggingMessageParams) {
+			logger := ""
+			if m.Logger != "" {
+				logger = " " + m.Logger
+			}
+			fmt.Fprintf(s.errw, "[server %s%s] %s\n", m.Level, logger, compactValue(m.Data))
+		}
+	}
+	var t mcp.ClientTransport
+	if s.target.URL != "" {
+		t = mcp.NewHTTPClientTransport(s.target.URL, &mcp.HTTPClientOptions{Header: o.headers.h})
+	} else {
+		if o.headers.h != nil {
+			return nil, usagef("-H applies to HTTP servers only")
+		}
+		cmd := exec.Command(s.target.Command[0], s.target.Command[1:]...)
+		if !o.quiet {
+			cmd.Stderr = s.errw
+		}
+		var err error
+		if t, err = mcp.NewCommandTransport(cmd, nil); err != nil {
+			return nil, err
+		}
+	}
+	s.client = mcp.NewClient(t, copts)
+	return s.client, nil
+}
+
+func (s *session) close() {
+	if s.client != nil {
+		s.client.Close()
+	}
+}
+
+// isTerminal reports whether r is a terminal (a character device).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// syncWriter serialises writes: results, prompts, progress and log
+// messages may come from several goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
+}
