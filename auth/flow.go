@@ -144,26 +144,37 @@ func (t *Transport) discoverPRM(ctx context.Context, server *url.URL, fromChalle
 			cands = append(cands, u)
 		}
 	}
+	prm, u, err := firstDocument(ctx, t, cands, func(prm *ProtectedResourceMetadata) error { return validatePRM(prm, server) })
+	if err != nil {
+		return nil, fmt.Errorf("protected resource metadata for %s: %w", resourceKey(server), err)
+	}
+	t.log.DebugContext(ctx, "auth: protected resource metadata", "url", u, "resource", prm.Resource, "authorization_servers", prm.AuthorizationServers)
+	return prm, nil
+}
+
+// firstDocument fetches the first of urls that has a document (a URL
+// without one moves on to the next) and validates it. A document that
+// is malformed, too large or fails validate stops the search.
+func firstDocument[T any](ctx context.Context, t *Transport, urls []string, validate func(*T) error) (*T, string, error) {
 	var errs []error
-	for _, u := range cands {
-		var prm ProtectedResourceMetadata
-		if err := getJSON(ctx, t.hc, u, t.max, &prm); err != nil {
+	for _, u := range urls {
+		var doc T
+		if err := getJSON(ctx, t.hc, u, t.max, &doc); err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, "", ctx.Err()
 			}
 			if errors.Is(err, ErrInvalidMetadata) || errors.Is(err, ErrResponseTooLarge) {
-				return nil, err
+				return nil, "", err
 			}
 			errs = append(errs, err)
 			continue
 		}
-		if err := validatePRM(&prm, server); err != nil {
-			return nil, fmt.Errorf("%w (from %s)", err, u)
+		if err := validate(&doc); err != nil {
+			return nil, "", fmt.Errorf("%w (from %s)", err, u)
 		}
-		t.log.DebugContext(ctx, "auth: protected resource metadata", "url", u, "resource", prm.Resource, "authorization_servers", prm.AuthorizationServers)
-		return &prm, nil
+		return &doc, u, nil
 	}
-	return nil, fmt.Errorf("%w: protected resource metadata for %s: %w", ErrMetadataNotFound, resourceKey(server), errors.Join(errs...))
+	return nil, "", fmt.Errorf("%w: %w", ErrMetadataNotFound, errors.Join(errs...))
 }
 
 // discoverAS fetches and checks the metadata of the authorization server
@@ -179,29 +190,17 @@ func (t *Transport) discoverAS(ctx context.Context, issuer string) (*Authorizati
 	if err != nil {
 		return nil, fmt.Errorf("%w: authorization server %q: %v", ErrInvalidMetadata, issuer, err)
 	}
-	var errs []error
-	for _, u := range asMetadataURLs(iu) {
-		var m AuthorizationServerMetadata
-		if err := getJSON(ctx, t.hc, u, t.max, &m); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			if errors.Is(err, ErrInvalidMetadata) || errors.Is(err, ErrResponseTooLarge) {
-				return nil, err
-			}
-			errs = append(errs, err)
-			continue
-		}
-		if err := validateASMetadata(&m, issuer, t.opts.AllowInsecureHTTP); err != nil {
-			return nil, fmt.Errorf("%w (from %s)", err, u)
-		}
-		t.mu.Lock()
-		t.asMeta[issuer] = &m
-		t.mu.Unlock()
-		t.log.DebugContext(ctx, "auth: authorization server metadata", "url", u, "issuer", m.Issuer)
-		return &m, nil
+	m, u, err := firstDocument(ctx, t, asMetadataURLs(iu), func(m *AuthorizationServerMetadata) error {
+		return validateASMetadata(m, issuer, t.opts.AllowInsecureHTTP)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("authorization server metadata for %s: %w", issuer, err)
 	}
-	return nil, fmt.Errorf("%w: authorization server metadata for %s: %w", ErrMetadataNotFound, issuer, errors.Join(errs...))
+	t.mu.Lock()
+	t.asMeta[issuer] = m
+	t.mu.Unlock()
+	t.log.DebugContext(ctx, "auth: authorization server metadata", "url", u, "issuer", m.Issuer)
+	return m, nil
 }
 
 func (t *Transport) knownClient(issuer string) *ClientCredentials {

@@ -177,50 +177,14 @@ func (a *asker) answerElicit(ctx context.Context, key string, req *mcp.ElicitReq
 	fmt.Fprintf(a.w, "\n[server asks%s] %s\n", keyNote(key), req.Message)
 	if req.Mode == mcp.ElicitModeURL {
 		fmt.Fprintf(a.w, "  Open this URL: %s\n", req.URL)
-		for {
-			line, err := a.ask(ctx, "  Accept (y), decline (n) or cancel (c)? [y/n/c]: ")
-			if errors.Is(err, io.EOF) {
-				fmt.Fprintln(a.w, "  (end of input: cancelled)")
-				return &mcp.ElicitResult{Action: mcp.ElicitCancel}, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			switch strings.ToLower(strings.TrimSpace(line)) {
-			case "y", "yes", "accept":
-				return &mcp.ElicitResult{Action: mcp.ElicitAccept}, nil
-			case "n", "no", "decline", tokDecline:
-				return &mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
-			case "c", "cancel", tokCancel:
-				return &mcp.ElicitResult{Action: mcp.ElicitCancel}, nil
-			}
-			fmt.Fprintln(a.w, "  please answer y, n or c")
-		}
+		return a.confirm(ctx, false, &mcp.ElicitResult{Action: mcp.ElicitAccept})
 	}
 	fields, err := parseForm(req.RequestedSchema)
 	if err != nil {
 		return nil, fmt.Errorf("the server's form: %w", err)
 	}
 	if len(fields) == 0 {
-		for {
-			line, err := a.ask(ctx, "  Accept (y), decline (n) or cancel (c)? [y/n/c]: ")
-			if errors.Is(err, io.EOF) {
-				fmt.Fprintln(a.w, "  (end of input: cancelled)")
-				return &mcp.ElicitResult{Action: mcp.ElicitCancel}, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			switch strings.ToLower(strings.TrimSpace(line)) {
-			case "y", "yes", "", "accept":
-				return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{}}, nil
-			case "n", "no", "decline", tokDecline:
-				return &mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
-			case "c", "cancel", tokCancel:
-				return &mcp.ElicitResult{Action: mcp.ElicitCancel}, nil
-			}
-			fmt.Fprintln(a.w, "  please answer y, n or c")
-		}
+		return a.confirm(ctx, true, &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{}})
 	}
 	fmt.Fprintf(a.w, "  Fill in the form (an empty line keeps the default; %s or %s refuses it).\n", tokDecline, tokCancel)
 	content := map[string]any{}
@@ -695,4 +659,32 @@ func checkFormat(format, s string) error {
 		}
 	}
 	return nil
+}
+
+// confirm asks accept, decline or cancel until answered; accepted is the
+// answer to "y" (and to an empty line when emptyAccepts).
+func (a *asker) confirm(ctx context.Context, emptyAccepts bool, accepted *mcp.ElicitResult) (*mcp.ElicitResult, error) {
+	for {
+		line, err := a.ask(ctx, "  Accept (y), decline (n) or cancel (c)? [y/n/c]: ")
+		if errors.Is(err, io.EOF) {
+			fmt.Fprintln(a.w, "  (end of input: cancelled)")
+			return &mcp.ElicitResult{Action: mcp.ElicitCancel}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch answer := strings.ToLower(strings.TrimSpace(line)); answer {
+		case "y", "yes", "accept":
+			return accepted, nil
+		case "n", "no", "decline", tokDecline:
+			return &mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
+		case "c", "cancel", tokCancel:
+			return &mcp.ElicitResult{Action: mcp.ElicitCancel}, nil
+		case "":
+			if emptyAccepts {
+				return accepted, nil
+			}
+		}
+		fmt.Fprintln(a.w, "  please answer y, n or c")
+	}
 }
