@@ -85,9 +85,14 @@ step "go test -race" go test -race -count=1 -timeout 20m ./...
 # Allocation guards run without -race (the race detector changes counts).
 step "alloc guards" go test -count=1 -run 'Allocs' ./...
 step "conformance" bash scripts/conformance.sh
+# The bench module (its own go.mod, with go-sdk and mcp-go): its tests cross
+# the SDKs (every client against every server, both eras) and check that the
+# benchmark subjects work; the benchmarks themselves run with `make bench`.
+bench_tests() { (cd bench && go vet ./... && go test -race -count=1 ./...); }
+step "interop (bench module)" bench_tests
 
 section "summary"
-total=6
+total=7
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "FAILED: ${failed[*]}"
   echo "check: $((total - ${#failed[@]})) passed, ${#failed[@]} failed"
