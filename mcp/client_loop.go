@@ -40,6 +40,10 @@ const maxConcurrentInputs = 16
 type CallOptions struct {
 	// Manual hands an input_required result back to the caller, as a
 	// *PendingCallError, instead of answering it. Continue with Resume.
+	// It applies to the 2026-07-28 era only: on a 2025-11-25 session the
+	// server asks with live requests while the call is open, and those go
+	// to the ClientOptions handlers whatever Manual says (a legacy round
+	// cannot be saved and resumed elsewhere).
 	Manual bool
 	// InputResponses and RequestState seed the first request, resuming a
 	// flow whose earlier rounds ran elsewhere. RequestState is sent only
