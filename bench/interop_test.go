@@ -58,9 +58,9 @@ func interopCalls(t *testing.T, c caller) {
 	}
 }
 
-// TestInteropLegacy crosses the SDKs at 2025-11-25, where a server asks
+// TestInteropLegacy crosses the SDKs at 2025-11-25 (and 2025-06-18), where a server asks
 // with a live elicitation/create on the session while the tool call is
-// open: go-sdk's client (pinned to 2025-11-25) against roundtrip's server,
+// open: go-sdk's client (pinned to each) against roundtrip's server,
 // whose MRTR handler (mcp.Elicit) becomes a live request on a legacy
 // session; and roundtrip's client (ModeLegacy) against a stateful go-sdk
 // server whose handler calls ServerSession.Elicit.
@@ -69,20 +69,22 @@ func TestInteropLegacy(t *testing.T) {
 	defer cancel()
 	legacy := "2025-11-25"
 
-	t.Run("gosdk-client/roundtrip-server", func(t *testing.T) {
-		url := serveHTTP(t, roundtripSubject.handler(t))
-		cs, err := gosdkClient().Connect(ctx, &gosdk.StreamableClientTransport{Endpoint: url}, &gosdk.ClientSessionOptions{ProtocolVersion: legacy})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
-		if v := cs.InitializeResult().ProtocolVersion; v != legacy {
-			t.Fatalf("negotiated %q", v)
-		}
-		if err := callWant(ctx, gosdkCaller{cs}, "ask", "hello", askResult); err != nil {
-			t.Fatal(err)
-		}
-	})
+	for _, version := range []string{legacy, "2025-06-18"} {
+		t.Run("gosdk-client/roundtrip-server/"+version, func(t *testing.T) {
+			url := serveHTTP(t, roundtripSubject.handler(t))
+			cs, err := gosdkClient().Connect(ctx, &gosdk.StreamableClientTransport{Endpoint: url}, &gosdk.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if v := cs.InitializeResult().ProtocolVersion; v != version {
+				t.Fatalf("negotiated %q", v)
+			}
+			if err := callWant(ctx, gosdkCaller{cs}, "ask", "hello", askResult); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 
 	t.Run("roundtrip-client/gosdk-server", func(t *testing.T) {
 		s := gosdk.NewServer(&gosdk.Implementation{Name: "legacy", Version: "1"}, nil)

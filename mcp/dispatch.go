@@ -265,13 +265,14 @@ func (s *Server) discover() *DiscoverResult {
 }
 
 // SupportedVersions lists the protocol versions the server accepts: the
-// modern revision (per-request _meta) first, then the legacy one served
-// through initialize and sessions, unless ServerOptions.DisableLegacy.
+// modern revision (per-request _meta) first, then the legacy ones served
+// through initialize and sessions (2025-11-25, 2025-06-18), unless
+// ServerOptions.DisableLegacy.
 func (s *Server) SupportedVersions() []string {
 	if s.opts.DisableLegacy {
 		return []string{LatestProtocolVersion}
 	}
-	return []string{LatestProtocolVersion, LegacyProtocolVersion}
+	return append([]string{LatestProtocolVersion}, legacyVersions...)
 }
 
 func (s *Server) complete(ctx context.Context, p *CompleteRequest) (any, error) {

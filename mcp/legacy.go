@@ -54,8 +54,11 @@ const (
 	NotificationElicitationComplete = "notifications/elicitation/complete"
 )
 
-// legacyVersions are the revisions a legacy initialize may negotiate.
-var legacyVersions = []string{LegacyProtocolVersion}
+// legacyVersions are the revisions a legacy initialize may negotiate,
+// newest first. 2025-06-18 has the same session machinery; what it lacks
+// (URL elicitation, sampling with tools) is already gated by the
+// capabilities such a client declares.
+var legacyVersions = []string{LegacyProtocolVersion, "2025-06-18"}
 
 // Per-session bounds: what one legacy session may hold, whatever its
 // client does.

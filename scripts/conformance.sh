@@ -18,6 +18,8 @@
 #      json-schema-2020-12) run too.
 #   2b. --suite all --spec-version 2025-11-25 with the same baseline: every
 #      scenario applicable at 2025-11-25, a WARNING counts as a failure.
+#   2c. --suite all --spec-version 2025-06-18, the earlier revision legacy
+#      sessions also negotiate, with the same baseline.
 #   3. the client: ./conformance/everything-client under
 #      `conformance client --requirements 2026-07-28` with the `client:`
 #      baseline of the same file (run_client_suite).
@@ -37,6 +39,7 @@ ROOT=$PWD
 
 SPEC_VERSION=2026-07-28
 LEGACY_SPEC_VERSION=2025-11-25 # served by the same binary (docs/design/legacy.md)
+OLDER_SPEC_VERSION=2025-06-18  # also negotiated by legacy sessions
 EXPECTED_FAILURES=conformance/expected-failures.yml
 SERVER_START_TIMEOUT=20 # seconds to wait for the "listening on" line
 RUN_TIMEOUT=600         # seconds for one whole conformance invocation
@@ -267,6 +270,8 @@ run_suite suite-all --suite all --spec-version "$SPEC_VERSION" \
   --expected-failures "$EXPECTED_FAILURES"
 run_suite legacy-requirements --requirements "$LEGACY_SPEC_VERSION"
 run_suite legacy-suite-all --suite all --spec-version "$LEGACY_SPEC_VERSION" \
+  --expected-failures "$EXPECTED_FAILURES"
+run_suite older-suite-all --suite all --spec-version "$OLDER_SPEC_VERSION" \
   --expected-failures "$EXPECTED_FAILURES"
 
 if ! kill -0 "$SERVER_PID" 2>/dev/null; then
