@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -290,7 +291,8 @@ func TestDiscover(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
 		t.Fatalf("--json output is not JSON: %v", err)
 	}
-	if d.ServerInfo.Name != "testsrv" || d.ProtocolVersion != mcp.LatestProtocolVersion || d.Era != "modern" || len(d.SupportedVersions) != 2 {
+	if d.ServerInfo.Name != "testsrv" || d.ProtocolVersion != mcp.LatestProtocolVersion || d.Era != "modern" ||
+		len(d.SupportedVersions) < 2 || d.SupportedVersions[0] != mcp.LatestProtocolVersion || !slices.Contains(d.SupportedVersions, mcp.LegacyProtocolVersion) {
 		t.Errorf("discover --json = %+v", d)
 	}
 }
