@@ -487,18 +487,27 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *httpSession, c *call) {
 	jsonOnly := lh.opts.JSONResponse || !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	st := &legacyStream{lh: lh, hs: hs, jsonOnly: jsonOnly}
-	parent := r.Context()
 	key := c.msg.ID.Raw()
-	if hs != nil {
-		parent = hs.ctx
+	var ctx context.Context
+	var cancel context.CancelFunc
+	stop := func() bool { return false }
+	if hs == nil {
+		ctx, cancel = context.WithCancel(r.Context())
+	} else {
 		if !hs.addStream(st) {
 			sessionNotFound(w, c.msg.ID)
 			return
 		}
+		// A session's request outlives its HTTP exchange (a disconnect is
+		// not a cancellation): it ends with the session or on
+		// notifications/cancelled, and keeps the request's values (the
+		// verified token, tracing) all the same.
+		ctx, cancel = context.WithCancel(context.WithoutCancel(r.Context()))
+		stop = context.AfterFunc(hs.ctx, cancel)
 	}
-	ctx, cancel := context.WithCancel(parent)
 	st.ctx = ctx
 	if hs != nil && !hs.addInflight(key, cancel) {
+		stop()
 		cancel()
 		hs.removeStream(st)
 		writeHTTPError(w, http.StatusOK, c.msg.ID, jsonrpcError(CodeInvalidRequest, "Invalid request: id is already in use by a request in flight"))
@@ -509,6 +518,7 @@ func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *http
 	st.mu.Unlock()
 	go func() {
 		defer cancel()
+		defer stop()
 		res, f := lh.s.execute(ctx, c, st)
 		if hs != nil {
 			hs.removeInflight(key)

@@ -752,3 +752,26 @@ func TestServerCloseEndsLegacySessions(t *testing.T) {
 		t.Errorf("http.Server.Shutdown after Server.Close: %v", err)
 	}
 }
+
+// A handler on a 2025-11-25 session sees the values of its HTTP request's
+// context, the verified token first, although its lifetime is the
+// session's.
+func TestLegacyHandlerSeesTheRequestsToken(t *testing.T) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
+	s.AddTool(&Tool{Name: "whoami"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+		ti := TokenInfoFromContext(ctx)
+		if ti == nil {
+			return TextResult("nobody"), nil
+		}
+		return TextResult(ti.Subject), nil
+	})
+	h := NewHTTPHandler(s, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(WithTokenInfo(r.Context(), &TokenInfo{Subject: "alice", ClientID: "c", Issuer: "i"})))
+	}))
+	defer ts.Close()
+	c := newLegacyClient(t, ts.URL, `{}`)
+	if got := legacyText(t, c.request(MethodToolsCall, `{"name":"whoami","arguments":{}}`)); got != "alice" {
+		t.Errorf("the handler saw %q", got)
+	}
+}
