@@ -24,14 +24,22 @@
 //
 // The step that involves the user (opening the authorization URL in a
 // browser and catching the redirect) is the [AuthorizeFunc] the
-// application supplies. Tokens live in a [TokenStore]; the default keeps
-// them in memory.
+// application supplies; [LoopbackAuthorizer] is one for native apps and
+// command-line tools (RFC 8252 loopback redirect). Tokens live in a
+// [TokenStore]; the default keeps them in memory, [FileTokenStore] keeps
+// them (and, as a [ClientStore], dynamic registrations) in a file across
+// runs.
 //
 // Use it with the MCP client:
 //
+//	const redirect = "http://127.0.0.1:8765/callback"
+//	authorize, err := auth.LoopbackAuthorizer(auth.LoopbackOptions{RedirectURL: redirect})
+//	store, err := auth.NewFileTokenStore(filepath.Join(configDir, "tokens.json"))
 //	tr, err := auth.NewTransport(&auth.Options{
-//		RedirectURL: "http://127.0.0.1:8765/callback",
-//		Authorize:   openBrowserAndWait,
+//		RedirectURL: redirect,
+//		Authorize:   authorize,
+//		TokenStore:  store,
+//		ClientStore: store,
 //	})
 //	c := mcp.NewClient(mcp.NewHTTPClientTransport(url, &mcp.HTTPClientOptions{
 //		HTTPClient: &http.Client{Transport: tr},

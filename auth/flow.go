@@ -223,6 +223,11 @@ func (t *Transport) clientFor(ctx context.Context, issuer string, asm *Authoriza
 	if c := t.knownClient(issuer); c != nil {
 		return c, nil
 	}
+	// A registration saved by an earlier run (Options.ClientStore).
+	t.restoreClient(ctx, issuer)
+	if c := t.knownClient(issuer); c != nil {
+		return c, nil
+	}
 	var c *ClientCredentials
 	switch {
 	case asm.ClientIDMetadataDocumentSupported && t.opts.ClientMetadataURL != "":

@@ -82,3 +82,19 @@ func (s *MemoryTokenStore) Delete(_ context.Context, key string) error {
 	delete(s.tokens, key)
 	return nil
 }
+
+// ClientStore keeps the client registrations a Transport obtains by
+// dynamic client registration, so that after a restart it can use a
+// stored refresh token (which only the client it was issued to may use)
+// and authorize again without registering again. Registrations are keyed
+// by the authorization server's issuer and the redirect URI they were
+// registered with. Implementations must be safe for concurrent use.
+// FileTokenStore is one.
+type ClientStore interface {
+	// LoadClient returns the client registered at issuer with
+	// redirectURL, or nil (and a nil error) when there is none.
+	LoadClient(ctx context.Context, issuer, redirectURL string) (*ClientCredentials, error)
+	// SaveClient stores c as the client registered at issuer with
+	// redirectURL, replacing any previous one.
+	SaveClient(ctx context.Context, issuer, redirectURL string, c *ClientCredentials) error
+}

@@ -90,6 +90,12 @@ type Options struct {
 	NoOfflineAccess bool
 	// TokenStore keeps the tokens. Nil means a new MemoryTokenStore.
 	TokenStore TokenStore
+	// ClientStore, when set, keeps dynamic client registrations across
+	// runs: a registration is saved after the authorization that used it
+	// and loaded back when a stored token from that issuer is refused, so
+	// that its refresh token still works after a restart. Nil keeps them
+	// in memory only. A FileTokenStore can serve as both stores.
+	ClientStore ClientStore
 	// AllowInsecureHTTP lets authorization servers (issuer, endpoints)
 	// and resource_metadata URLs use plain http on hosts other than
 	// localhost and loopback addresses. By default those must be https.
@@ -236,10 +242,68 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		discard(resp)
+		if tok != nil {
+			t.restoreClient(ctx, tok.Issuer)
+		}
 		tok, err = t.authorize(ctx, req.URL, key, tok, ch, resp.StatusCode == http.StatusForbidden)
 		if err != nil {
 			return nil, err
 		}
+		t.persistClient(ctx, tok.Issuer)
+	}
+}
+
+// restoreClient loads the registration at issuer from the ClientStore
+// when none is known in memory (after a restart), so that the stored
+// token's refresh token can be used.
+func (t *Transport) restoreClient(ctx context.Context, issuer string) {
+	cs := t.opts.ClientStore
+	if cs == nil || issuer == "" {
+		return
+	}
+	if _, ok := t.opts.PreRegistered[issuer]; ok {
+		return
+	}
+	t.mu.Lock()
+	known := t.clients[issuer] != nil
+	t.mu.Unlock()
+	if known {
+		return
+	}
+	c, err := cs.LoadClient(ctx, issuer, t.opts.RedirectURL)
+	if err != nil {
+		t.log.WarnContext(ctx, "auth: loading a stored client registration failed", "issuer", issuer, "error", err)
+		return
+	}
+	if c == nil || c.ClientID == "" {
+		return
+	}
+	t.mu.Lock()
+	if t.clients[issuer] == nil {
+		t.clients[issuer] = c
+	}
+	t.mu.Unlock()
+}
+
+// persistClient saves the dynamic registration used at issuer in the
+// ClientStore unless it is there already. Pre-registered credentials and
+// client ID metadata document URLs come from Options and are not saved.
+func (t *Transport) persistClient(ctx context.Context, issuer string) {
+	cs := t.opts.ClientStore
+	if cs == nil || issuer == "" {
+		return
+	}
+	t.mu.Lock()
+	c := t.clients[issuer]
+	t.mu.Unlock()
+	if c == nil || (t.opts.ClientMetadataURL != "" && c.ClientID == t.opts.ClientMetadataURL) {
+		return
+	}
+	if cur, err := cs.LoadClient(ctx, issuer, t.opts.RedirectURL); err == nil && cur != nil && *cur == *c {
+		return
+	}
+	if err := cs.SaveClient(ctx, issuer, t.opts.RedirectURL, c); err != nil {
+		t.log.WarnContext(ctx, "auth: saving the client registration failed", "issuer", issuer, "error", err)
 	}
 }
 

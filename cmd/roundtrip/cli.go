@@ -51,11 +51,13 @@ type options struct {
 	model     string
 	quiet     bool
 	maxRounds int
+	oauth     oauthFlags
 
 	// per command
 	save       string
 	noValidate bool
 	listen     listenFlags
+	logoutAll  bool
 }
 
 type listenFlags struct {
@@ -109,10 +111,11 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.model, "model", o.model, "the model `NAME` reported in sampling replies typed by the user")
 	fs.BoolVar(&o.quiet, "quiet", o.quiet, "discard the stderr of a stdio server")
 	fs.IntVar(&o.maxRounds, "max-rounds", o.maxRounds, "give up after this many input rounds of one call")
+	o.oauth.register(fs)
 }
 
 func defaultOptions() *options {
-	return &options{timeout: 60 * time.Second, model: "human", maxRounds: 10}
+	return &options{timeout: 60 * time.Second, model: "human", maxRounds: 10, oauth: oauthFlags{redirect: defaultRedirectURL}}
 }
 
 // session is what a command runs with.
@@ -165,6 +168,8 @@ func init() {
 			help: resumeHelp, run: cmdResume, minArgs: 1, maxArgs: 1},
 		{name: "listen", summary: "print the server's notifications until interrupted",
 			help: listenHelp, run: cmdListen, maxArgs: 0},
+		{name: "logout", summary: "forget the OAuth token stored for the server (--all: the whole token file)",
+			help: logoutHelp, run: cmdLogout, maxArgs: 0},
 		{name: "help", args: "[COMMAND]", summary: "show help for a command", minArgs: 0, maxArgs: 1},
 	}
 }
@@ -256,7 +261,7 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 	if err := s.setRoots(); err != nil {
 		return err
 	}
-	if cmd.name != "resume" {
+	if cmd.name != "resume" && cmd.name != "logout" {
 		t, err := o.target()
 		if err != nil {
 			return err
@@ -285,6 +290,8 @@ func registerCommandFlags(name string, fs *flag.FlagSet, o *options) {
 		fs.BoolVar(&o.listen.resources, "resources", false, "listen to notifications/resources/list_changed")
 		fs.Var(&o.listen.subscribe, "resource", "subscribe to updates of the resource `URI` (repeatable)")
 		fs.IntVar(&o.listen.max, "max", 0, "stop after `N` notifications (0: until interrupted)")
+	case "logout":
+		fs.BoolVar(&o.logoutAll, "all", false, "remove the whole token file: every token and client registration")
 	}
 }
 
@@ -332,6 +339,14 @@ Commands:
 Common flags (accepted by every command, before or after it):
   --url URL  --cmd COMMAND  -H 'Name: value'  --legacy  --protocol-version V
   --timeout D  --json  --root PATH|URI  --log-level L  --model NAME  --quiet
+  --oauth  --oauth-redirect URL  --oauth-token-file FILE  --oauth-browser
+  --oauth-issuer ISSUER --oauth-client-id ID [--oauth-client-secret SECRET]
+
+OAuth (HTTP servers): with --oauth, a server that answers 401 is authorized in
+a browser: the URL is printed on stderr and the browser comes back to a
+loopback listener (--oauth-redirect, default
+`+defaultRedirectURL+`). Tokens are kept in --oauth-token-file
+for the next runs; "roundtrip logout" forgets them.
 
 Exit status: 0 success, 1 failure, 2 usage error, 3 the tool returned isError.
 Run "roundtrip help COMMAND" for details.
@@ -421,10 +436,24 @@ func (s *session) connect() (*mcp.Client, error) {
 	}
 	var t mcp.ClientTransport
 	if s.target.URL != "" {
-		t = mcp.NewHTTPClientTransport(s.target.URL, &mcp.HTTPClientOptions{Header: o.headers.h})
+		hopts := &mcp.HTTPClientOptions{Header: o.headers.h}
+		if err := o.oauth.check(o.headers.h); err != nil {
+			return nil, err
+		}
+		if o.oauth.enabled {
+			hc, err := s.oauthClient()
+			if err != nil {
+				return nil, err
+			}
+			hopts.HTTPClient = hc
+		}
+		t = mcp.NewHTTPClientTransport(s.target.URL, hopts)
 	} else {
 		if o.headers.h != nil {
 			return nil, usagef("-H applies to HTTP servers only")
+		}
+		if o.oauth.enabled {
+			return nil, usagef("--oauth applies to HTTP servers only")
 		}
 		cmd := exec.Command(s.target.Command[0], s.target.Command[1:]...)
 		if !o.quiet {

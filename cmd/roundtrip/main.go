@@ -25,7 +25,15 @@
 //	read URI             read a resource
 //	resume FILE          finish a call saved with --save
 //	listen               print notifications until interrupted
+//	logout               forget the OAuth token stored for --url (--all: every token)
 //	help [COMMAND]       show help
+//
+// With --oauth, an HTTP server that requires authorization is authorized
+// in a browser: the authorization URL is printed on stderr (--oauth-browser
+// also opens it) and the browser comes back to a loopback listener
+// (--oauth-redirect). Tokens and client registrations are kept in
+// --oauth-token-file (by default under the user's configuration
+// directory), so later runs need no login.
 //
 // Exit status: 0 on success, 1 when the operation failed (connection,
 // protocol or JSON-RPC error, a refused sampling request), 2 on a usage
