@@ -57,8 +57,10 @@ type ServerOptions struct {
 	// Completions handles completion/complete; when nil the completions
 	// capability is not advertised and the method answers with no values.
 	Completions CompletionHandler
-	// Capabilities, when set, is merged into what server/discover
-	// advertises (experimental and extensions entries, logging).
+	// Capabilities, when set, is merged into what server/discover (and a
+	// 2025 initialize) advertises: experimental and extensions entries,
+	// and tools, prompts or resources to advertise before anything of
+	// that kind is registered (otherwise each is advertised once one is).
 	Capabilities *ServerCapabilities
 	// RequestState configures the sealing of requestState, which is on
 	// by default (see RequestStateOptions).
@@ -330,9 +332,21 @@ func (s *Server) capabilities() ServerCapabilities {
 	if s.opts.Capabilities != nil {
 		c = *s.opts.Capabilities
 	}
-	c.Tools = &ListChangedCapability{ListChanged: true}
-	c.Prompts = &ListChangedCapability{ListChanged: true}
-	c.Resources = &ResourcesCapability{Subscribe: true, ListChanged: true}
+	// Advertise what is registered (at the time of asking), or what the
+	// options force, e.g. for a server that adds its tools later.
+	s.mu.RLock()
+	hasTools, hasPrompts := len(s.tools) > 0, len(s.prompts) > 0
+	hasResources := len(s.resources) > 0 || len(s.templates) > 0
+	s.mu.RUnlock()
+	if c.Tools == nil && hasTools {
+		c.Tools = &ListChangedCapability{ListChanged: true}
+	}
+	if c.Prompts == nil && hasPrompts {
+		c.Prompts = &ListChangedCapability{ListChanged: true}
+	}
+	if c.Resources == nil && hasResources {
+		c.Resources = &ResourcesCapability{Subscribe: true, ListChanged: true}
+	}
 	if s.opts.Completions != nil {
 		c.Completions = &struct{}{}
 	}

@@ -37,6 +37,31 @@ func TestDiscoverAdvertisesVersionsCapabilitiesAndServerInfo(t *testing.T) {
 	}
 }
 
+// A server advertises what it has: a tools-only server no prompts or
+// resources; a kind appears once registered, or when the options force it.
+func TestCapabilitiesFollowRegistrations(t *testing.T) {
+	caps := func(s *Server) map[string]any {
+		t.Helper()
+		return result(t, post(t, NewHTTPHandler(s, nil), req(1, MethodDiscover, "")).last(t))["capabilities"].(map[string]any)
+	}
+	s := NewServer(Implementation{Name: "tools-only", Version: "1"}, nil)
+	s.AddTool(&Tool{Name: "t"}, func(context.Context, *CallToolRequest) (ToolResponse, error) { return TextResult(""), nil })
+	c := caps(s)
+	if c["tools"] == nil || c["prompts"] != nil || c["resources"] != nil {
+		t.Errorf("tools-only server advertises %v", c)
+	}
+	s.AddResourceTemplate(&ResourceTemplate{URITemplate: "x://{id}", Name: "x"}, func(context.Context, *ReadResourceRequest) (ResourceResponse, error) {
+		return &ReadResourceResult{}, nil
+	})
+	if c := caps(s); c["resources"] == nil {
+		t.Errorf("after a template: %v", c)
+	}
+	forced := NewServer(Implementation{Name: "later", Version: "1"}, &ServerOptions{Capabilities: &ServerCapabilities{Prompts: &ListChangedCapability{ListChanged: true}}})
+	if c := caps(forced); c["prompts"] == nil || c["tools"] != nil {
+		t.Errorf("forced prompts: %v", c)
+	}
+}
+
 func TestEveryCompleteResultCarriesResultTypeAndCacheHints(t *testing.T) {
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	for _, m := range []string{MethodToolsList, MethodPromptsList, MethodResourcesList, MethodResourceTemplatesList} {
