@@ -18,9 +18,21 @@
 //     dynamic client registration (RFC 7591);
 //   - the authorization code grant with PKCE S256, the resource indicator
 //     (RFC 8707) and the RFC 9207 iss check of the authorization response;
-//   - the token request with client_secret_basic, client_secret_post or
-//     none, and refresh tokens (offline_access is asked for when the
-//     authorization server lists it).
+//   - the token request with client_secret_basic, client_secret_post,
+//     private_key_jwt (RFC 7523) or none, and refresh tokens
+//     (offline_access is asked for when the authorization server lists
+//     it).
+//
+// For machine-to-machine use, [Options].Grant replaces the
+// authorization code flow with the client credentials grant or the JWT
+// bearer grant (RFC 7523, for workload identity federation): no user,
+// no redirect, the same discovery and checks, the credentials bound to
+// one authorization server.
+//
+//	tr, err := auth.NewTransport(&auth.Options{Grant: &auth.Grant{
+//		Issuer: "https://as.example",
+//		Client: auth.ClientCredentials{ClientID: "svc", ClientSecret: secret},
+//	}})
 //
 // The step that involves the user (opening the authorization URL in a
 // browser and catching the redirect) is the [AuthorizeFunc] the

@@ -42,6 +42,14 @@ var (
 	// ErrTokenRequest: the token or registration endpoint refused the
 	// request; the error is an *OAuthError.
 	ErrTokenRequest = errors.New("auth: token request failed")
+	// ErrGrantUnsupported: the authorization server's metadata lists
+	// grant_types_supported without the grant of Options.Grant.
+	ErrGrantUnsupported = errors.New("auth: authorization server does not support the grant")
+	// ErrAuthMethodUnsupported: the authorization server's metadata does
+	// not list the client authentication method (or, for
+	// private_key_jwt, the signing algorithm) the client is configured
+	// with.
+	ErrAuthMethodUnsupported = errors.New("auth: authorization server does not support the client authentication method")
 	// ErrResponseTooLarge: a response body exceeds Options.MaxResponseBytes.
 	ErrResponseTooLarge = errors.New("auth: response too large")
 	// ErrMalformedChallenge: a WWW-Authenticate header does not parse.

@@ -37,6 +37,13 @@ func (t *Transport) authorize(ctx context.Context, server *url.URL, key string, 
 		return nil, err
 	}
 	issuer := prm.AuthorizationServers[0]
+	if t.opts.Grant != nil {
+		// The credentials are for one authorization server: fail before
+		// any request reaches another.
+		if err := t.checkGrantIssuer(issuer); err != nil {
+			return nil, err
+		}
+	}
 	asm, err := t.discoverAS(ctx, issuer)
 	if err != nil {
 		return nil, err
@@ -64,7 +71,7 @@ func (t *Transport) authorize(ctx context.Context, server *url.URL, key string, 
 		}
 	}
 
-	if t.opts.Authorize == nil {
+	if t.opts.Grant == nil && t.opts.Authorize == nil {
 		return nil, ErrNoAuthorizer
 	}
 	scope := ch.Param("scope")
@@ -74,6 +81,17 @@ func (t *Transport) authorize(ctx context.Context, server *url.URL, key string, 
 	if sameGrant {
 		// Keep what was granted before (SEP-2350): a step-up adds scopes.
 		scope = unionScopes(withoutScope(sent.Scope, "offline_access"), scope)
+	}
+	if t.opts.Grant != nil {
+		// No user, no offline_access: the grant runs again when needed.
+		tok, err := t.machineGrant(ctx, asm, prm.Resource, scope)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.store.Save(ctx, key, tok); err != nil {
+			return nil, fmt.Errorf("auth: saving the token for %s: %w", key, err)
+		}
+		return tok, nil
 	}
 	if scope != "" && !t.opts.NoOfflineAccess && slices.Contains(asm.ScopesSupported, "offline_access") {
 		scope = unionScopes(scope, "offline_access")
@@ -191,7 +209,7 @@ func (t *Transport) discoverAS(ctx context.Context, issuer string) (*Authorizati
 		return nil, fmt.Errorf("%w: authorization server %q: %v", ErrInvalidMetadata, issuer, err)
 	}
 	m, u, err := firstDocument(ctx, t, asMetadataURLs(iu), func(m *AuthorizationServerMetadata) error {
-		return validateASMetadata(m, issuer, t.opts.AllowInsecureHTTP)
+		return validateASMetadataFor(m, issuer, t.opts.AllowInsecureHTTP, t.opts.Grant == nil)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("authorization server metadata for %s: %w", issuer, err)
@@ -204,6 +222,9 @@ func (t *Transport) discoverAS(ctx context.Context, issuer string) (*Authorizati
 }
 
 func (t *Transport) knownClient(issuer string) *ClientCredentials {
+	if t.opts.Grant != nil {
+		return t.boundGrantClient(issuer)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if c := t.clients[issuer]; c != nil {
@@ -421,15 +442,24 @@ func (t *Transport) refresh(ctx context.Context, asm *AuthorizationServerMetadat
 	return nt, nil
 }
 
-// authMethod picks the token endpoint authentication of c at asm.
-func authMethod(c *ClientCredentials, asm *AuthorizationServerMetadata) string {
+// clientAuthMethod picks the token endpoint authentication of c at asm
+// (nil: unknown yet): private_key_jwt with a private key, none without
+// a secret, else the configured method, else the first of basic and
+// post the server lists (basic when it lists none).
+func clientAuthMethod(c *ClientCredentials, asm *AuthorizationServerMetadata) string {
+	if c.AuthMethod == AuthMethodPrivateKeyJWT || (c.AuthMethod == "" && c.PrivateKey != nil) {
+		return AuthMethodPrivateKeyJWT
+	}
 	if c.ClientSecret == "" {
 		return AuthMethodNone
 	}
 	if c.AuthMethod != "" {
 		return c.AuthMethod
 	}
-	sup := asm.TokenEndpointAuthMethodsSupported
+	var sup []string
+	if asm != nil {
+		sup = asm.TokenEndpointAuthMethodsSupported
+	}
 	switch {
 	case len(sup) == 0 || slices.Contains(sup, AuthMethodClientSecretBasic):
 		return AuthMethodClientSecretBasic
@@ -442,14 +472,24 @@ func authMethod(c *ClientCredentials, asm *AuthorizationServerMetadata) string {
 // tokenRequest posts form to the token endpoint with the client's
 // authentication and decodes the token response.
 func (t *Transport) tokenRequest(ctx context.Context, asm *AuthorizationServerMetadata, c *ClientCredentials, form url.Values) (*Token, error) {
-	method := authMethod(c, asm)
+	method := clientAuthMethod(c, asm)
 	switch method {
 	case AuthMethodClientSecretPost:
 		form.Set("client_id", c.ClientID)
 		form.Set("client_secret", c.ClientSecret)
 	case AuthMethodClientSecretBasic:
-	default:
+	case AuthMethodPrivateKeyJWT:
+		a, err := t.signClientAssertion(c, asm)
+		if err != nil {
+			return nil, err
+		}
 		form.Set("client_id", c.ClientID)
+		form.Set("client_assertion_type", ClientAssertionType)
+		form.Set("client_assertion", a)
+	default:
+		if c.ClientID != "" {
+			form.Set("client_id", c.ClientID)
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, asm.TokenEndpoint, strings.NewReader(form.Encode()))
 	if err != nil {
@@ -473,6 +513,27 @@ func (t *Transport) tokenRequest(ctx context.Context, asm *AuthorizationServerMe
 		return nil, fmt.Errorf("auth: token response from %s: %w", asm.TokenEndpoint, err)
 	}
 	return tok, nil
+}
+
+// signClientAssertion signs c's private_key_jwt assertion for asm,
+// after checking that asm supports the method and algorithm when its
+// metadata lists them.
+func (t *Transport) signClientAssertion(c *ClientCredentials, asm *AuthorizationServerMetadata) (string, error) {
+	if sup := asm.TokenEndpointAuthMethodsSupported; len(sup) > 0 && !slices.Contains(sup, AuthMethodPrivateKeyJWT) {
+		return "", fmt.Errorf("%w: %s lists token_endpoint_auth_methods_supported %q, not private_key_jwt", ErrAuthMethodUnsupported, asm.Issuer, sup)
+	}
+	alg, err := signingAlgorithm(c.PrivateKey, c.SigningAlgorithm)
+	if err != nil {
+		return "", fmt.Errorf("auth: client assertion: %w", err)
+	}
+	if sup := asm.TokenEndpointAuthSigningAlgValuesSupported; len(sup) > 0 && !slices.Contains(sup, string(alg)) {
+		return "", fmt.Errorf("%w: %s lists token_endpoint_auth_signing_alg_values_supported %q, not %s", ErrAuthMethodUnsupported, asm.Issuer, sup, alg)
+	}
+	a, err := clientAssertion(c, asm.Issuer, t.now())
+	if err != nil {
+		return "", fmt.Errorf("auth: %w", err)
+	}
+	return a, nil
 }
 
 // do sends req with the metadata client and reads the bounded body.

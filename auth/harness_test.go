@@ -3,9 +3,11 @@ package auth
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +18,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // mock is an MCP server (the protected resource) and its authorization
@@ -52,6 +57,17 @@ type mock struct {
 	prmAS          string       // overrides authorization_servers in the PRM
 	trust          *mock        // the RS also accepts the tokens of trust's AS
 	next           http.Handler // serves authorized /mcp requests (default: echo the body)
+
+	// machine-to-machine grants (grant_test.go)
+	m2mOnly      bool             // AS metadata without authorization_endpoint and PKCE (a client_credentials-only AS)
+	grantTypes   []string         // grant_types_supported
+	signingAlgs  []string         // token_endpoint_auth_signing_alg_values_supported
+	ccSecret     string           // client "cc-client" authenticates with this secret (basic or post)
+	ccKey        crypto.PublicKey // client "cc-client" authenticates with private_key_jwt signed by the matching key
+	jwtAssertion string           // the assertion the jwt-bearer grant accepts
+	tokenPad     int              // bytes of padding in token responses
+	tokenType    string           // overrides token_type in token responses
+	assertions   []jwt.Claims     // verified client assertions
 
 	mu            sync.Mutex
 	metadataHits  []string
@@ -185,7 +201,17 @@ func (m *mock) serveAS(w http.ResponseWriter, r *http.Request) {
 			"token_endpoint":           base + "/token",
 			"response_types_supported": []string{"code"},
 		}
-		if !m.noS256 {
+		if m.m2mOnly {
+			delete(doc, "authorization_endpoint")
+			delete(doc, "response_types_supported")
+		}
+		if m.grantTypes != nil {
+			doc["grant_types_supported"] = m.grantTypes
+		}
+		if m.signingAlgs != nil {
+			doc["token_endpoint_auth_signing_alg_values_supported"] = m.signingAlgs
+		}
+		if !m.noS256 && !m.m2mOnly {
 			doc["code_challenge_methods_supported"] = []string{"S256"}
 		}
 		if !m.noDCR {
@@ -278,6 +304,12 @@ func (m *mock) serveAS(w http.ResponseWriter, r *http.Request) {
 		var scope string
 		switch r.PostForm.Get("grant_type") {
 		case "authorization_code":
+			if r.PostForm.Has("client_assertion") {
+				if err := m.authenticateClient(tr); err != nil {
+					writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client", "error_description": err.Error()})
+					return
+				}
+			}
 			v, ok := m.challenges[r.PostForm.Get("code")]
 			delete(m.challenges, r.PostForm.Get("code"))
 			challenge, sc, _ := strings.Cut(v, " ")
@@ -294,6 +326,18 @@ func (m *mock) serveAS(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			scope = sc
+		case "client_credentials":
+			if err := m.authenticateClient(tr); err != nil {
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client", "error_description": err.Error()})
+				return
+			}
+			scope = r.PostForm.Get("scope")
+		case "urn:ietf:params:oauth:grant-type:jwt-bearer":
+			if m.jwtAssertion == "" || r.PostForm.Get("assertion") != m.jwtAssertion {
+				writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": "assertion refused"})
+				return
+			}
+			scope = r.PostForm.Get("scope")
 		default:
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
 			return
@@ -301,7 +345,14 @@ func (m *mock) serveAS(w http.ResponseWriter, r *http.Request) {
 		m.n++
 		tok := fmt.Sprintf("at-%d", m.n)
 		m.scopes[tok] = scope
-		resp := map[string]any{"access_token": tok, "token_type": "Bearer"}
+		tt := "Bearer"
+		if m.tokenType != "" {
+			tt = m.tokenType
+		}
+		resp := map[string]any{"access_token": tok, "token_type": tt}
+		if m.tokenPad > 0 {
+			resp["padding"] = strings.Repeat("x", m.tokenPad)
+		}
 		if scope != "" {
 			resp["scope"] = scope
 		}
@@ -316,6 +367,54 @@ func (m *mock) serveAS(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, resp)
 	default:
 		http.NotFound(w, r)
+	}
+}
+
+// authenticateClient checks the client authentication of a
+// client_credentials request (m.mu held): client "cc-client" with
+// m.ccSecret (Basic or in the form) or a private_key_jwt assertion
+// signed with m.ccKey's private key for this issuer.
+func (m *mock) authenticateClient(tr tokenReq) error {
+	f := tr.form
+	switch {
+	case f.Has("client_assertion"):
+		if m.ccKey == nil {
+			return errors.New("private_key_jwt not registered")
+		}
+		if f.Get("client_assertion_type") != ClientAssertionType {
+			return fmt.Errorf("client_assertion_type %q", f.Get("client_assertion_type"))
+		}
+		tok, err := jwt.ParseSigned(f.Get("client_assertion"), []jose.SignatureAlgorithm{jose.ES256, jose.ES384, jose.RS256, jose.PS256, jose.EdDSA})
+		if err != nil {
+			return err
+		}
+		var c jwt.Claims
+		if err := tok.Claims(m.ccKey, &c); err != nil {
+			return err
+		}
+		if err := c.Validate(jwt.Expected{Issuer: "cc-client", Subject: "cc-client", AnyAudience: jwt.Audience{m.issuer()}}); err != nil {
+			return err
+		}
+		for _, seen := range m.assertions {
+			if seen.ID == c.ID {
+				return errors.New("replayed jti")
+			}
+		}
+		if c.ID == "" || c.Expiry == nil || f.Get("client_id") != "cc-client" {
+			return errors.New("no jti, no exp or wrong client_id")
+		}
+		m.assertions = append(m.assertions, c)
+		return nil
+	case tr.basic != "":
+		if tr.basic != "cc-client:"+m.ccSecret || m.ccSecret == "" || f.Has("client_secret") {
+			return errors.New("wrong client credentials")
+		}
+		return nil
+	default:
+		if f.Get("client_id") != "cc-client" || f.Get("client_secret") != m.ccSecret || m.ccSecret == "" {
+			return errors.New("wrong client credentials")
+		}
+		return nil
 	}
 }
 

@@ -27,17 +27,18 @@ type ProtectedResourceMetadata struct {
 // metadata document (RFC 8414) or OpenID Connect discovery document, the
 // fields this client uses.
 type AuthorizationServerMetadata struct {
-	Issuer                                 string   `json:"issuer"`
-	AuthorizationEndpoint                  string   `json:"authorization_endpoint"`
-	TokenEndpoint                          string   `json:"token_endpoint"`
-	RegistrationEndpoint                   string   `json:"registration_endpoint,omitempty"`
-	ScopesSupported                        []string `json:"scopes_supported,omitempty"`
-	ResponseTypesSupported                 []string `json:"response_types_supported,omitempty"`
-	GrantTypesSupported                    []string `json:"grant_types_supported,omitempty"`
-	TokenEndpointAuthMethodsSupported      []string `json:"token_endpoint_auth_methods_supported,omitempty"`
-	CodeChallengeMethodsSupported          []string `json:"code_challenge_methods_supported,omitempty"`
-	ClientIDMetadataDocumentSupported      bool     `json:"client_id_metadata_document_supported,omitempty"`
-	AuthorizationResponseIssParamSupported bool     `json:"authorization_response_iss_parameter_supported,omitempty"`
+	Issuer                                     string   `json:"issuer"`
+	AuthorizationEndpoint                      string   `json:"authorization_endpoint"`
+	TokenEndpoint                              string   `json:"token_endpoint"`
+	RegistrationEndpoint                       string   `json:"registration_endpoint,omitempty"`
+	ScopesSupported                            []string `json:"scopes_supported,omitempty"`
+	ResponseTypesSupported                     []string `json:"response_types_supported,omitempty"`
+	GrantTypesSupported                        []string `json:"grant_types_supported,omitempty"`
+	TokenEndpointAuthMethodsSupported          []string `json:"token_endpoint_auth_methods_supported,omitempty"`
+	CodeChallengeMethodsSupported              []string `json:"code_challenge_methods_supported,omitempty"`
+	TokenEndpointAuthSigningAlgValuesSupported []string `json:"token_endpoint_auth_signing_alg_values_supported,omitempty"`
+	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported,omitempty"`
+	AuthorizationResponseIssParamSupported     bool     `json:"authorization_response_iss_parameter_supported,omitempty"`
 }
 
 // errNotFound marks a metadata URL that has no document (any non-200
@@ -181,25 +182,34 @@ func validatePRM(prm *ProtectedResourceMetadata, server *url.URL) error {
 }
 
 // validateASMetadata checks an authorization server metadata document
-// fetched for the issuer identifier issuer.
+// fetched for the issuer identifier issuer, for the authorization code
+// flow.
 func validateASMetadata(m *AuthorizationServerMetadata, issuer string, allowHTTP bool) error {
+	return validateASMetadataFor(m, issuer, allowHTTP, true)
+}
+
+// validateASMetadataFor checks an authorization server metadata document
+// fetched for the issuer identifier issuer. The authorization code flow
+// (codeFlow) needs an authorization_endpoint and PKCE S256; a grant
+// without a user (Options.Grant) needs only the token_endpoint.
+func validateASMetadataFor(m *AuthorizationServerMetadata, issuer string, allowHTTP, codeFlow bool) error {
 	if m.Issuer != issuer {
 		return fmt.Errorf("%w: metadata issuer %q, expected %q", ErrIssuerMismatch, m.Issuer, issuer)
 	}
-	for _, e := range []struct{ name, v string }{
-		{"authorization_endpoint", m.AuthorizationEndpoint},
-		{"token_endpoint", m.TokenEndpoint},
-	} {
-		if err := checkEndpoint(e.v, allowHTTP); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrInvalidMetadata, e.name, err)
+	if codeFlow || m.AuthorizationEndpoint != "" {
+		if err := checkEndpoint(m.AuthorizationEndpoint, allowHTTP); err != nil {
+			return fmt.Errorf("%w: authorization_endpoint: %v", ErrInvalidMetadata, err)
 		}
+	}
+	if err := checkEndpoint(m.TokenEndpoint, allowHTTP); err != nil {
+		return fmt.Errorf("%w: token_endpoint: %v", ErrInvalidMetadata, err)
 	}
 	if m.RegistrationEndpoint != "" {
 		if err := checkEndpoint(m.RegistrationEndpoint, allowHTTP); err != nil {
 			return fmt.Errorf("%w: registration_endpoint: %v", ErrInvalidMetadata, err)
 		}
 	}
-	if !slices.Contains(m.CodeChallengeMethodsSupported, "S256") {
+	if codeFlow && !slices.Contains(m.CodeChallengeMethodsSupported, "S256") {
 		return fmt.Errorf("%w (code_challenge_methods_supported: %q)", ErrPKCEUnsupported, m.CodeChallengeMethodsSupported)
 	}
 	return nil

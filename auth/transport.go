@@ -3,6 +3,8 @@ package auth
 import (
 	"bytes"
 	"context"
+	"crypto"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -44,10 +46,32 @@ type ClientCredentials struct {
 	// public client.
 	ClientSecret string
 	// AuthMethod is the token endpoint authentication method. Empty means
-	// "none" without a secret, otherwise the first of
-	// client_secret_basic and client_secret_post the authorization server
-	// lists (client_secret_basic when it lists none).
+	// private_key_jwt with a PrivateKey, "none" without a secret,
+	// otherwise the first of client_secret_basic and client_secret_post
+	// the authorization server lists (client_secret_basic when it lists
+	// none).
 	AuthMethod string
+	// PrivateKey, for private_key_jwt (AuthMethodPrivateKeyJWT), signs
+	// the client assertion of each token request (RFC 7523 section 2.2):
+	// iss and sub the ClientID, aud the authorization server's issuer
+	// identifier, valid one minute, a fresh jti. It must be an
+	// *ecdsa.PrivateKey (P-256, P-384, P-521), an *rsa.PrivateKey (2048
+	// bits at least) or an ed25519.PrivateKey; ParsePrivateKey reads one
+	// from PEM. It is never stored by a ClientStore.
+	PrivateKey crypto.Signer
+	// KeyID is the kid header of the client assertion, the key's id in
+	// the client's registered key set; empty means none.
+	KeyID string
+	// SigningAlgorithm is the JWS algorithm of the client assertion, such
+	// as ES256, PS256 or EdDSA. Empty means ES256/ES384/ES512 for an
+	// ECDSA key (by curve), RS256 for RSA and EdDSA for Ed25519.
+	SigningAlgorithm string
+}
+
+// sameClient reports whether a and b are the same registration (the
+// fields a ClientStore keeps).
+func sameClient(a, b *ClientCredentials) bool {
+	return a.ClientID == b.ClientID && a.ClientSecret == b.ClientSecret && a.AuthMethod == b.AuthMethod
 }
 
 // Options configure a Transport. The zero value is usable: it sends
@@ -84,6 +108,13 @@ type Options struct {
 	// client credentials registered beforehand; they are used only with
 	// that issuer.
 	PreRegistered map[string]ClientCredentials
+	// Grant, when set, replaces the authorization code flow with a grant
+	// that involves no user (machine-to-machine): the client credentials
+	// grant or the JWT bearer grant, with the Grant's own client
+	// credentials. Authorize, RedirectURL, PreRegistered,
+	// ClientMetadataURL, ClientStore and dynamic registration are not
+	// used with it, and Authorize must be nil.
+	Grant *Grant
 	// NoOfflineAccess keeps the client from adding the offline_access
 	// scope (to get a refresh token) when the authorization server lists
 	// it in scopes_supported.
@@ -125,6 +156,9 @@ type Transport struct {
 	mu      sync.Mutex
 	clients map[string]*ClientCredentials           // by issuer
 	asMeta  map[string]*AuthorizationServerMetadata // by issuer
+	// grantIssuer is the authorization server Options.Grant's
+	// credentials are for: Grant.Issuer, else the first one used.
+	grantIssuer string
 }
 
 // NewTransport returns a Transport configured by opts (nil means the
@@ -145,6 +179,22 @@ func NewTransport(opts *Options) (*Transport, error) {
 		u, err := url.Parse(o.ClientMetadataURL)
 		if err != nil || u.Scheme != "https" || u.Host == "" || u.Fragment != "" {
 			return nil, fmt.Errorf("auth: Options.ClientMetadataURL %q must be an https URL without a fragment", o.ClientMetadataURL)
+		}
+	}
+	if o.Grant != nil {
+		if o.Authorize != nil {
+			return nil, errors.New("auth: Options.Grant and Options.Authorize are exclusive")
+		}
+		g := *o.Grant
+		o.Grant = &g // the caller's Grant may change afterwards
+		if err := checkGrant(o.Grant); err != nil {
+			return nil, err
+		}
+		t.grantIssuer = g.Issuer
+	}
+	for iss, c := range o.PreRegistered {
+		if err := checkClientAuth(&c); err != nil {
+			return nil, fmt.Errorf("auth: Options.PreRegistered[%q]: %w", iss, err)
 		}
 	}
 	if o.ApplicationType != "" && o.ApplicationType != "native" && o.ApplicationType != "web" {
@@ -258,7 +308,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // token's refresh token can be used.
 func (t *Transport) restoreClient(ctx context.Context, issuer string) {
 	cs := t.opts.ClientStore
-	if cs == nil || issuer == "" {
+	if cs == nil || issuer == "" || t.opts.Grant != nil {
 		return
 	}
 	if _, ok := t.opts.PreRegistered[issuer]; ok {
@@ -290,7 +340,7 @@ func (t *Transport) restoreClient(ctx context.Context, issuer string) {
 // client ID metadata document URLs come from Options and are not saved.
 func (t *Transport) persistClient(ctx context.Context, issuer string) {
 	cs := t.opts.ClientStore
-	if cs == nil || issuer == "" {
+	if cs == nil || issuer == "" || t.opts.Grant != nil {
 		return
 	}
 	t.mu.Lock()
@@ -299,7 +349,7 @@ func (t *Transport) persistClient(ctx context.Context, issuer string) {
 	if c == nil || (t.opts.ClientMetadataURL != "" && c.ClientID == t.opts.ClientMetadataURL) {
 		return
 	}
-	if cur, err := cs.LoadClient(ctx, issuer, t.opts.RedirectURL); err == nil && cur != nil && *cur == *c {
+	if cur, err := cs.LoadClient(ctx, issuer, t.opts.RedirectURL); err == nil && cur != nil && sameClient(cur, c) {
 		return
 	}
 	if err := cs.SaveClient(ctx, issuer, t.opts.RedirectURL, c); err != nil {

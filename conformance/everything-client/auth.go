@@ -24,31 +24,69 @@ const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
 // reads the redirect instead of following it.
 const redirectURL = "http://localhost:3000/callback"
 
+// scenarioContext is the MCP_CONFORMANCE_CONTEXT of the auth/* scenarios
+// (each uses some of the fields).
+type scenarioContext struct {
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+	Issuer       string `json:"issuer"`
+	// auth/client-credentials-jwt: the client's PKCS #8 key.
+	PrivateKeyPEM    string `json:"private_key_pem"`
+	SigningAlgorithm string `json:"signing_algorithm"`
+	// auth/wif-jwt-bearer: the workload identity token.
+	ValidJWT string `json:"valid_jwt"`
+}
+
 // authClient returns the HTTP client of the auth/* scenarios: an
-// auth.Transport with the headless authorizer, the suite's CIMD URL and,
-// when MCP_CONFORMANCE_CONTEXT carries client_id (and issuer), those
-// pre-registered credentials.
-func authClient(logger *slog.Logger) (*http.Client, error) {
-	var sc struct {
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
-		Issuer       string `json:"issuer"`
-	}
+// auth.Transport. The machine-to-machine scenarios (client credentials,
+// workload identity) use auth.Options.Grant with the credentials of
+// MCP_CONFORMANCE_CONTEXT; the others use the headless authorizer, the
+// suite's CIMD URL and, when the context carries client_id (and
+// issuer), those pre-registered credentials.
+func authClient(scenario string, logger *slog.Logger) (*http.Client, error) {
+	var sc scenarioContext
 	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
 		if err := json.Unmarshal([]byte(raw), &sc); err != nil {
 			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
 	}
-	opts := &auth.Options{
-		Authorize:         headlessAuthorize(&http.Client{Timeout: 10 * time.Second}),
-		RedirectURL:       redirectURL,
-		ClientName:        "roundtrip-everything-client",
-		ClientMetadataURL: clientMetadataURL,
-		Logger:            logger,
-	}
-	if sc.ClientID != "" && sc.Issuer != "" {
-		opts.PreRegistered = map[string]auth.ClientCredentials{
-			sc.Issuer: {ClientID: sc.ClientID, ClientSecret: sc.ClientSecret},
+	opts := &auth.Options{Logger: logger}
+	switch scenario {
+	case "auth/client-credentials-basic":
+		// The mock authorization server lists client_secret_basic only.
+		opts.Grant = &auth.Grant{Client: auth.ClientCredentials{ClientID: sc.ClientID, ClientSecret: sc.ClientSecret}}
+	case "auth/client-credentials-jwt":
+		key, err := auth.ParsePrivateKey([]byte(sc.PrivateKeyPEM))
+		if err != nil {
+			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT private_key_pem: %w", err)
+		}
+		opts.Grant = &auth.Grant{Client: auth.ClientCredentials{
+			ClientID:         sc.ClientID,
+			AuthMethod:       auth.AuthMethodPrivateKeyJWT,
+			PrivateKey:       key,
+			SigningAlgorithm: sc.SigningAlgorithm,
+		}}
+	case "auth/wif-jwt-bearer":
+		// A public client presenting its workload identity token (the
+		// suite also hands out a wrong-audience and an expired one, for
+		// clients that want to see those refused).
+		jwt := sc.ValidJWT
+		opts.Grant = &auth.Grant{
+			Type:   auth.GrantJWTBearer,
+			Client: auth.ClientCredentials{ClientID: sc.ClientID, AuthMethod: auth.AuthMethodNone},
+			Assertion: func(context.Context, auth.AssertionRequest) (string, error) {
+				return jwt, nil
+			},
+		}
+	default:
+		opts.Authorize = headlessAuthorize(&http.Client{Timeout: 10 * time.Second})
+		opts.RedirectURL = redirectURL
+		opts.ClientName = "roundtrip-everything-client"
+		opts.ClientMetadataURL = clientMetadataURL
+		if sc.ClientID != "" && sc.Issuer != "" {
+			opts.PreRegistered = map[string]auth.ClientCredentials{
+				sc.Issuer: {ClientID: sc.ClientID, ClientSecret: sc.ClientSecret},
+			}
 		}
 	}
 	tr, err := auth.NewTransport(opts)

@@ -45,7 +45,7 @@ func main() {
 	mode, version := era(os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"))
 	var httpOpts *mcp.HTTPClientOptions
 	if strings.HasPrefix(scenario, "auth/") {
-		hc, err := authClient(logger)
+		hc, err := authClient(scenario, logger)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "everything-client: scenario %q: %v\n", scenario, err)
 			os.Exit(1)
