@@ -129,6 +129,9 @@ func (s *Sealer) Seal(b Binding, state string) (string, error) {
 		tok = ring.sealRaw(p, rnd[:nonceLen])
 	} else {
 		tok, err = s.Codec.Seal(p)
+		// The plaintext claims must not linger in a pooled buffer (the
+		// ring's path overwrote them with the ciphertext).
+		clear(p)
 	}
 	putBuf(buf, p)
 	return tok, err
