@@ -328,6 +328,7 @@ func argumentsDigest(args []byte) (d [16]byte, err error) {
 		sum := sha256.Sum256(c)
 		copy(d[:], sum[:16])
 	}
+	clear(c) // arguments may be sensitive: nothing of them stays pooled
 	putBuf(buf, c)
 	return d, err
 }
