@@ -36,9 +36,9 @@ type Fanout interface {
 	Publish(ctx context.Context, c Change) error
 	// Subscribe calls deliver for each change published by another
 	// instance (never for this instance's own) until ctx ends, then
-	// returns. It is called once, when the server is made, on a goroutine
-	// of its own; an error is logged and the server goes on without
-	// changes from the fleet.
+	// returns. The server calls it when it is made, on a goroutine of its
+	// own, and again (after a growing delay, up to 30 s) whenever it
+	// returns before ctx ends, with or without an error.
 	Subscribe(ctx context.Context, deliver func(Change)) error
 }
 
@@ -55,9 +55,21 @@ func (s *Server) startFanout(f Fanout) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.fanout = &fanoutState{out: make(chan Change, fanoutQueue), stop: cancel}
 	go func() {
-		err := f.Subscribe(ctx, s.receiveChange)
-		if err != nil && ctx.Err() == nil {
-			s.log.Error("mcp: fan-out subscription ended; changes from the fleet are no longer delivered", "err", err)
+		// Subscribe again whenever it ends early (the store restarted or
+		// was unreachable when the server started), backing off to 30 s.
+		wait := time.Second
+		for {
+			err := f.Subscribe(ctx, s.receiveChange)
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("mcp: fan-out subscription ended; subscribing again", "err", err, "in", wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, 30*time.Second)
 		}
 	}()
 	go func() {

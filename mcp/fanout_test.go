@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -70,5 +71,51 @@ func TestFanoutNeverBlocksAndFiltersWhatArrives(t *testing.T) {
 	}
 	if len(l.ch) != 0 {
 		t.Errorf("%d more changes delivered", len(l.ch))
+	}
+}
+
+// flakyFanout fails its first subscriptions, then delivers.
+type flakyFanout struct {
+	calls chan struct{}
+	in    chan Change
+}
+
+func (f *flakyFanout) Publish(context.Context, Change) error { return nil }
+
+func (f *flakyFanout) Subscribe(ctx context.Context, deliver func(Change)) error {
+	f.calls <- struct{}{}
+	if len(f.calls) < 2 {
+		return errors.New("store unreachable")
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case c := <-f.in:
+			deliver(c)
+		}
+	}
+}
+
+// A subscription that fails (the store down when the server starts) is
+// made again, and changes from the fleet flow once it holds.
+func TestFanoutSubscribesAgain(t *testing.T) {
+	f := &flakyFanout{calls: make(chan struct{}, 8), in: make(chan Change)}
+	s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{Fanout: f})
+	defer s.Close()
+	l := s.hub.add(SubscriptionFilter{ToolsListChanged: true})
+	defer s.hub.remove(l)
+	select {
+	case f.in <- Change{Kind: ChangeTools}:
+	case <-time.After(10 * time.Second):
+		t.Fatal("never subscribed again")
+	}
+	select {
+	case <-l.ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the change was not delivered")
+	}
+	if n := len(f.calls); n != 2 {
+		t.Errorf("%d subscriptions, want 2", n)
 	}
 }
