@@ -31,7 +31,7 @@ step() {
 gofmt_check() {
   local files
   files=$(find . -type f -name '*.go' \
-    -not -path './.git/*' -not -path './.tools/*' -not -path './bench/*' \
+    -not -path './.git/*' -not -path './.tools/*' \
     -print0 | xargs -0 -r gofmt -l) || {
     echo "gofmt could not check every file (syntax error?):"
     echo "$files"
