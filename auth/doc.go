@@ -3,9 +3,10 @@
 // 2026-07-28).
 //
 // Its entry point is [Transport], an [net/http.RoundTripper] that wraps a
-// base transport: it adds "Authorization: Bearer" to every request and,
-// when the server answers 401 (or 403 with error="insufficient_scope"),
-// runs the authorization flow and retries the request once:
+// base transport: it adds "Authorization: Bearer" (or "DPoP") to every
+// request and, when the server answers 401 (or 403 with
+// error="insufficient_scope"), runs the authorization flow and retries
+// the request once:
 //
 //   - protected resource metadata (RFC 9728), from the challenge's
 //     resource_metadata or the well-known URLs (path-aware, then root),
@@ -27,7 +28,14 @@
 // authorization code flow with the client credentials grant or the JWT
 // bearer grant (RFC 7523, for workload identity federation): no user,
 // no redirect, the same discovery and checks, the credentials bound to
-// one authorization server.
+// one authorization server. [IDJAGAssertion] is the assertion of
+// enterprise-managed authorization: the user's ID token exchanged at
+// the enterprise identity provider for an ID-JAG (RFC 8693).
+//
+// [Options].DPoP makes the tokens sender-constrained (DPoP, RFC 9449):
+// a fresh proof on every token and resource request, the DPoP
+// authorization scheme, tokens bound to the Transport's key, and the
+// servers' use_dpop_nonce challenges answered.
 //
 //	tr, err := auth.NewTransport(&auth.Options{Grant: &auth.Grant{
 //		Issuer: "https://as.example",

@@ -50,6 +50,10 @@ var (
 	// private_key_jwt, the signing algorithm) the client is configured
 	// with.
 	ErrAuthMethodUnsupported = errors.New("auth: authorization server does not support the client authentication method")
+	// ErrDPoPUnsupported: the authorization server's metadata lists
+	// dpop_signing_alg_values_supported without the algorithm of the
+	// Transport's DPoP key.
+	ErrDPoPUnsupported = errors.New("auth: authorization server does not support the DPoP proof algorithm")
 	// ErrResponseTooLarge: a response body exceeds Options.MaxResponseBytes.
 	ErrResponseTooLarge = errors.New("auth: response too large")
 	// ErrMalformedChallenge: a WWW-Authenticate header does not parse.

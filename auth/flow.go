@@ -25,7 +25,7 @@ func (t *Transport) authorize(ctx context.Context, server *url.URL, key string, 
 	defer t.flow.Unlock()
 
 	// Another request may have authorized while this one waited.
-	if cur, err := t.store.Load(ctx, key); err == nil && cur != nil && (sent == nil || cur.AccessToken != sent.AccessToken) {
+	if cur, err := t.loadToken(ctx, key); err == nil && cur != nil && (sent == nil || cur.AccessToken != sent.AccessToken) {
 		if !stepUp || scopesCover(cur.Scope, ch.Param("scope")) {
 			return cur, nil
 		}
@@ -115,7 +115,7 @@ func (t *Transport) authorize(ctx context.Context, server *url.URL, key string, 
 func (t *Transport) refreshStored(ctx context.Context, key string, tok *Token) (*Token, error) {
 	t.flow.Lock()
 	defer t.flow.Unlock()
-	if cur, err := t.store.Load(ctx, key); err == nil && cur != nil && cur.AccessToken != tok.AccessToken {
+	if cur, err := t.loadToken(ctx, key); err == nil && cur != nil && cur.AccessToken != tok.AccessToken {
 		return cur, nil
 	}
 	t.mu.Lock()
@@ -297,7 +297,7 @@ func (t *Transport) register(ctx context.Context, asm *AuthorizationServerMetada
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	b, status, err := t.do(req)
+	b, status, _, err := t.do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -357,6 +357,10 @@ func (t *Transport) authorizationCode(ctx context.Context, asm *AuthorizationSer
 	q.Set("resource", resource)
 	if scope != "" {
 		q.Set("scope", scope)
+	}
+	if t.dpop != nil {
+		// RFC 9449 section 10: bind the authorization code to the key.
+		q.Set("dpop_jkt", t.dpop.jkt)
 	}
 	au.RawQuery = q.Encode()
 	t.log.DebugContext(ctx, "auth: authorizing", "issuer", asm.Issuer, "client_id", c.ClientID, "scope", scope, "resource", resource)
@@ -470,49 +474,77 @@ func clientAuthMethod(c *ClientCredentials, asm *AuthorizationServerMetadata) st
 }
 
 // tokenRequest posts form to the token endpoint with the client's
-// authentication and decodes the token response.
+// authentication and decodes the token response. With DPoP, the request
+// carries a proof, and a use_dpop_nonce refusal is answered by sending
+// it again, once, with the server's nonce (and a new client assertion).
 func (t *Transport) tokenRequest(ctx context.Context, asm *AuthorizationServerMetadata, c *ClientCredentials, form url.Values) (*Token, error) {
+	if err := t.checkDPoPAlgorithm(asm); err != nil {
+		return nil, err
+	}
 	method := clientAuthMethod(c, asm)
-	switch method {
-	case AuthMethodClientSecretPost:
-		form.Set("client_id", c.ClientID)
-		form.Set("client_secret", c.ClientSecret)
-	case AuthMethodClientSecretBasic:
-	case AuthMethodPrivateKeyJWT:
-		a, err := t.signClientAssertion(c, asm)
+	for attempt := 0; ; attempt++ {
+		f := url.Values{}
+		for k, v := range form {
+			f[k] = v
+		}
+		switch method {
+		case AuthMethodClientSecretPost:
+			f.Set("client_id", c.ClientID)
+			f.Set("client_secret", c.ClientSecret)
+		case AuthMethodClientSecretBasic:
+		case AuthMethodPrivateKeyJWT:
+			a, err := t.signClientAssertion(c, asm)
+			if err != nil {
+				return nil, err
+			}
+			f.Set("client_id", c.ClientID)
+			f.Set("client_assertion_type", ClientAssertionType)
+			f.Set("client_assertion", a)
+		default:
+			if c.ClientID != "" {
+				f.Set("client_id", c.ClientID)
+			}
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, asm.TokenEndpoint, strings.NewReader(f.Encode()))
+		if err != nil {
+			return nil, fmt.Errorf("auth: %w", err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Accept", "application/json")
+		if method == AuthMethodClientSecretBasic {
+			// RFC 6749 section 2.3.1: form-encoded, then Basic.
+			req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
+		}
+		if t.dpop != nil {
+			p, err := t.dpop.proof(http.MethodPost, req.URL, "", t.dpopNonce(req.URL), t.now())
+			if err != nil {
+				return nil, err
+			}
+			req.Header.Set("DPoP", p)
+		}
+		b, status, h, err := t.do(req)
 		if err != nil {
 			return nil, err
 		}
-		form.Set("client_id", c.ClientID)
-		form.Set("client_assertion_type", ClientAssertionType)
-		form.Set("client_assertion", a)
-	default:
-		if c.ClientID != "" {
-			form.Set("client_id", c.ClientID)
+		if t.dpop != nil {
+			t.noteDPoPNonce(req.URL, h)
+			if status == http.StatusBadRequest && attempt == 0 && validNonce(h.Get("DPoP-Nonce")) && isUseDPoPNonce(b) {
+				t.log.DebugContext(ctx, "auth: the token endpoint asks for a DPoP nonce; sending again", "issuer", asm.Issuer)
+				continue
+			}
 		}
+		if status != http.StatusOK {
+			return nil, oauthError(asm.TokenEndpoint, status, b)
+		}
+		tok, err := parseTokenResponseOf(b, t.now(), t.dpop != nil)
+		if err != nil {
+			return nil, fmt.Errorf("auth: token response from %s: %w", asm.TokenEndpoint, err)
+		}
+		if tok.TokenType == TokenTypeDPoP {
+			tok.DPoPKeyThumbprint = t.dpop.jkt
+		}
+		return tok, nil
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, asm.TokenEndpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, fmt.Errorf("auth: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if method == AuthMethodClientSecretBasic {
-		// RFC 6749 section 2.3.1: form-encoded, then Basic.
-		req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
-	}
-	b, status, err := t.do(req)
-	if err != nil {
-		return nil, err
-	}
-	if status != http.StatusOK {
-		return nil, oauthError(asm.TokenEndpoint, status, b)
-	}
-	tok, err := parseTokenResponse(b, t.now())
-	if err != nil {
-		return nil, fmt.Errorf("auth: token response from %s: %w", asm.TokenEndpoint, err)
-	}
-	return tok, nil
 }
 
 // signClientAssertion signs c's private_key_jwt assertion for asm,
@@ -537,17 +569,17 @@ func (t *Transport) signClientAssertion(c *ClientCredentials, asm *Authorization
 }
 
 // do sends req with the metadata client and reads the bounded body.
-func (t *Transport) do(req *http.Request) ([]byte, int, error) {
+func (t *Transport) do(req *http.Request) ([]byte, int, http.Header, error) {
 	resp, err := t.hc.Do(req)
 	if err != nil {
-		return nil, 0, fmt.Errorf("auth: %s %s: %w", req.Method, req.URL, err)
+		return nil, 0, nil, fmt.Errorf("auth: %s %s: %w", req.Method, req.URL, err)
 	}
 	defer resp.Body.Close()
 	b, err := readBounded(resp.Body, t.max)
 	if err != nil {
-		return nil, 0, fmt.Errorf("auth: %s %s: %w", req.Method, req.URL, err)
+		return nil, 0, nil, fmt.Errorf("auth: %s %s: %w", req.Method, req.URL, err)
 	}
-	return b, resp.StatusCode, nil
+	return b, resp.StatusCode, resp.Header, nil
 }
 
 // oauthError builds the *OAuthError of an error response.

@@ -52,8 +52,8 @@ func FuzzParseChallenges(f *testing.F) {
 	})
 }
 
-// FuzzParseTokenResponse: any body is a Bearer token safe to put in a
-// header, or an error.
+// FuzzParseTokenResponse: any body is a Bearer token (or, with DPoP, a
+// Bearer or DPoP one) safe to put in a header, or an error.
 func FuzzParseTokenResponse(f *testing.F) {
 	for _, s := range []string{
 		`{"access_token":"abc","token_type":"Bearer","expires_in":3600,"refresh_token":"r","scope":"a b"}`,
@@ -62,12 +62,22 @@ func FuzzParseTokenResponse(f *testing.F) {
 		`{"access_token":"abc","token_type":"Bearer","expires_in":1e400}`,
 		`{"access_token":"a\r\nb","token_type":"Bearer"}`,
 		`{"access_token":"abc","token_type":"DPoP"}`,
+		`{"access_token":"abc","token_type":"dpop","expires_in":60}`,
+		`{"access_token":"abc","token_type":"N_A"}`,
 		`[]`, `null`, `{`,
 	} {
 		f.Add([]byte(s))
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 64<<10 {
+			return // the response is read through MaxResponseBytes
+		}
+		if tok, err := parseTokenResponseOf(b, now, true); err == nil {
+			if tok.AccessToken == "" || tok.TokenType != TokenTypeBearer && tok.TokenType != TokenTypeDPoP {
+				t.Fatalf("accepted with DPoP %+v", tok)
+			}
+		}
 		tok, err := parseTokenResponse(b, now)
 		if err != nil {
 			return

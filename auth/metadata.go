@@ -39,6 +39,7 @@ type AuthorizationServerMetadata struct {
 	TokenEndpointAuthSigningAlgValuesSupported []string `json:"token_endpoint_auth_signing_alg_values_supported,omitempty"`
 	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported,omitempty"`
 	AuthorizationResponseIssParamSupported     bool     `json:"authorization_response_iss_parameter_supported,omitempty"`
+	DPoPSigningAlgValuesSupported              []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
 // errNotFound marks a metadata URL that has no document (any non-200

@@ -9,9 +9,11 @@ import (
 // Token is an OAuth access token with what is needed to use and refresh
 // it.
 type Token struct {
-	// AccessToken is sent as "Authorization: Bearer AccessToken".
+	// AccessToken is sent as "Authorization: Bearer AccessToken", or
+	// "Authorization: DPoP AccessToken" for a DPoP-bound token.
 	AccessToken string `json:"access_token"`
-	// TokenType is the token_type of the token response ("Bearer").
+	// TokenType is the token_type of the token response: TokenTypeBearer,
+	// or TokenTypeDPoP (only with Options.DPoP).
 	TokenType string `json:"token_type,omitempty"`
 	// RefreshToken, if any, obtains a new access token without the user.
 	RefreshToken string `json:"refresh_token,omitempty"`
@@ -26,6 +28,10 @@ type Token struct {
 	Resource string `json:"resource,omitempty"`
 	// ClientID is the client the token was issued to.
 	ClientID string `json:"client_id,omitempty"`
+	// DPoPKeyThumbprint, for a DPoP-bound token, is the JWK SHA-256
+	// thumbprint (RFC 7638, base64url) of the key it is bound to: a
+	// Transport presents the token only when its DPoP key is that one.
+	DPoPKeyThumbprint string `json:"dpop_jkt,omitempty"`
 }
 
 // expired reports whether the token is known to expire within skew.

@@ -46,6 +46,12 @@ func (e *expiresIn) UnmarshalJSON(b []byte) error {
 // parseTokenResponse decodes a successful token response (RFC 6749
 // section 5.1). Only Bearer tokens are accepted.
 func parseTokenResponse(b []byte, now time.Time) (*Token, error) {
+	return parseTokenResponseOf(b, now, false)
+}
+
+// parseTokenResponseOf decodes a successful token response (RFC 6749
+// section 5.1): a Bearer token, or also a DPoP one with dpop.
+func parseTokenResponseOf(b []byte, now time.Time, dpop bool) (*Token, error) {
 	var r struct {
 		AccessToken  string    `json:"access_token"`
 		TokenType    string    `json:"token_type"`
@@ -59,7 +65,14 @@ func parseTokenResponse(b []byte, now time.Time) (*Token, error) {
 	if r.AccessToken == "" {
 		return nil, errors.New("no access_token")
 	}
-	if !strings.EqualFold(r.TokenType, "Bearer") {
+	tt := TokenTypeBearer
+	switch {
+	case strings.EqualFold(r.TokenType, TokenTypeBearer):
+	case dpop && strings.EqualFold(r.TokenType, TokenTypeDPoP):
+		tt = TokenTypeDPoP
+	case dpop:
+		return nil, fmt.Errorf("token_type %q is not Bearer or DPoP", r.TokenType)
+	default:
 		return nil, fmt.Errorf("token_type %q is not Bearer", r.TokenType)
 	}
 	for _, c := range r.AccessToken {
@@ -69,7 +82,7 @@ func parseTokenResponse(b []byte, now time.Time) (*Token, error) {
 			return nil, errors.New("access_token has characters not allowed in a header")
 		}
 	}
-	t := &Token{AccessToken: r.AccessToken, TokenType: "Bearer", RefreshToken: r.RefreshToken, Scope: r.Scope}
+	t := &Token{AccessToken: r.AccessToken, TokenType: tt, RefreshToken: r.RefreshToken, Scope: r.Scope}
 	if r.ExpiresIn > 0 {
 		t.Expiry = now.Add(time.Duration(r.ExpiresIn) * time.Second)
 	}

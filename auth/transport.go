@@ -115,6 +115,13 @@ type Options struct {
 	// ClientMetadataURL, ClientStore and dynamic registration are not
 	// used with it, and Authorize must be nil.
 	Grant *Grant
+	// DPoP, when set, makes the Transport use DPoP (RFC 9449): a DPoP
+	// proof on every token request and every request to the MCP server,
+	// with the use_dpop_nonce retry (once) at both, and DPoP-bound tokens
+	// presented as "Authorization: DPoP". An authorization server that
+	// answers with a Bearer token anyway is used with Bearer. Nil means
+	// Bearer tokens only (a token_type other than Bearer is refused).
+	DPoP *DPoPOptions
 	// NoOfflineAccess keeps the client from adding the offline_access
 	// scope (to get a refresh token) when the authorization server lists
 	// it in scopes_supported.
@@ -159,12 +166,16 @@ type Transport struct {
 	// grantIssuer is the authorization server Options.Grant's
 	// credentials are for: Grant.Issuer, else the first one used.
 	grantIssuer string
+	// nonces holds the latest DPoP nonce of each server, by origin.
+	nonces map[string]string
+
+	dpop *dpopKey // nil without Options.DPoP
 }
 
 // NewTransport returns a Transport configured by opts (nil means the
 // zero Options).
 func NewTransport(opts *Options) (*Transport, error) {
-	t := &Transport{now: time.Now, clients: map[string]*ClientCredentials{}, asMeta: map[string]*AuthorizationServerMetadata{}}
+	t := &Transport{now: time.Now, clients: map[string]*ClientCredentials{}, asMeta: map[string]*AuthorizationServerMetadata{}, nonces: map[string]string{}}
 	if opts != nil {
 		t.opts = *opts
 	}
@@ -197,6 +208,13 @@ func NewTransport(opts *Options) (*Transport, error) {
 			return nil, fmt.Errorf("auth: Options.PreRegistered[%q]: %w", iss, err)
 		}
 	}
+	if o.DPoP != nil {
+		k, err := newDPoPKey(o.DPoP)
+		if err != nil {
+			return nil, fmt.Errorf("auth: Options.DPoP: %w", err)
+		}
+		t.dpop = k
+	}
 	if o.ApplicationType != "" && o.ApplicationType != "native" && o.ApplicationType != "web" {
 		return nil, fmt.Errorf("auth: Options.ApplicationType %q must be native or web", o.ApplicationType)
 	}
@@ -227,8 +245,11 @@ func NewTransport(opts *Options) (*Transport, error) {
 // token for its URL; on 401 it authorizes (refreshing the token when it
 // can, else running the authorization flow) and sends req again, once;
 // on 403 with error="insufficient_scope" it re-authorizes with the
-// challenged scope added, once, unless the token already has it. The
-// final response is returned as is; a failed authorization is an error.
+// challenged scope added, once, unless the token already has it. With
+// Options.DPoP, a 401 with error="use_dpop_nonce" and a DPoP-Nonce is
+// answered by sending req again with a proof carrying that nonce, once.
+// The final response is returned as is; a failed authorization is an
+// error.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	getBody, err := replayableBody(req)
@@ -236,7 +257,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	key := resourceKey(req.URL)
-	tok, err := t.store.Load(ctx, key)
+	tok, err := t.loadToken(ctx, key)
 	if err != nil {
 		closeBody(req)
 		return nil, fmt.Errorf("auth: loading the token for %s: %w", key, err)
@@ -248,7 +269,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			tok = nt
 		}
 	}
-	retried401, steppedUp := false, false
+	retried401, steppedUp, nonceRetried := false, false, false
 	for attempt := 0; ; attempt++ {
 		r := req.Clone(ctx)
 		if attempt > 0 && getBody != nil {
@@ -257,26 +278,43 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		if tok != nil {
-			r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			if err := t.setAuthorization(r, tok); err != nil {
+				closeBody(r)
+				return nil, err
+			}
 		}
 		resp, err := t.base.RoundTrip(r)
 		if err != nil {
 			return nil, err
 		}
+		if t.dpop != nil {
+			t.noteDPoPNonce(req.URL, resp.Header)
+		}
 		var ch Challenge
 		switch resp.StatusCode {
 		case http.StatusUnauthorized:
+			c, _, perr := t.authChallenge(resp.Header)
+			if tok != nil && strings.EqualFold(tok.TokenType, TokenTypeDPoP) && c.Param("error") == "use_dpop_nonce" &&
+				strings.EqualFold(c.Scheme, TokenTypeDPoP) && validNonce(resp.Header.Get("DPoP-Nonce")) {
+				// RFC 9449 section 9: the same token, a proof with the
+				// server's nonce (noted above).
+				if nonceRetried {
+					return resp, nil
+				}
+				nonceRetried = true
+				discard(resp)
+				continue
+			}
 			if retried401 {
 				return resp, nil
 			}
 			retried401 = true
-			c, _, perr := BearerChallenge(resp.Header)
 			if perr != nil {
 				t.log.WarnContext(ctx, "auth: ignoring an unparsable WWW-Authenticate header", "server", key, "error", perr)
 			}
 			ch = c
 		case http.StatusForbidden:
-			c, ok, _ := BearerChallenge(resp.Header)
+			c, ok, _ := t.authChallenge(resp.Header)
 			if !ok || c.Param("error") != "insufficient_scope" || steppedUp || tok == nil {
 				return resp, nil
 			}
@@ -301,6 +339,61 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		t.persistClient(ctx, tok.Issuer)
 	}
+}
+
+// loadToken returns the stored token for key, nil when there is none or
+// when it is one the Transport cannot present (a DPoP-bound token for
+// another key, or without Options.DPoP).
+func (t *Transport) loadToken(ctx context.Context, key string) (*Token, error) {
+	tok, err := t.store.Load(ctx, key)
+	if err != nil || tok == nil {
+		return nil, err
+	}
+	if !t.usable(tok) {
+		t.log.DebugContext(ctx, "auth: ignoring a stored DPoP-bound token for another key", "server", key)
+		return nil, nil
+	}
+	return tok, nil
+}
+
+// authChallenge returns the challenge of a 401 or 403: with DPoP on,
+// the DPoP challenge (with resource_metadata and scope taken from the
+// Bearer challenge when it lacks them), else the Bearer one.
+func (t *Transport) authChallenge(h http.Header) (Challenge, bool, error) {
+	if t.dpop == nil {
+		return BearerChallenge(h)
+	}
+	cs, err := ParseChallenges(h.Values("WWW-Authenticate"))
+	if err != nil {
+		return Challenge{}, false, err
+	}
+	var bearer, dpop *Challenge
+	for i := range cs {
+		switch {
+		case bearer == nil && strings.EqualFold(cs[i].Scheme, "Bearer"):
+			bearer = &cs[i]
+		case dpop == nil && strings.EqualFold(cs[i].Scheme, TokenTypeDPoP):
+			dpop = &cs[i]
+		}
+	}
+	switch {
+	case dpop == nil && bearer == nil:
+		return Challenge{}, false, nil
+	case dpop == nil:
+		return *bearer, true, nil
+	}
+	c := *dpop
+	if bearer != nil {
+		for _, p := range []string{"resource_metadata", "scope"} {
+			if c.Param(p) == "" && bearer.Param(p) != "" {
+				if c.Params == nil {
+					c.Params = map[string]string{}
+				}
+				c.Params[p] = bearer.Param(p)
+			}
+		}
+	}
+	return c, true, nil
 }
 
 // restoreClient loads the registration at issuer from the ClientStore

@@ -199,7 +199,8 @@ run_suite() {
 # each (`--suite core` also holds the auth/* scenarios); a failure or a
 # warning in any of them fails the run. Logs in $RUN_DIR/client-2025-11-25-S.log,
 # checks under $RUN_DIR/client-2025-11-25/. Last, the extension scenarios the
-# client implements (machine-to-machine OAuth grants), one by one.
+# client implements (machine-to-machine OAuth grants, enterprise-managed
+# authorization, DPoP), one by one.
 run_client_suite() {
   local name=client log="$RUN_DIR/client.log" rc=0 start=$SECONDS
   local bin="$TOOLS_DIR/bin/everything-client"
@@ -247,7 +248,7 @@ run_client_suite() {
   # Extension scenarios the client implements (not scored for 2026-07-28,
   # so the requirements run does not hold them to anything): checked one
   # by one so that they stay passing.
-  client_scenarios extension auth/client-credentials-basic auth/client-credentials-jwt auth/wif-jwt-bearer || ok=0
+  client_scenarios extension auth/client-credentials-basic auth/client-credentials-jwt auth/wif-jwt-bearer auth/enterprise-managed-authorization auth/dpop auth/dpop-nonce || ok=0
   [[ $ok -eq 1 ]]
 }
 

@@ -35,14 +35,21 @@ type scenarioContext struct {
 	SigningAlgorithm string `json:"signing_algorithm"`
 	// auth/wif-jwt-bearer: the workload identity token.
 	ValidJWT string `json:"valid_jwt"`
+	// auth/enterprise-managed-authorization: the enterprise identity
+	// provider, the client's id there and the user's ID token from it.
+	IdPClientID      string `json:"idp_client_id"`
+	IdPIDToken       string `json:"idp_id_token"`
+	IdPIssuer        string `json:"idp_issuer"`
+	IdPTokenEndpoint string `json:"idp_token_endpoint"`
 }
 
 // authClient returns the HTTP client of the auth/* scenarios: an
 // auth.Transport. The machine-to-machine scenarios (client credentials,
-// workload identity) use auth.Options.Grant with the credentials of
-// MCP_CONFORMANCE_CONTEXT; the others use the headless authorizer, the
-// suite's CIMD URL and, when the context carries client_id (and
-// issuer), those pre-registered credentials.
+// workload identity, enterprise-managed authorization) use
+// auth.Options.Grant with the credentials of MCP_CONFORMANCE_CONTEXT;
+// the others use the headless authorizer, the suite's CIMD URL and,
+// when the context carries client_id (and issuer), those pre-registered
+// credentials; auth/dpop and auth/dpop-nonce add auth.Options.DPoP.
 func authClient(scenario string, logger *slog.Logger) (*http.Client, error) {
 	var sc scenarioContext
 	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
@@ -78,6 +85,27 @@ func authClient(scenario string, logger *slog.Logger) (*http.Client, error) {
 				return jwt, nil
 			},
 		}
+	case "auth/enterprise-managed-authorization":
+		// SEP-990: the user's ID token is exchanged at the identity
+		// provider for an ID-JAG (the mock IdP takes the client_id with
+		// no secret), which is the JWT bearer assertion at the MCP
+		// authorization server (client_secret_basic, the only method it
+		// lists).
+		idToken := sc.IdPIDToken
+		assertion, err := auth.IDJAGAssertion(auth.IDJAGOptions{
+			TokenEndpoint: sc.IdPTokenEndpoint,
+			Issuer:        sc.IdPIssuer,
+			Client:        auth.ClientCredentials{ClientID: sc.IdPClientID},
+			SubjectToken:  func(context.Context) (string, error) { return idToken, nil },
+		})
+		if err != nil {
+			return nil, err
+		}
+		opts.Grant = &auth.Grant{
+			Type:      auth.GrantJWTBearer,
+			Client:    auth.ClientCredentials{ClientID: sc.ClientID, ClientSecret: sc.ClientSecret},
+			Assertion: assertion,
+		}
 	default:
 		opts.Authorize = headlessAuthorize(&http.Client{Timeout: 10 * time.Second})
 		opts.RedirectURL = redirectURL
@@ -87,6 +115,11 @@ func authClient(scenario string, logger *slog.Logger) (*http.Client, error) {
 			opts.PreRegistered = map[string]auth.ClientCredentials{
 				sc.Issuer: {ClientID: sc.ClientID, ClientSecret: sc.ClientSecret},
 			}
+		}
+		if scenario == "auth/dpop" || scenario == "auth/dpop-nonce" {
+			// SEP-1932: the code flow with DPoP-bound tokens (a new
+			// P-256 key for this run).
+			opts.DPoP = &auth.DPoPOptions{}
 		}
 	}
 	tr, err := auth.NewTransport(opts)
