@@ -12,7 +12,8 @@ import (
 // MethodHandler handles one decoded request. params is the method's
 // params type (*CallToolRequest, *ListRequest, ...). The result is the
 // method's result type, or *InputRequiredResult for tools/call,
-// prompts/get and resources/read.
+// prompts/get and resources/read, or *CreateTaskResult for a tools/call
+// that became a task (tasks.go).
 type MethodHandler func(ctx context.Context, method string, params Params) (any, error)
 
 // Middleware wraps a MethodHandler. The request-state boundary, era
@@ -37,6 +38,10 @@ var methods = map[string]*methodSpec{
 	MethodResourcesRead:         {decode: decodeReadResource, carrier: true},
 	MethodComplete:              {decode: decodeCompleteParams},
 	MethodSubscriptionsListen:   {decode: decodeListen},
+	// The tasks extension (tasks.go); -32601 on a server without Tasks.
+	MethodTasksGet:    {decode: decodeTaskGet},
+	MethodTasksUpdate: {decode: decodeTaskUpdate},
+	MethodTasksCancel: {decode: decodeTaskGet},
 }
 
 // IsInputRequiredMethod reports whether method may answer with an
@@ -100,6 +105,8 @@ func (s *Server) route(ctx context.Context, method string, params Params) (any, 
 		return s.complete(ctx, p)
 	case *ListenRequest:
 		return s.listen(ctx, p)
+	case *TaskRequest: // tasks extension (tasks.go)
+		return s.taskMethod(ctx, method, p)
 	case *PingRequest, *SetLevelRequest, *SubscribeRequest:
 		return s.legacyOnly(ctx, method, params)
 	}
@@ -113,12 +120,25 @@ func (s *Server) callTool(ctx context.Context, p *CallToolRequest) (any, error) 
 	if t == nil {
 		return nil, jsonrpc.NewErrorData(CodeInvalidParams, "Unknown tool: "+p.Name, map[string]string{"name": p.Name})
 	}
+	if t.task != TaskForbidden { // tasks extension (tasks.go)
+		return s.callTaskTool(ctx, t, p)
+	}
+	return s.runTool(ctx, t, p)
+}
+
+// runTool runs a tool's handler on the request's goroutine.
+func (s *Server) runTool(ctx context.Context, t *serverTool, p *CallToolRequest) (any, error) {
 	actx, sc := s.askContext(ctx, &p.Meta.ClientCapabilities, &p.retryParams)
 	resp, err := t.handler(actx, p)
 	var res any = resp
 	if sc != nil {
 		res, err = sc.finish(resp, err)
 	}
+	return s.toolResult(ctx, p.Name, res, err)
+}
+
+// toolResult maps a tool handler's outcome to the response.
+func (s *Server) toolResult(ctx context.Context, name string, res any, err error) (any, error) {
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -147,7 +167,7 @@ func (s *Server) callTool(ctx context.Context, p *CallToolRequest) (any, error) 
 		}
 		return r, nil
 	}
-	return nil, fmt.Errorf("tool %q handler returned no result", p.Name)
+	return nil, fmt.Errorf("tool %q handler returned no result", name)
 }
 
 func (s *Server) getPrompt(ctx context.Context, p *GetPromptRequest) (any, error) {

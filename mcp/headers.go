@@ -110,6 +110,8 @@ func checkHeaders(s *Server, c *call, h http.Header) *Error {
 		name = p.Name
 	case *ReadResourceRequest:
 		name = p.URI
+	case *TaskRequest: // tasks extension: Mcp-Name is params.taskId
+		name = p.TaskID
 	default:
 		return nil
 	}

@@ -94,8 +94,9 @@ func (h *hub) close() { h.closeOnce.Do(func() { close(h.closed) }) }
 // Close ends every open subscriptions/listen stream gracefully (each gets
 // its listen result) and every 2025-11-25 session of its HTTP handlers
 // (their requests are cancelled, their streams end, their ids get 404), so
-// that http.Server.Shutdown is not held up by long-lived streams, and
-// stops exchanging changes with the fleet (ServerOptions.Fanout). The
+// that http.Server.Shutdown is not held up by long-lived streams, cancels
+// running tasks (ServerOptions.Tasks), and stops exchanging changes with
+// the fleet (ServerOptions.Fanout). The
 // server keeps serving other requests; a legacy client may initialize
 // again.
 func (s *Server) Close() error {
@@ -103,6 +104,9 @@ func (s *Server) Close() error {
 	s.legacy.closeAll()
 	if s.fanout != nil {
 		s.fanout.stop()
+	}
+	if s.tasks != nil {
+		s.tasks.cancelAll()
 	}
 	return nil
 }

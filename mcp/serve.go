@@ -236,6 +236,13 @@ func (s *Server) appendResult(dst []byte, id jsonrpc.ID, res any) ([]byte, error
 		}
 		return append(out, '}'), nil
 	}
+	if r, ok := res.(*CreateTaskResult); ok { // tasks extension: resultType "task" (tasks.go)
+		out, err := s.appendCreateTaskResult(dst, r)
+		if err != nil {
+			return dst[:start], err
+		}
+		return append(out, '}'), nil
+	}
 	body := len(dst)
 	dst, err := marshalAppend(dst, res)
 	if err != nil {

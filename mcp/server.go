@@ -71,6 +71,10 @@ type ServerOptions struct {
 	// that opens with initialize gets a 2025-11-25 session (see
 	// docs/design/legacy.md and HTTPOptions.Legacy).
 	DisableLegacy bool
+	// Tasks enables the tasks extension (io.modelcontextprotocol/tasks,
+	// see StartTask and WithTaskSupport) with these bounds; nil leaves it
+	// off: not advertised, and tasks/* answer -32601.
+	Tasks *TaskOptions
 }
 
 // Server serves MCP requests to any number of clients over any number of
@@ -99,12 +103,14 @@ type Server struct {
 	hub            hub
 	legacy         legacyState  // 2025-11-25 sessions (legacy.go)
 	fanout         *fanoutState // nil without ServerOptions.Fanout (fanout.go)
+	tasks          *taskRuntime // nil without ServerOptions.Tasks (tasks.go)
 }
 
 type serverTool struct {
 	tool    *Tool
 	handler ToolHandler
 	headers []paramHeader // x-mcp-header annotations of the input schema
+	task    TaskSupport   // WithTaskSupport (tasks.go)
 }
 
 type serverPrompt struct {
@@ -150,6 +156,9 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	info, _ := json.Marshal(impl)
 	s.serverInfoMeta = fmt.Appendf(nil, `"_meta":{%q:%s}`, MetaServerInfo, info)
 	s.hub.init()
+	if s.opts.Tasks != nil {
+		s.tasks = newTaskRuntime(*s.opts.Tasks)
+	}
 	if s.opts.Fanout != nil {
 		s.startFanout(s.opts.Fanout)
 	}
@@ -179,12 +188,19 @@ var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 // AddTool registers a tool with a low-level handler, replacing any tool
 // of the same name, and notifies listening clients. It panics when the
 // tool's name is invalid or its input schema is not a JSON object with
-// type "object" or has an invalid x-mcp-header annotation: those are
-// programming errors.
-func (s *Server) AddTool(t *Tool, h ToolHandler) {
+// type "object" or has an invalid x-mcp-header annotation, or when an
+// option asks for task support on a server without ServerOptions.Tasks:
+// those are programming errors.
+func (s *Server) AddTool(t *Tool, h ToolHandler, opts ...ToolOption) {
 	st, err := newServerTool(t, h)
 	if err != nil {
 		panic(err)
+	}
+	for _, o := range opts {
+		o(st)
+	}
+	if st.task != TaskForbidden && s.tasks == nil {
+		panic(fmt.Sprintf("mcp: tool %q: WithTaskSupport needs ServerOptions.Tasks", t.Name))
 	}
 	s.mu.Lock()
 	s.tools[t.Name] = st
@@ -351,5 +367,13 @@ func (s *Server) capabilities() ServerCapabilities {
 		c.Completions = &struct{}{}
 	}
 	c.Logging = &struct{}{}
+	if s.tasks != nil { // tasks extension (tasks.go); copy, never write opts' map
+		ext := make(map[string]json.RawMessage, len(c.Extensions)+1)
+		for k, v := range c.Extensions {
+			ext[k] = v
+		}
+		ext[ExtensionTasks] = json.RawMessage(`{}`)
+		c.Extensions = ext
+	}
 	return c
 }

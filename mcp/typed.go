@@ -21,13 +21,14 @@ type TypedToolHandler[In, Out any] func(ctx context.Context, req *CallToolReques
 // *CallToolResult it is inferred from Out. Arguments are validated
 // against the input schema before the handler runs; invalid arguments
 // become an isError result naming the problem, so the model can correct
-// itself. AddTool panics when a schema cannot be inferred or resolved.
-func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
+// itself. Options (WithTaskSupport) apply as for Server.AddTool. AddTool
+// panics when a schema cannot be inferred or resolved.
+func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out], opts ...ToolOption) {
 	st, err := newTypedTool(t, h)
 	if err != nil {
 		panic(err)
 	}
-	s.AddTool(st.tool, st.handler)
+	s.AddTool(st.tool, st.handler, opts...)
 }
 
 type typedTool struct {

@@ -54,9 +54,11 @@ func newServer(logger *slog.Logger, rs mcp.RequestStateOptions) *mcp.Server {
 		Logger:       logger,
 		Completions:  e.complete,
 		RequestState: rs,
+		Tasks:        &mcp.TaskOptions{TTL: 10 * time.Minute, PollInterval: 200 * time.Millisecond},
 	})
 	e.addTools()
 	e.addMRTR()
+	e.addTasks()
 	e.addLegacy()
 	e.addPrompts()
 	e.addResources()

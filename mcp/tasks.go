@@ -1,0 +1,743 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+)
+
+// The tasks extension (io.modelcontextprotocol/tasks, SEP-2663): a
+// tools/call may be answered with a task handle (resultType "task") that
+// the client polls with tasks/get, feeds input through tasks/update and
+// cancels with tasks/cancel. See docs/design/tasks.md.
+//
+// A server enables the extension with ServerOptions.Tasks; a tool opts in
+// with WithTaskSupport; its handler turns the call into a task with
+// StartTask. Everything before StartTask is an ordinary call (questions
+// asked there are MRTR rounds); everything after it runs in the
+// background, and its questions become the task's input_required status.
+
+// ExtensionTasks is the identifier of the tasks extension, as declared in
+// capabilities.extensions by client (per request) and server (discover).
+const ExtensionTasks = "io.modelcontextprotocol/tasks"
+
+// Methods of the tasks extension.
+const (
+	MethodTasksGet    = "tasks/get"
+	MethodTasksUpdate = "tasks/update"
+	MethodTasksCancel = "tasks/cancel"
+)
+
+// ResultTask is the resultType of a CreateTaskResult.
+const ResultTask ResultType = "task"
+
+// TaskSupport says whether a tool's calls may become tasks.
+type TaskSupport uint8
+
+const (
+	// TaskForbidden (the default): the tool always answers synchronously
+	// and StartTask is a no-op.
+	TaskForbidden TaskSupport = iota
+	// TaskOptional: a call becomes a task when the handler calls StartTask
+	// and the request declared the extension; otherwise the handler runs
+	// to completion synchronously.
+	TaskOptional
+	// TaskRequired: a request that did not declare the extension is
+	// rejected with -32021 before the handler runs.
+	TaskRequired
+)
+
+// ToolOption adjusts how a tool is served (see AddTool).
+type ToolOption func(*serverTool)
+
+// WithTaskSupport lets the tool's calls become tasks. The server must have
+// ServerOptions.Tasks set, or AddTool panics.
+func WithTaskSupport(ts TaskSupport) ToolOption {
+	return func(t *serverTool) { t.task = ts }
+}
+
+// TaskOptions enable the tasks extension and bound it. Zero fields take
+// the defaults.
+type TaskOptions struct {
+	// MaxTasks bounds the tasks the server holds, running or finished and
+	// not yet expired. A tools/call that would create one more fails with
+	// -32603. Default 1000.
+	MaxTasks int
+	// TTL is how long a task lives from its creation, reported as ttlMs: a
+	// task still running at its TTL is cancelled (its context ends), and
+	// after it tasks/get answers "not found". Default 1 hour.
+	TTL time.Duration
+	// PollInterval is the suggested polling interval (pollIntervalMs).
+	// Default 1 second.
+	PollInterval time.Duration
+	// MaxResultBytes bounds a task's encoded result; a larger result fails
+	// the task with -32603. Default 4 MiB.
+	MaxResultBytes int
+	// MaxInputRequests bounds the questions one task may ask over its
+	// lifetime. Default 1000.
+	MaxInputRequests int
+	// Store keeps the observable state of tasks. Nil means an in-memory
+	// store bounded by MaxTasks.
+	Store TaskStore
+}
+
+// TaskStatus is the status of a task.
+type TaskStatus string
+
+// Task statuses.
+const (
+	TaskWorking       TaskStatus = "working"
+	TaskInputRequired TaskStatus = "input_required"
+	TaskCompleted     TaskStatus = "completed"
+	TaskFailed        TaskStatus = "failed"
+	TaskCancelled     TaskStatus = "cancelled"
+)
+
+// Terminal reports whether the status is final.
+func (s TaskStatus) Terminal() bool {
+	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
+}
+
+// Task is the state of a task as tasks/get reports it. A *Task held by a
+// TaskStore is a snapshot: it is replaced, never modified.
+type Task struct {
+	TaskID        string     `json:"taskId"`
+	Status        TaskStatus `json:"status"`
+	StatusMessage string     `json:"statusMessage,omitempty"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	LastUpdatedAt time.Time  `json:"lastUpdatedAt"`
+	// TTLMs is the lifetime from creation in milliseconds; nil (null on
+	// the wire) means unlimited.
+	TTLMs          *int64 `json:"ttlMs"`
+	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
+	// InputRequests are the questions still unanswered (input_required):
+	// each value is a bare {"method","params"} input request.
+	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
+	// Result is the tool's result (completed), Error the JSON-RPC error
+	// (failed).
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *Error          `json:"error,omitempty"`
+}
+
+// expired reports whether the task outlived its TTL at now.
+func (t *Task) expired(now time.Time) bool {
+	return t.TTLMs != nil && now.Sub(t.CreatedAt) >= time.Duration(*t.TTLMs)*time.Millisecond
+}
+
+// CreateTaskResult is the answer to a tools/call that became a task:
+// resultType "task" and the task's seed state (never a result, error or
+// input requests).
+type CreateTaskResult struct {
+	Task
+}
+
+// Errors of a TaskStore.
+var (
+	ErrTaskNotFound = errors.New("mcp: task not found")
+	ErrTaskLimit    = errors.New("mcp: task limit reached")
+)
+
+// TaskStore keeps the observable state of tasks, keyed by task id. The
+// running part of a task (its goroutine, cancellation and pending
+// questions) stays in the process that created it; see
+// docs/design/tasks.md for what a fleet needs.
+type TaskStore interface {
+	// Create stores a new task; ErrTaskLimit when the store is full.
+	Create(ctx context.Context, t *Task) error
+	// Get returns a task; ErrTaskNotFound when unknown or expired.
+	Get(ctx context.Context, id string) (*Task, error)
+	// Update replaces a task's state; ErrTaskNotFound when it is gone.
+	Update(ctx context.Context, t *Task) error
+}
+
+// NewMemoryTaskStore returns an in-memory TaskStore holding at most max
+// tasks (1000 when max <= 0). Expired tasks are dropped when read and
+// when room is needed.
+func NewMemoryTaskStore(max int) TaskStore {
+	if max <= 0 {
+		max = 1000
+	}
+	return &memoryTaskStore{max: max, tasks: make(map[string]*Task)}
+}
+
+type memoryTaskStore struct {
+	max   int
+	mu    sync.Mutex
+	tasks map[string]*Task
+}
+
+func (m *memoryTaskStore) Create(_ context.Context, t *Task) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.tasks) >= m.max {
+		now := time.Now()
+		for id, x := range m.tasks {
+			if x.expired(now) {
+				delete(m.tasks, id)
+			}
+		}
+		if len(m.tasks) >= m.max {
+			return ErrTaskLimit
+		}
+	}
+	m.tasks[t.TaskID] = t
+	return nil
+}
+
+func (m *memoryTaskStore) Get(_ context.Context, id string) (*Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.tasks[id]
+	if t == nil {
+		return nil, ErrTaskNotFound
+	}
+	if t.expired(time.Now()) {
+		delete(m.tasks, id)
+		return nil, ErrTaskNotFound
+	}
+	return t, nil
+}
+
+func (m *memoryTaskStore) Update(_ context.Context, t *Task) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tasks[t.TaskID] == nil {
+		return ErrTaskNotFound
+	}
+	m.tasks[t.TaskID] = t
+	return nil
+}
+
+// ---- the server's task runtime ----
+
+// taskRuntime is a server's tasks: the store and the tasks running here.
+type taskRuntime struct {
+	opts  TaskOptions
+	store TaskStore
+
+	mu   sync.Mutex
+	live map[string]*liveTask
+}
+
+func newTaskRuntime(o TaskOptions) *taskRuntime {
+	if o.MaxTasks <= 0 {
+		o.MaxTasks = 1000
+	}
+	if o.TTL <= 0 {
+		o.TTL = time.Hour
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
+	}
+	if o.MaxResultBytes <= 0 {
+		o.MaxResultBytes = 4 << 20
+	}
+	if o.MaxInputRequests <= 0 {
+		o.MaxInputRequests = 1000
+	}
+	if o.Store == nil {
+		o.Store = NewMemoryTaskStore(o.MaxTasks)
+	}
+	return &taskRuntime{opts: o, store: o.Store, live: make(map[string]*liveTask)}
+}
+
+// liveTask is a task running in this process.
+type liveTask struct {
+	rt     *taskRuntime
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	snap    *Task                    // the last state written to the store
+	pending map[string]*pendingInput // questions not yet answered
+	asked   int                      // questions asked so far
+	used    map[string]bool          // every key issued (unique per task)
+	done    bool
+}
+
+type pendingInput struct {
+	raw    json.RawMessage // the bare input request
+	answer chan json.RawMessage
+}
+
+func newTaskID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// publishLocked writes a new snapshot: status from the pending questions
+// unless given. lt.mu is held.
+func (lt *liveTask) publishLocked(status TaskStatus, result json.RawMessage, e *Error) {
+	t := *lt.snap
+	t.LastUpdatedAt = time.Now().UTC()
+	t.InputRequests, t.Result, t.Error = nil, nil, nil
+	switch {
+	case status != "":
+		t.Status, t.Result, t.Error = status, result, e
+	case len(lt.pending) > 0:
+		t.Status = TaskInputRequired
+		t.InputRequests = make(map[string]json.RawMessage, len(lt.pending))
+		for k, p := range lt.pending {
+			t.InputRequests[k] = p.raw
+		}
+	default:
+		t.Status = TaskWorking
+	}
+	lt.snap = &t
+	_ = lt.rt.store.Update(context.Background(), &t)
+}
+
+// finish records a terminal state once; later outcomes are ignored (a
+// cancelled task stays cancelled).
+func (lt *liveTask) finish(status TaskStatus, result json.RawMessage, e *Error) {
+	lt.mu.Lock()
+	if lt.done {
+		lt.mu.Unlock()
+		return
+	}
+	lt.done = true
+	lt.pending = nil
+	lt.publishLocked(status, result, e)
+	lt.mu.Unlock()
+	lt.cancel()
+	lt.rt.mu.Lock()
+	delete(lt.rt.live, lt.snap.TaskID)
+	lt.rt.mu.Unlock()
+}
+
+// cancelAll cancels every running task (Server.Close).
+func (rt *taskRuntime) cancelAll() {
+	rt.mu.Lock()
+	live := make([]*liveTask, 0, len(rt.live))
+	for _, lt := range rt.live {
+		live = append(live, lt)
+	}
+	rt.mu.Unlock()
+	for _, lt := range live {
+		lt.finish(TaskCancelled, nil, nil)
+	}
+}
+
+// taskAsker answers the asking API inside a task: a question becomes an
+// entry of the task's inputRequests and the call blocks until
+// tasks/update delivers its answer or the task ends.
+type taskAsker struct {
+	lt   *liveTask
+	caps *ClientCapabilities
+}
+
+func (a *taskAsker) ask(ctx context.Context, q *question) (json.RawMessage, error) {
+	if e := missingCapability(a.caps, q); e != nil {
+		return nil, e
+	}
+	raw, err := marshalInputRequest(q.req)
+	if err != nil {
+		return nil, err
+	}
+	lt := a.lt
+	lt.mu.Lock()
+	if lt.done {
+		lt.mu.Unlock()
+		return nil, context.Canceled
+	}
+	if lt.asked >= lt.rt.opts.MaxInputRequests {
+		lt.mu.Unlock()
+		return nil, errors.New("mcp: task asked too many questions")
+	}
+	lt.asked++
+	// A key is never reused within a task (SEP-2663).
+	key := q.key
+	for n := 2; lt.used[key]; n++ {
+		key = q.key + "_" + strconv.Itoa(n)
+	}
+	lt.used[key] = true
+	p := &pendingInput{raw: raw, answer: make(chan json.RawMessage, 1)}
+	lt.pending[key] = p
+	lt.publishLocked("", nil, nil)
+	lt.mu.Unlock()
+
+	select {
+	case ans := <-p.answer:
+		if q.validate(ans) != nil {
+			return nil, &InvalidAnswerError{Key: key}
+		}
+		return ans, nil
+	case <-ctx.Done():
+		lt.mu.Lock()
+		if !lt.done && lt.pending[key] == p {
+			delete(lt.pending, key)
+			lt.publishLocked("", nil, nil)
+		}
+		lt.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+// ---- tools/call ----
+
+// taskStart lets a handler of a task-supporting tool turn its call into a
+// task (StartTask).
+type taskStart struct {
+	srv  *Server
+	req  *CallToolRequest
+	caps *ClientCapabilities
+
+	created chan *CreateTaskResult // receives the seed once, on StartTask
+
+	mu      sync.Mutex
+	lt      *liveTask
+	taskCtx context.Context
+	closed  bool // the handler returned without StartTask
+}
+
+type taskStartKey struct{}
+
+// StartTask turns the current tools/call into a task: the client is
+// answered now with a CreateTaskResult and the handler goes on in the
+// background. Use the returned context from then on: it lives as long as
+// the task (until it is cancelled with tasks/cancel, or its TTL), while
+// the context the handler was given ends with the request. Questions
+// asked with the returned context (Elicit, Sample, ...) make the task
+// input_required until tasks/update answers them; the handler waits.
+//
+// Questions asked before StartTask are ordinary MRTR rounds, resolved
+// synchronously before the task exists: the handler runs again from the
+// top on each round, as for any tool.
+//
+// When the call cannot become a task (a tool without WithTaskSupport, a
+// request that did not declare the extension, a legacy session, another
+// method) StartTask returns ctx unchanged and a nil error: the handler
+// simply runs to completion. It fails with -32603 when the server holds
+// TaskOptions.MaxTasks tasks already, and with an error when called
+// after the handler returned (from a goroutine it left behind).
+func StartTask(ctx context.Context) (context.Context, error) {
+	ts, _ := ctx.Value(taskStartKey{}).(*taskStart)
+	if ts == nil {
+		return ctx, nil
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.lt != nil {
+		return ts.taskCtx, nil
+	}
+	if ts.closed {
+		return ctx, errors.New("mcp: StartTask called after the handler returned")
+	}
+	rt := ts.srv.tasks
+	now := time.Now().UTC()
+	ttl := rt.opts.TTL.Milliseconds()
+	seed := &Task{
+		TaskID:         newTaskID(),
+		Status:         TaskWorking,
+		CreatedAt:      now,
+		LastUpdatedAt:  now,
+		TTLMs:          &ttl,
+		PollIntervalMs: rt.opts.PollInterval.Milliseconds(),
+	}
+	if err := rt.store.Create(ctx, seed); err != nil {
+		if errors.Is(err, ErrTaskLimit) {
+			return ctx, jsonrpcError(CodeInternalError, "Internal error: too many tasks, try again later")
+		}
+		ts.srv.log.Error("mcp: creating a task", "err", err)
+		return ctx, errInternal
+	}
+	// The task's context keeps the request's values (e.g. the principal)
+	// but not its cancellation; it ends at the TTL or on tasks/cancel.
+	cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), now.Add(rt.opts.TTL))
+	lt := &liveTask{rt: rt, cancel: cancel, snap: seed, pending: map[string]*pendingInput{}, used: map[string]bool{}}
+	tsc := &requestScope{Context: cctx, s: ts.srv, method: MethodToolsCall}
+	if sc := scopeFrom(ctx); sc != nil {
+		tsc.id, tsc.meta = sc.id, sc.meta
+		// The request's response is being written: nothing more goes to
+		// its stream, and its MRTR asker is done.
+		sc.out, sc.asker = nil, nil
+	}
+	tsc.asker = &taskAsker{lt: lt, caps: ts.caps}
+	rt.mu.Lock()
+	rt.live[seed.TaskID] = lt
+	rt.mu.Unlock()
+	ts.lt, ts.taskCtx = lt, tsc
+	ts.created <- &CreateTaskResult{Task: *seed}
+	return tsc, nil
+}
+
+// InTask reports whether ctx is the context of a task (see StartTask).
+func InTask(ctx context.Context) bool {
+	sc := scopeFrom(ctx)
+	if sc == nil {
+		return false
+	}
+	_, ok := sc.asker.(*taskAsker)
+	return ok
+}
+
+// hasTasksExtension reports whether a request declared the extension.
+func hasTasksExtension(caps *ClientCapabilities) bool {
+	_, ok := caps.Extensions[ExtensionTasks]
+	return ok
+}
+
+// missingTasksExtension is the -32021 error naming the extension.
+func missingTasksExtension(what string) *Error {
+	return MissingCapabilityError(ClientCapabilities{Extensions: map[string]json.RawMessage{ExtensionTasks: json.RawMessage(`{}`)}},
+		"Missing required client capability: "+what+" needs the "+ExtensionTasks+" extension")
+}
+
+type toolOutcome struct {
+	resp ToolResponse
+	err  error
+}
+
+// callTaskTool serves tools/call for a tool with task support. Without
+// the extension it is an ordinary call (or -32021 for a required one);
+// with it, the handler runs on its own goroutine so that StartTask can
+// answer the request while the handler goes on.
+func (s *Server) callTaskTool(ctx context.Context, t *serverTool, p *CallToolRequest) (any, error) {
+	sc := scopeFrom(ctx)
+	negotiated := s.tasks != nil && (sc == nil || sc.legacy == nil) && hasTasksExtension(&p.Meta.ClientCapabilities)
+	if !negotiated {
+		if t.task == TaskRequired {
+			return nil, missingTasksExtension("tool " + strconv.Quote(p.Name))
+		}
+		return s.runTool(ctx, t, p)
+	}
+	ts := &taskStart{srv: s, req: p, caps: &p.Meta.ClientCapabilities, created: make(chan *CreateTaskResult, 1)}
+	actx, as := s.askContext(ctx, &p.Meta.ClientCapabilities, &p.retryParams)
+	actx = context.WithValue(actx, taskStartKey{}, ts)
+	done := make(chan toolOutcome, 1)
+	go func() {
+		resp, err := s.safeToolCall(actx, t, p)
+		ts.mu.Lock()
+		lt := ts.lt
+		ts.closed = lt == nil
+		ts.mu.Unlock()
+		if lt == nil {
+			done <- toolOutcome{resp, err}
+			return
+		}
+		s.settleTask(lt, ts.taskCtx, p.Name, resp, err)
+	}()
+	select {
+	case o := <-done:
+		var res any = o.resp
+		err := o.err
+		if as != nil {
+			res, err = as.finish(o.resp, o.err)
+		}
+		return s.toolResult(ctx, p.Name, res, err)
+	case ct := <-ts.created:
+		return ct, nil
+	}
+}
+
+// safeToolCall runs a handler on a goroutine of its own, turning a panic
+// into an internal error.
+func (s *Server) safeToolCall(ctx context.Context, t *serverTool, p *CallToolRequest) (resp ToolResponse, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("mcp: tool handler panicked", "tool", p.Name, "panic", v)
+			resp, err = nil, errInternal
+		}
+	}()
+	return t.handler(ctx, p)
+}
+
+// settleTask records the handler's outcome as the task's final state,
+// with the same rules as a synchronous call: a JSON-RPC error fails the
+// task, any other error is a completed isError result.
+func (s *Server) settleTask(lt *liveTask, ctx context.Context, name string, resp ToolResponse, err error) {
+	if err != nil {
+		var e *Error
+		switch {
+		case errors.As(err, &e):
+			lt.finish(TaskFailed, nil, e)
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			lt.finish(TaskFailed, nil, jsonrpcError(CodeInternalError, "Task expired"))
+		case ctx.Err() != nil:
+			lt.finish(TaskCancelled, nil, nil)
+		case errors.Is(err, ErrInputRequired):
+			s.log.Error("mcp: task asked with the request's context, not StartTask's", "tool", name)
+			lt.finish(TaskFailed, nil, errInternal)
+		default:
+			s.settleResult(lt, name, ErrorResult(err.Error()))
+		}
+		return
+	}
+	r, ok := resp.(*CallToolResult)
+	if !ok || r == nil {
+		s.log.Error("mcp: task handler returned no tool result", "tool", name)
+		lt.finish(TaskFailed, nil, errInternal)
+		return
+	}
+	s.settleResult(lt, name, r)
+}
+
+func (s *Server) settleResult(lt *liveTask, name string, r *CallToolResult) {
+	if r.Content == nil {
+		r.Content = []Content{}
+	}
+	b, err := s.appendCallToolResult(nil, r)
+	switch {
+	case err != nil:
+		s.log.Error("mcp: encoding a task result", "tool", name, "err", err)
+		lt.finish(TaskFailed, nil, errInternal)
+	case len(b) > lt.rt.opts.MaxResultBytes:
+		s.log.Error("mcp: task result too large", "tool", name, "bytes", len(b))
+		lt.finish(TaskFailed, nil, jsonrpcError(CodeInternalError, "Internal error: result too large"))
+	default:
+		lt.finish(TaskCompleted, b, nil)
+	}
+}
+
+// appendCreateTaskResult writes a CreateTaskResult: resultType "task",
+// the server's identity and the task's seed state.
+func (s *Server) appendCreateTaskResult(dst []byte, r *CreateTaskResult) ([]byte, error) {
+	dst = append(dst, `{"resultType":"task",`...)
+	dst = append(dst, s.serverInfoMeta...)
+	start := len(dst)
+	dst, err := marshalAppend(dst, &r.Task)
+	if err != nil {
+		return nil, err
+	}
+	dst[start] = ',' // the task's members follow ours
+	return dst, nil
+}
+
+// ---- tasks/get, tasks/update, tasks/cancel ----
+
+// TaskRequest holds the params of tasks/get, tasks/update and
+// tasks/cancel.
+type TaskRequest struct {
+	Meta   RequestMeta `json:"_meta"`
+	TaskID string      `json:"taskId"`
+	// InputResponses are the answers of tasks/update.
+	InputResponses InputResponses `json:"inputResponses,omitempty"`
+}
+
+func (p *TaskRequest) RequestMeta() *RequestMeta { return &p.Meta }
+
+var (
+	taskNames       = []string{"_meta", "taskId"}
+	taskUpdateNames = []string{"_meta", "taskId", "inputResponses"}
+)
+
+func decodeTaskGet(raw []byte, p *metaPresence) (Params, *Error) {
+	return decodeTask(raw, p, taskNames)
+}
+
+func decodeTaskUpdate(raw []byte, p *metaPresence) (Params, *Error) {
+	return decodeTask(raw, p, taskUpdateNames)
+}
+
+// decodeTask decodes the params of a tasks method; a requestState (not
+// used by this server) and other unknown members are ignored.
+func decodeTask(raw []byte, p *metaPresence, names []string) (Params, *Error) {
+	r := new(TaskRequest)
+	var hasID, hasResponses bool
+	err := scanObject(raw, "params", names, func(i int, v []byte) *Error {
+		var e *Error
+		switch i {
+		case 0:
+			e = decodeMeta(v, &r.Meta, p)
+		case 1:
+			r.TaskID, e = decodeString(v, "taskId")
+			hasID = true
+		case 2:
+			if jsonrpc.KindOf(v) != jsonrpc.KindObject {
+				return paramsError("inputResponses must be an object")
+			}
+			r.InputResponses, e = decodeInputResponses(v)
+			hasResponses = true
+		}
+		return e
+	})
+	switch {
+	case err != nil || !p.meta:
+	case !hasID:
+		err = paramsError("missing taskId")
+	case len(names) == len(taskUpdateNames) && !hasResponses:
+		err = paramsError("missing inputResponses")
+	}
+	return r, err
+}
+
+// taskAck is the empty acknowledgement of tasks/update and tasks/cancel.
+type taskAck struct{}
+
+func taskNotFound() *Error {
+	return jsonrpcError(CodeInvalidParams, "Invalid params: task not found (unknown or expired taskId)")
+}
+
+// taskMethod serves tasks/get, tasks/update and tasks/cancel.
+func (s *Server) taskMethod(ctx context.Context, method string, p *TaskRequest) (any, error) {
+	if s.tasks == nil {
+		return nil, methodNotFound(method)
+	}
+	if !hasTasksExtension(&p.Meta.ClientCapabilities) {
+		return nil, missingTasksExtension(method)
+	}
+	rt := s.tasks
+	rt.mu.Lock()
+	lt := rt.live[p.TaskID]
+	rt.mu.Unlock()
+	switch method {
+	case MethodTasksGet:
+		t, err := rt.store.Get(ctx, p.TaskID)
+		if err != nil {
+			if errors.Is(err, ErrTaskNotFound) {
+				return nil, taskNotFound()
+			}
+			return nil, err
+		}
+		return t, nil
+	case MethodTasksUpdate:
+		// Acknowledged whatever the id (SEP-2663); answers to keys not
+		// pending are ignored.
+		if lt != nil {
+			lt.deliver(p.InputResponses)
+		}
+		return &taskAck{}, nil
+	case MethodTasksCancel:
+		if lt != nil {
+			lt.finish(TaskCancelled, nil, nil)
+			return &taskAck{}, nil
+		}
+		if _, err := rt.store.Get(ctx, p.TaskID); err != nil {
+			if errors.Is(err, ErrTaskNotFound) {
+				return nil, taskNotFound()
+			}
+			return nil, err
+		}
+		return &taskAck{}, nil // already terminal: idempotent
+	}
+	return nil, methodNotFound(method)
+}
+
+// deliver hands answers to the questions waiting for them.
+func (lt *liveTask) deliver(responses InputResponses) {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if lt.done {
+		return
+	}
+	n := 0
+	for k, raw := range responses {
+		p := lt.pending[k]
+		if p == nil || string(jsonrpc.TrimSpace(raw)) == "null" {
+			continue
+		}
+		delete(lt.pending, k)
+		p.answer <- raw // buffered, and each question is answered once
+		n++
+	}
+	if n > 0 {
+		lt.publishLocked("", nil, nil)
+	}
+}

@@ -1,0 +1,625 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+const tasksCaps = `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+
+// taskClient talks to a server over loopback HTTP with the real handler.
+type taskClient struct {
+	t    *testing.T
+	url  string
+	id   atomic.Int64
+	caps string
+}
+
+func newTaskClient(t *testing.T, s *Server, caps string) *taskClient {
+	t.Helper()
+	hs := httptest.NewServer(NewHTTPHandler(s, nil))
+	t.Cleanup(hs.Close)
+	return &taskClient{t: t, url: hs.URL, caps: caps}
+}
+
+// body builds a request; params is the JSON object members besides _meta.
+func (c *taskClient) body(method, params string) string {
+	p := `"_meta":` + metaJSON(c.caps)
+	if params != "" {
+		p += "," + params
+	}
+	return `{"jsonrpc":"2.0","id":` + itoa(int(c.id.Add(1))) + `,"method":"` + method + `","params":{` + p + `}}`
+}
+
+// do posts body with the standard headers (Mcp-Name = taskId for tasks
+// methods), edited by edit, validates every message against the wire
+// schema and returns the status and the final message.
+func (c *taskClient) do(body string, edit func(http.Header)) (int, map[string]any) {
+	c.t.Helper()
+	h := headersFor(c.t, body)
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			TaskID *string `json:"taskId"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal([]byte(body), &m)
+	if m.Params.TaskID != nil {
+		h.Set(HeaderName, EncodeHeaderValue(*m.Params.TaskID))
+	}
+	if edit != nil {
+		edit(h)
+	}
+	r, err := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	r.Header = h
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	msgs := splitMessages(c.t, resp.Header.Get("Content-Type"), b)
+	if len(msgs) == 0 {
+		c.t.Fatalf("no message (status %d, body %q)", resp.StatusCode, b)
+	}
+	wireMethod := m.Method
+	var v map[string]any
+	for _, msg := range msgs {
+		if err := json.Unmarshal(msg, &v); err != nil {
+			c.t.Fatal(err)
+		}
+		// The schema knows no CreateTaskResult: check it as a result.
+		if r, _ := v["result"].(map[string]any); r != nil && r["resultType"] == string(ResultTask) {
+			wireMethod = ""
+		}
+		checkWire(c.t, wireMethod, msg)
+	}
+	return resp.StatusCode, v
+}
+
+func (c *taskClient) call(method, params string) map[string]any {
+	c.t.Helper()
+	_, v := c.do(c.body(method, params), nil)
+	return v
+}
+
+func (c *taskClient) get(id string) map[string]any {
+	c.t.Helper()
+	return result(c.t, c.call(MethodTasksGet, `"taskId":`+quote(id)))
+}
+
+// await polls tasks/get until cond holds.
+func (c *taskClient) await(id string, cond func(map[string]any) bool) map[string]any {
+	c.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r := c.get(id)
+		if cond(r) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("task %s: condition not reached; last state %v", id, r)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func status(want TaskStatus) func(map[string]any) bool {
+	return func(r map[string]any) bool { return r["status"] == string(want) }
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// startTask calls tool and returns the CreateTaskResult's taskId after
+// checking its shape.
+func (c *taskClient) startTask(tool, args string) string {
+	c.t.Helper()
+	r := result(c.t, c.call(MethodToolsCall, `"name":`+quote(tool)+`,"arguments":`+args))
+	if r["resultType"] != "task" {
+		c.t.Fatalf("want a CreateTaskResult, got %v", r)
+	}
+	for _, k := range []string{"result", "error", "inputRequests", "requestState", "task", "ttl", "pollInterval"} {
+		if _, ok := r[k]; ok {
+			c.t.Fatalf("CreateTaskResult carries %q: %v", k, r)
+		}
+	}
+	if r["status"] != "working" || r["ttlMs"] == nil || r["pollIntervalMs"] == nil {
+		c.t.Fatalf("bad seed state: %v", r)
+	}
+	for _, k := range []string{"createdAt", "lastUpdatedAt"} {
+		if _, err := time.Parse(time.RFC3339, r[k].(string)); err != nil {
+			c.t.Fatalf("%s: %v", k, err)
+		}
+	}
+	id, _ := r["taskId"].(string)
+	if len(id) < 22 {
+		c.t.Fatalf("task id %q too short to be unguessable", id)
+	}
+	return id
+}
+
+func toolText(t *testing.T, res any) string {
+	t.Helper()
+	b, _ := json.Marshal(res)
+	if err := wireSchema(t, "CallToolResult").Validate(res); err != nil {
+		t.Fatalf("inlined result does not match CallToolResult: %v\n%s", err, b)
+	}
+	var r struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	_ = json.Unmarshal(b, &r)
+	if len(r.Content) == 0 {
+		t.Fatalf("no content: %s", b)
+	}
+	return r.Content[0].Text
+}
+
+// newTaskServer returns a server with tasks enabled and a few task tools.
+// release lets "job" finish; started reports that it is running; stopped
+// receives when its context ends.
+func newTaskServer(t *testing.T, o TaskOptions) (s *Server, release chan string, stopped chan error) {
+	s = NewServer(Implementation{Name: "tasks", Version: "1"}, &ServerOptions{Tasks: &o})
+	release, stopped = make(chan string, 4), make(chan error, 4)
+	s.AddTool(&Tool{Name: "job"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+		ctx, err := StartTask(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !InTask(ctx) {
+			return TextResult("sync"), nil
+		}
+		select {
+		case v := <-release:
+			return TextResult("done " + v), nil
+		case <-ctx.Done():
+			stopped <- ctx.Err()
+			return nil, ctx.Err()
+		}
+	}, WithTaskSupport(TaskOptional))
+	s.AddTool(&Tool{Name: "plain"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+		if _, err := StartTask(ctx); err != nil || InTask(ctx) {
+			return nil, errors.New("StartTask must be a no-op here")
+		}
+		return TextResult("plain"), nil
+	})
+	s.AddTool(&Tool{Name: "late"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+		errc := make(chan error, 1)
+		go func() {
+			time.Sleep(20 * time.Millisecond)
+			_, err := StartTask(ctx)
+			errc <- err
+		}()
+		go func() { stopped <- <-errc }()
+		return TextResult("returned"), nil
+	}, WithTaskSupport(TaskOptional))
+	s.AddTool(&Tool{Name: "required"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+		if _, err := StartTask(ctx); err != nil {
+			return nil, err
+		}
+		return TextResult("ok"), nil
+	}, WithTaskSupport(TaskRequired))
+	type name struct {
+		Name string `json:"name"`
+	}
+	s.AddTool(&Tool{Name: "ask"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+		ctx, err := StartTask(ctx)
+		if err != nil {
+			return nil, err
+		}
+		a, err := Elicit[name](ctx, "First?")
+		if err != nil {
+			return nil, err
+		}
+		b, err := Elicit[name](ctx, "Second?")
+		if err != nil {
+			return nil, err
+		}
+		return TextResult(a.Content.Name + "+" + b.Content.Name), nil
+	}, WithTaskSupport(TaskOptional))
+	s.AddTool(&Tool{Name: "mrtr_then_task"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+		a, err := Elicit[name](ctx, "Who?", WithKey("who"))
+		if err != nil {
+			return nil, err
+		}
+		ctx, err = StartTask(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return TextResult("hi " + a.Content.Name + " in a task: " + map[bool]string{true: "yes", false: "no"}[InTask(ctx)]), nil
+	}, WithTaskSupport(TaskRequired))
+	s.AddTool(&Tool{Name: "outcome"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+		var in struct{ Kind string }
+		_ = json.Unmarshal(r.Arguments, &in)
+		if _, err := StartTask(ctx); err != nil {
+			return nil, err
+		}
+		switch in.Kind {
+		case "panic":
+			panic("boom")
+		case "rpc":
+			return nil, NewError(CodeInvalidParams, "bad input", nil)
+		case "err":
+			return nil, errors.New("tool failed")
+		case "big":
+			return TextResult(strings.Repeat("x", 2000)), nil
+		}
+		return nil, nil
+	}, WithTaskSupport(TaskOptional))
+	return s, release, stopped
+}
+
+func TestTasksLifecycle(t *testing.T) {
+	s, release, _ := newTaskServer(t, TaskOptions{PollInterval: 20 * time.Millisecond})
+	c := newTaskClient(t, s, tasksCaps)
+	id := c.startTask("job", `{}`)
+	r := c.get(id)
+	if r["taskId"] != id || r["status"] != "working" || r["resultType"] != "complete" || r["result"] != nil {
+		t.Fatalf("working task: %v", r)
+	}
+	if r["pollIntervalMs"] != float64(20) || r["ttlMs"] != float64(time.Hour.Milliseconds()) {
+		t.Fatalf("hints: %v", r)
+	}
+	release <- "now"
+	r = c.await(id, status(TaskCompleted))
+	if got := toolText(t, r["result"]); got != "done now" {
+		t.Fatalf("result text %q", got)
+	}
+	if _, ok := r["error"]; ok {
+		t.Fatalf("completed task with error: %v", r)
+	}
+	// A finished task stays readable until its TTL.
+	if c.get(id)["status"] != "completed" {
+		t.Fatal("completed task not readable again")
+	}
+}
+
+func TestTasksStartAfterReturn(t *testing.T) {
+	s, _, stopped := newTaskServer(t, TaskOptions{})
+	c := newTaskClient(t, s, tasksCaps)
+	if r := result(t, c.call(MethodToolsCall, `"name":"late","arguments":{}`)); toolText(t, r) != "returned" {
+		t.Fatalf("%v", r)
+	}
+	select {
+	case err := <-stopped:
+		if err == nil {
+			t.Fatal("StartTask after the handler returned created a task")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("timeout")
+	}
+}
+
+func TestTasksOutcomes(t *testing.T) {
+	s, _, _ := newTaskServer(t, TaskOptions{MaxResultBytes: 1000})
+	c := newTaskClient(t, s, tasksCaps)
+	for _, tc := range []struct {
+		kind   string
+		status TaskStatus
+		code   int
+	}{
+		{"panic", TaskFailed, CodeInternalError},
+		{"rpc", TaskFailed, CodeInvalidParams},
+		{"err", TaskCompleted, 0},
+		{"big", TaskFailed, CodeInternalError},
+		{"nil", TaskFailed, CodeInternalError},
+	} {
+		id := c.startTask("outcome", `{"Kind":"`+tc.kind+`"}`)
+		r := c.await(id, func(r map[string]any) bool { return TaskStatus(r["status"].(string)).Terminal() })
+		if r["status"] != string(tc.status) {
+			t.Fatalf("%s: status %v", tc.kind, r)
+		}
+		if tc.status == TaskFailed {
+			e, _ := r["error"].(map[string]any)
+			if e == nil || int(e["code"].(float64)) != tc.code || r["result"] != nil {
+				t.Fatalf("%s: %v", tc.kind, r)
+			}
+			continue
+		}
+		res := r["result"].(map[string]any)
+		if res["isError"] != true || toolText(t, res) != "tool failed" {
+			t.Fatalf("%s: %v", tc.kind, r)
+		}
+	}
+}
+
+func TestTasksInputThroughUpdate(t *testing.T) {
+	s, _, _ := newTaskServer(t, TaskOptions{})
+	c := newTaskClient(t, s, tasksCaps)
+	id := c.startTask("ask", `{}`)
+	r := c.await(id, status(TaskInputRequired))
+	irs, _ := r["inputRequests"].(map[string]any)
+	if len(irs) != 1 {
+		t.Fatalf("inputRequests %v", r)
+	}
+	var key string
+	for k, v := range irs {
+		key = k
+		if v.(map[string]any)["method"] != MethodElicit || v.(map[string]any)["params"] == nil {
+			t.Fatalf("input request %v", v)
+		}
+	}
+	// Unknown keys and null answers are ignored; the ack is empty.
+	ack := result(t, c.call(MethodTasksUpdate, `"taskId":`+quote(id)+`,"inputResponses":{"nope":{"action":"accept"},`+quote(key)+`:null}`))
+	if ack["resultType"] != "complete" || ack["taskId"] != nil || ack["status"] != nil {
+		t.Fatalf("ack %v", ack)
+	}
+	if c.get(id)["status"] != "input_required" {
+		t.Fatal("task moved on without an answer")
+	}
+	c.call(MethodTasksUpdate, `"taskId":`+quote(id)+`,"inputResponses":{`+quote(key)+`:{"action":"accept","content":{"name":"Ada"}}}`)
+	// The second question gets a new key; the first one is gone.
+	r = c.await(id, func(r map[string]any) bool {
+		m, _ := r["inputRequests"].(map[string]any)
+		_, old := m[key]
+		return len(m) == 1 && !old
+	})
+	var key2 string
+	for k := range r["inputRequests"].(map[string]any) {
+		key2 = k
+	}
+	// A late answer to the first key changes nothing.
+	c.call(MethodTasksUpdate, `"taskId":`+quote(id)+`,"inputResponses":{`+quote(key)+`:{"action":"accept","content":{"name":"X"}}}`)
+	c.call(MethodTasksUpdate, `"taskId":`+quote(id)+`,"inputResponses":{`+quote(key2)+`:{"action":"accept","content":{"name":"Bo"}}}`)
+	r = c.await(id, status(TaskCompleted))
+	if got := toolText(t, r["result"]); got != "Ada+Bo" {
+		t.Fatalf("result %q", got)
+	}
+}
+
+func TestTasksInvalidAnswer(t *testing.T) {
+	s, _, _ := newTaskServer(t, TaskOptions{})
+	c := newTaskClient(t, s, tasksCaps)
+	id := c.startTask("ask", `{}`)
+	r := c.await(id, status(TaskInputRequired))
+	for k := range r["inputRequests"].(map[string]any) {
+		c.call(MethodTasksUpdate, `"taskId":`+quote(id)+`,"inputResponses":{`+quote(k)+`:{"action":"accept","content":{"name":12}}}`)
+	}
+	r = c.await(id, status(TaskCompleted))
+	if res := r["result"].(map[string]any); res["isError"] != true {
+		t.Fatalf("invalid answer accepted: %v", r)
+	}
+}
+
+func TestTasksCancel(t *testing.T) {
+	s, _, stopped := newTaskServer(t, TaskOptions{})
+	c := newTaskClient(t, s, tasksCaps)
+	id := c.startTask("job", `{}`)
+	ack := result(t, c.call(MethodTasksCancel, `"taskId":`+quote(id)))
+	for _, k := range []string{"taskId", "status", "result", "error", "inputRequests"} {
+		if _, ok := ack[k]; ok || ack["resultType"] != "complete" {
+			t.Fatalf("cancel ack %v", ack)
+		}
+	}
+	if got := c.get(id)["status"]; got != "cancelled" {
+		t.Fatalf("status after cancel %v", got)
+	}
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("handler saw %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler's context did not end")
+	}
+	// Idempotent on a terminal task; the status stays cancelled.
+	result(t, c.call(MethodTasksCancel, `"taskId":`+quote(id)))
+	if got := c.get(id)["status"]; got != "cancelled" {
+		t.Fatalf("status %v", got)
+	}
+}
+
+func TestTasksUnknownAndExpired(t *testing.T) {
+	s, _, stopped := newTaskServer(t, TaskOptions{TTL: 100 * time.Millisecond})
+	c := newTaskClient(t, s, tasksCaps)
+	for _, m := range []string{MethodTasksGet, MethodTasksCancel} {
+		if code := errorCode(t, c.call(m, `"taskId":"nope"`)); code != CodeInvalidParams {
+			t.Fatalf("%s unknown: %d", m, code)
+		}
+	}
+	// tasks/update acknowledges any id (SEP-2663).
+	result(t, c.call(MethodTasksUpdate, `"taskId":"nope","inputResponses":{}`))
+
+	id := c.startTask("job", `{}`)
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("handler saw %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a task outliving its TTL was not stopped")
+	}
+	time.Sleep(10 * time.Millisecond)
+	if code := errorCode(t, c.call(MethodTasksGet, `"taskId":`+quote(id))); code != CodeInvalidParams {
+		t.Fatalf("expired task: %d", code)
+	}
+}
+
+func TestTasksCapabilityNegotiation(t *testing.T) {
+	s, _, _ := newTaskServer(t, TaskOptions{})
+	with := newTaskClient(t, s, tasksCaps)
+	without := newTaskClient(t, s, `{"elicitation":{}}`)
+
+	caps := result(t, with.call(MethodDiscover, ""))["capabilities"].(map[string]any)
+	if ext, _ := caps["extensions"].(map[string]any); ext == nil || ext[ExtensionTasks] == nil || caps["tasks"] != nil {
+		t.Fatalf("discover capabilities %v", caps)
+	}
+	// Without the extension: tasks methods are refused with -32021 (400),
+	// an optional tool runs synchronously, a required one is refused.
+	st, v := without.do(without.body(MethodTasksGet, `"taskId":"x"`), nil)
+	if st != http.StatusBadRequest || errorCode(t, v) != CodeMissingRequiredCapability {
+		t.Fatalf("tasks/get without extension: %d %v", st, v)
+	}
+	r := result(t, without.call(MethodToolsCall, `"name":"job","arguments":{}`))
+	if r["resultType"] != "complete" || r["taskId"] != nil || toolText(t, r) != "sync" {
+		t.Fatalf("optional tool without extension: %v", r)
+	}
+	st, v = without.do(without.body(MethodToolsCall, `"name":"required","arguments":{}`), nil)
+	if st != http.StatusBadRequest || errorCode(t, v) != CodeMissingRequiredCapability {
+		t.Fatalf("required tool without extension: %d %v", st, v)
+	}
+	data, _ := v["error"].(map[string]any)["data"].(map[string]any)
+	ext, _ := data["requiredCapabilities"].(map[string]any)["extensions"].(map[string]any)
+	if ext[ExtensionTasks] == nil {
+		t.Fatalf("error data %v", data)
+	}
+	// A legacy task param is ignored: a tool without task support answers.
+	r = result(t, with.call(MethodToolsCall, `"name":"plain","arguments":{},"task":{"ttl":1}`))
+	if r["resultType"] != "complete" || toolText(t, r) != "plain" {
+		t.Fatalf("plain tool with a legacy task param: %v", r)
+	}
+
+	// A server without Tasks advertises nothing and answers -32601.
+	plain := newTaskClient(t, newTestServer(t, nil), tasksCaps)
+	caps = result(t, plain.call(MethodDiscover, ""))["capabilities"].(map[string]any)
+	if ext, _ := caps["extensions"].(map[string]any); ext[ExtensionTasks] != nil {
+		t.Fatalf("extension advertised without Tasks: %v", caps)
+	}
+	st, v = plain.do(plain.body(MethodTasksGet, `"taskId":"x"`), nil)
+	if st != http.StatusNotFound || errorCode(t, v) != CodeMethodNotFound {
+		t.Fatalf("tasks/get without Tasks: %d %v", st, v)
+	}
+	for _, m := range []string{"tasks/result", "tasks/list"} {
+		st, v = with.do(with.body(m, `"taskId":"x"`), nil)
+		if st != http.StatusNotFound || errorCode(t, v) != CodeMethodNotFound {
+			t.Fatalf("%s: %d %v", m, st, v)
+		}
+	}
+}
+
+func TestTasksMRTRBeforeTask(t *testing.T) {
+	s, _, _ := newTaskServer(t, TaskOptions{})
+	c := newTaskClient(t, s, tasksCaps)
+	r1 := result(t, c.call(MethodToolsCall, `"name":"mrtr_then_task","arguments":{}`))
+	if r1["resultType"] != "input_required" || r1["taskId"] != nil {
+		t.Fatalf("round 1: %v", r1)
+	}
+	state, _ := r1["requestState"].(string)
+	id := c.startTask("mrtr_then_task", `{},"inputResponses":{"who":{"action":"accept","content":{"name":"Ann"}}},"requestState":`+quote(state))
+	r := c.await(id, status(TaskCompleted))
+	if got := toolText(t, r["result"]); got != "hi Ann in a task: yes" {
+		t.Fatalf("result %q", got)
+	}
+}
+
+func TestTasksHeaders(t *testing.T) {
+	s, _, _ := newTaskServer(t, TaskOptions{})
+	c := newTaskClient(t, s, tasksCaps)
+	id := c.startTask("job", `{}`)
+	for name, edit := range map[string]func(http.Header){
+		"mismatch": func(h http.Header) { h.Set(HeaderName, "other") },
+		"missing":  func(h http.Header) { h.Del(HeaderName) },
+	} {
+		st, v := c.do(c.body(MethodTasksGet, `"taskId":`+quote(id)), edit)
+		if st != http.StatusBadRequest || errorCode(t, v) != CodeHeaderMismatch {
+			t.Fatalf("%s Mcp-Name: %d %v", name, st, v)
+		}
+	}
+	c.call(MethodTasksCancel, `"taskId":`+quote(id))
+}
+
+func TestTasksBounds(t *testing.T) {
+	s, _, _ := newTaskServer(t, TaskOptions{MaxTasks: 2})
+	c := newTaskClient(t, s, tasksCaps)
+	a, b := c.startTask("job", `{}`), c.startTask("job", `{}`)
+	if code := errorCode(t, c.call(MethodToolsCall, `"name":"job","arguments":{}`)); code != CodeInternalError {
+		t.Fatalf("third task: %d", code)
+	}
+	c.call(MethodTasksCancel, `"taskId":`+quote(a))
+	c.call(MethodTasksCancel, `"taskId":`+quote(b))
+
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("WithTaskSupport on a server without Tasks did not panic")
+			}
+		}()
+		newTestServer(t, nil).AddTool(&Tool{Name: "x"}, func(context.Context, *CallToolRequest) (ToolResponse, error) { return nil, nil }, WithTaskSupport(TaskOptional))
+	}()
+
+	// Malformed params are -32602, never a panic.
+	for _, p := range []string{`"taskId":7`, ``, `"taskId":"a","inputResponses":[]`, `"taskId":"a"`} {
+		if code := errorCode(t, c.call(MethodTasksUpdate, p)); code != CodeInvalidParams {
+			t.Fatalf("tasks/update {%s}: %d", p, code)
+		}
+	}
+}
+
+func TestMemoryTaskStoreExpiry(t *testing.T) {
+	st := NewMemoryTaskStore(1)
+	ttl := int64(1)
+	old := &Task{TaskID: "a", CreatedAt: time.Now().Add(-time.Second), TTLMs: &ttl}
+	ctx := context.Background()
+	if err := st.Create(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	// Full, but the expired task makes room.
+	if err := st.Create(ctx, &Task{TaskID: "b", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Get(ctx, "a"); !errors.Is(err, ErrTaskNotFound) {
+		t.Fatalf("expired task: %v", err)
+	}
+	if err := st.Create(ctx, &Task{TaskID: "c", CreatedAt: time.Now()}); !errors.Is(err, ErrTaskLimit) {
+		t.Fatalf("over the limit: %v", err)
+	}
+}
+
+// FuzzDecodeTask feeds arbitrary params to the tasks methods' decoders:
+// no panic, and either an error or a task id.
+func FuzzDecodeTask(f *testing.F) {
+	for _, s := range []string{
+		`{"_meta":` + metaJSON(tasksCaps) + `,"taskId":"abc","inputResponses":{"k":{"action":"accept","content":{"n":1}}}}`,
+		`{"_meta":` + metaJSON("") + `,"taskId":"abc","requestState":"x"}`,
+		`{"_meta":{},"taskId":null,"inputResponses":null}`,
+		`{"taskId":"a","TaskId":"b"}`, `[]`, `{`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		for _, dec := range []paramsDecoder{decodeTaskGet, decodeTaskUpdate} {
+			var pres metaPresence
+			p, err := dec(raw, &pres)
+			if r, ok := p.(*TaskRequest); !ok || r == nil {
+				t.Fatalf("decoder returned %T (err %v)", p, err)
+			}
+		}
+	})
+}
+
+// Server.Close cancels running tasks: their handlers' contexts end and
+// the tasks read cancelled.
+func TestServerCloseCancelsTasks(t *testing.T) {
+	s, _, stopped := newTaskServer(t, TaskOptions{})
+	c := newTaskClient(t, s, tasksCaps)
+	id := c.startTask("job", `{}`)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("handler saw %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler's context did not end")
+	}
+	if got := c.get(id)["status"]; got != "cancelled" {
+		t.Fatalf("status after Close %v", got)
+	}
+}
