@@ -135,6 +135,13 @@ type ClientOptions struct {
 	OnLog func(*LoggingMessageParams)
 	// Logger receives the client's own warnings. Nil means slog.Default().
 	Logger *slog.Logger
+
+	// Tasks, when set, declares the tasks extension
+	// (io.modelcontextprotocol/tasks) on every modern request, so that a
+	// server may answer tools/call with a task; CallTool then follows it
+	// to its result (see CallOptions.DetachTask and TaskHandle). Nil: the
+	// extension is not declared and servers answer synchronously.
+	Tasks *ClientTaskOptions
 }
 
 // Client is an MCP client bound to one server through a ClientTransport.
@@ -227,7 +234,8 @@ func NewClient(t ClientTransport, opts *ClientOptions) *Client {
 
 // Capabilities returns the capabilities the client declares on every
 // modern request and in initialize, derived from the registered handlers.
-// (In initialize, roots also declares listChanged.)
+// (In initialize, roots also declares listChanged; modern requests also
+// declare the tasks extension when ClientOptions.Tasks is set.)
 func (c *Client) Capabilities() ClientCapabilities {
 	if c.opts.Capabilities != nil {
 		return *c.opts.Capabilities
@@ -298,7 +306,7 @@ func (c *Client) newEra(version string) *clientEra {
 	b := make([]byte, 0, 256)
 	b = append(b, `{"`+MetaProtocolVersion+`":`...)
 	b = jsonrpc.AppendString(b, version)
-	caps, _ := json.Marshal(c.Capabilities())
+	caps, _ := json.Marshal(c.modernCapabilities())
 	b = append(b, `,"`+MetaClientCapabilities+`":`...)
 	b = append(b, caps...)
 	info, _ := json.Marshal(c.opts.Info)

@@ -58,6 +58,11 @@ type CallOptions struct {
 	// MaxRounds overrides ClientOptions.MaxRounds for this call (zero:
 	// the client's; negative: no bound).
 	MaxRounds int
+	// DetachTask hands a task (a tools/call the server answered with a
+	// CreateTaskResult, see ClientOptions.Tasks) back to the caller as a
+	// *TaskPendingError instead of following it to its end. Manual
+	// implies it.
+	DetachTask bool
 }
 
 // PendingCall is a call stopped at an input_required round: what was
@@ -188,7 +193,7 @@ func (c *Client) run(ctx context.Context, cc *carrierCall, opts *CallOptions, re
 		}
 		rt, err := resultTypeOf(cc.method, raw)
 		if err != nil {
-			return nil, err
+			return c.onTaskResult(ctx, cc, opts, raw, err) // resultType "task"
 		}
 		if rt == ResultComplete {
 			return raw, nil
