@@ -473,6 +473,41 @@ func clientAuthMethod(c *ClientCredentials, asm *AuthorizationServerMetadata) st
 	return AuthMethodNone
 }
 
+// clientAuthRequest builds a POST of form to endpoint, authenticated as
+// client c with method (RFC 6749 section 2.3; private_key_jwt, RFC 7523,
+// takes its assertion from assertion).
+func clientAuthRequest(ctx context.Context, endpoint string, form url.Values, c *ClientCredentials, method string, assertion func() (string, error)) (*http.Request, error) {
+	switch method {
+	case AuthMethodClientSecretPost:
+		form.Set("client_id", c.ClientID)
+		form.Set("client_secret", c.ClientSecret)
+	case AuthMethodClientSecretBasic:
+	case AuthMethodPrivateKeyJWT:
+		a, err := assertion()
+		if err != nil {
+			return nil, err
+		}
+		form.Set("client_id", c.ClientID)
+		form.Set("client_assertion_type", ClientAssertionType)
+		form.Set("client_assertion", a)
+	default:
+		if c.ClientID != "" {
+			form.Set("client_id", c.ClientID)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if method == AuthMethodClientSecretBasic {
+		// RFC 6749 section 2.3.1: form-encoded, then Basic.
+		req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
+	}
+	return req, nil
+}
+
 // tokenRequest posts form to the token endpoint with the client's
 // authentication and decodes the token response. With DPoP, the request
 // carries a proof, and a use_dpop_nonce refusal is answered by sending
@@ -487,33 +522,9 @@ func (t *Transport) tokenRequest(ctx context.Context, asm *AuthorizationServerMe
 		for k, v := range form {
 			f[k] = v
 		}
-		switch method {
-		case AuthMethodClientSecretPost:
-			f.Set("client_id", c.ClientID)
-			f.Set("client_secret", c.ClientSecret)
-		case AuthMethodClientSecretBasic:
-		case AuthMethodPrivateKeyJWT:
-			a, err := t.signClientAssertion(c, asm)
-			if err != nil {
-				return nil, err
-			}
-			f.Set("client_id", c.ClientID)
-			f.Set("client_assertion_type", ClientAssertionType)
-			f.Set("client_assertion", a)
-		default:
-			if c.ClientID != "" {
-				f.Set("client_id", c.ClientID)
-			}
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, asm.TokenEndpoint, strings.NewReader(f.Encode()))
+		req, err := clientAuthRequest(ctx, asm.TokenEndpoint, f, c, method, func() (string, error) { return t.signClientAssertion(c, asm) })
 		if err != nil {
-			return nil, fmt.Errorf("auth: %w", err)
-		}
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Accept", "application/json")
-		if method == AuthMethodClientSecretBasic {
-			// RFC 6749 section 2.3.1: form-encoded, then Basic.
-			req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
+			return nil, err
 		}
 		if t.dpop != nil {
 			p, err := t.dpop.proof(http.MethodPost, req.URL, "", t.dpopNonce(req.URL), t.now())

@@ -135,32 +135,15 @@ func IDJAGAssertion(opts IDJAGOptions) (AssertionFunc, error) {
 		if r.Scope != "" {
 			form.Set("scope", r.Scope)
 		}
-		switch method {
-		case AuthMethodClientSecretPost:
-			form.Set("client_id", c.ClientID)
-			form.Set("client_secret", c.ClientSecret)
-		case AuthMethodClientSecretBasic:
-		case AuthMethodPrivateKeyJWT:
+		req, err := clientAuthRequest(ctx, opts.TokenEndpoint, form, &c, method, func() (string, error) {
 			a, err := clientAssertion(&c, opts.Issuer, time.Now())
 			if err != nil {
 				return "", fmt.Errorf("auth: %w", err)
 			}
-			form.Set("client_id", c.ClientID)
-			form.Set("client_assertion_type", ClientAssertionType)
-			form.Set("client_assertion", a)
-		default:
-			if c.ClientID != "" {
-				form.Set("client_id", c.ClientID)
-			}
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, opts.TokenEndpoint, strings.NewReader(form.Encode()))
+			return a, nil
+		})
 		if err != nil {
-			return "", fmt.Errorf("auth: %w", err)
-		}
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Accept", "application/json")
-		if method == AuthMethodClientSecretBasic {
-			req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
+			return "", err
 		}
 		resp, err := hc.Do(req)
 		if err != nil {
