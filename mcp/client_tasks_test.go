@@ -240,14 +240,7 @@ func TestClientTaskContextCancelSendsCancel(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("want context.Canceled, got %v", err)
 	}
-	select {
-	case err := <-stopped:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("task context ended with %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the task kept running")
-	}
+	waitStopped(t, stopped, context.Canceled)
 	if !log.saw(MethodTasksCancel + " " + id) {
 		t.Fatalf("no tasks/cancel for %s: %v", id, log.calls)
 	}

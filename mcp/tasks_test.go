@@ -409,14 +409,7 @@ func TestTasksCancel(t *testing.T) {
 	if got := c.get(id)["status"]; got != "cancelled" {
 		t.Fatalf("status after cancel %v", got)
 	}
-	select {
-	case err := <-stopped:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("handler saw %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the handler's context did not end")
-	}
+	waitStopped(t, stopped, context.Canceled)
 	// Idempotent on a terminal task; the status stays cancelled.
 	result(t, c.call(MethodTasksCancel, `"taskId":`+quote(id)))
 	if got := c.get(id)["status"]; got != "cancelled" {
@@ -436,14 +429,7 @@ func TestTasksUnknownAndExpired(t *testing.T) {
 	result(t, c.call(MethodTasksUpdate, `"taskId":"nope","inputResponses":{}`))
 
 	id := c.startTask("job", `{}`)
-	select {
-	case err := <-stopped:
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("handler saw %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a task outliving its TTL was not stopped")
-	}
+	waitStopped(t, stopped, context.DeadlineExceeded)
 	time.Sleep(10 * time.Millisecond)
 	if code := errorCode(t, c.call(MethodTasksGet, `"taskId":`+quote(id))); code != CodeInvalidParams {
 		t.Fatalf("expired task: %d", code)
@@ -611,15 +597,22 @@ func TestServerCloseCancelsTasks(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-stopped:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("handler saw %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the handler's context did not end")
-	}
+	waitStopped(t, stopped, context.Canceled)
 	if got := c.get(id)["status"]; got != "cancelled" {
 		t.Fatalf("status after Close %v", got)
+	}
+}
+
+// waitStopped waits for a task handler to end and checks its context's
+// error.
+func waitStopped(t *testing.T, stopped <-chan error, want error) {
+	t.Helper()
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, want) {
+			t.Fatalf("the handler's context ended with %v, want %v", err, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the handler's context did not end (want %v)", want)
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -229,4 +231,24 @@ func putBuf(b *[]byte, used []byte) {
 		*b = (*b)[:0]
 		bufPool.Put(b)
 	}
+}
+
+// ParseKeys reads a key list as operators write it (a flag or an
+// environment variable such as ROUNDTRIP_STATE_KEYS): comma-separated
+// base64url keys, padding optional, blanks ignored; the first seals, all
+// verify. It does not check lengths or repeats: NewKeyRing does.
+func ParseKeys(list string) ([][]byte, error) {
+	var keys [][]byte
+	for _, k := range strings.Split(list, ",") {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			continue
+		}
+		b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(k, "="))
+		if err != nil {
+			return nil, fmt.Errorf("requeststate: key %q is not base64url: %w", k, err)
+		}
+		keys = append(keys, b)
+	}
+	return keys, nil
 }

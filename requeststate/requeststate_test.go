@@ -2,6 +2,7 @@ package requeststate
 
 import (
 	"bytes"
+	"encoding/base64"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -468,5 +469,19 @@ func TestAllocsSealOpen(t *testing.T) {
 	const budget = 4 // measured: 2 (the token and the opened buffer; scratch is pooled)
 	if n > budget {
 		t.Errorf("seal + open: %.0f allocations, budget %d", n, budget)
+	}
+}
+
+func TestParseKeys(t *testing.T) {
+	a, b := base64.RawURLEncoding.EncodeToString(key(1)), base64.URLEncoding.EncodeToString(key(2))
+	keys, err := ParseKeys(" " + a + ", ," + b + " ")
+	if err != nil || len(keys) != 2 || !bytes.Equal(keys[0], key(1)) || !bytes.Equal(keys[1], key(2)) {
+		t.Fatalf("%x %v", keys, err)
+	}
+	if _, err := ParseKeys(a + ",not base64!"); err == nil {
+		t.Error("a malformed key was accepted")
+	}
+	if keys, err := ParseKeys(""); err != nil || len(keys) != 0 {
+		t.Errorf("empty list: %v %v", keys, err)
 	}
 }

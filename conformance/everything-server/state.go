@@ -1,13 +1,12 @@
 package main
 
 import (
-	"encoding/base64"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 
 // The SDK seals every requestState the MRTR handlers produce (AES-256-GCM,
@@ -23,17 +22,11 @@ func stateOptions(keys string, ttl time.Duration) (mcp.RequestStateOptions, erro
 	if keys == "" {
 		keys = os.Getenv("ROUNDTRIP_STATE_KEYS")
 	}
-	for _, k := range strings.Split(keys, ",") {
-		k = strings.TrimSpace(k)
-		if k == "" {
-			continue
-		}
-		b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(k, "="))
-		if err != nil {
-			return o, fmt.Errorf("state key %q is not base64url: %w", k, err)
-		}
-		o.Keys = append(o.Keys, b)
+	k, err := requeststate.ParseKeys(keys)
+	if err != nil {
+		return o, fmt.Errorf("-state-keys: %w", err)
 	}
+	o.Keys = k
 	if ttl < 0 {
 		return o, fmt.Errorf("-state-ttl must be positive")
 	}

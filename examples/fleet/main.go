@@ -46,6 +46,7 @@ import (
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 	"github.com/roundtrip-mcp/roundtrip/mcp/redisfanout"
+	"github.com/roundtrip-mcp/roundtrip/requeststate"
 	"github.com/roundtrip-mcp/roundtrip/requeststate/redisguard"
 )
 
@@ -160,18 +161,11 @@ func serve(id, redisSocket string, out io.Writer) error {
 }
 
 func parseKeys(s string) ([][]byte, error) {
-	if s == "" {
-		return nil, errors.New(keysEnv + " is empty: a fleet needs shared keys")
+	keys, err := requeststate.ParseKeys(s)
+	if err == nil && len(keys) == 0 {
+		err = errors.New(keysEnv + " is empty: a fleet needs shared keys")
 	}
-	var keys [][]byte
-	for _, k := range strings.Split(s, ",") {
-		b, err := base64.RawURLEncoding.DecodeString(k)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", keysEnv, err)
-		}
-		keys = append(keys, b)
-	}
-	return keys, nil
+	return keys, err
 }
 
 // ---- the demo: redis, three instances, nginx, a client ----
