@@ -2,10 +2,10 @@ package requeststate
 
 import (
 	"bytes"
-	"encoding/base64"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"strings"
 	"testing"
