@@ -32,6 +32,12 @@
 // enterprise-managed authorization: the user's ID token exchanged at
 // the enterprise identity provider for an ID-JAG (RFC 8693).
 //
+// None of the package's own requests (metadata, registration, token
+// requests, the ID-JAG exchange, the JWKS fetch) follows a redirect, not
+// even with a caller's http.Client: they carry credentials or decide
+// where credentials go, so a 3xx answer is an [ErrRedirect] error (RFC
+// 9700 section 4.12).
+//
 // [Options].DPoP makes the tokens sender-constrained (DPoP, RFC 9449):
 // a fresh proof on every token and resource request, the DPoP
 // authorization scheme, tokens bound to the Transport's key, and the

@@ -38,6 +38,9 @@ type dpopMock struct {
 	rsNonce     string   // the MCP server requires this nonce ("" none)
 	asNonceLoop bool     // the token endpoint refuses every proof with a new nonce
 	rsNonceLoop bool     // the MCP server refuses every proof with a new nonce
+	// retryRedirect, when set, is where the token endpoint redirects
+	// (307) the request retried with its nonce.
+	retryRedirect string
 
 	mu        sync.Mutex
 	n         int
@@ -229,6 +232,11 @@ func (m *dpopMock) serveAS(w http.ResponseWriter, r *http.Request) {
 			}
 			w.Header().Set("DPoP-Nonce", m.asNonce)
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "use_dpop_nonce"})
+			return
+		}
+		if m.retryRedirect != "" {
+			w.Header().Set("Location", m.retryRedirect)
+			w.WriteHeader(http.StatusTemporaryRedirect)
 			return
 		}
 		resp["token_type"] = "DPoP"

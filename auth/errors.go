@@ -54,6 +54,12 @@ var (
 	// dpop_signing_alg_values_supported without the algorithm of the
 	// Transport's DPoP key.
 	ErrDPoPUnsupported = errors.New("auth: authorization server does not support the DPoP proof algorithm")
+	// ErrRedirect: an authorization server, protected resource or key
+	// set endpoint answered a metadata, registration, token or key set
+	// request with a redirect (3xx). Such requests carry credentials or
+	// decide where they go, so redirects are never followed (RFC 9700
+	// section 4.12), not even with a caller-supplied HTTPClient.
+	ErrRedirect = errors.New("auth: redirect not followed")
 	// ErrResponseTooLarge: a response body exceeds Options.MaxResponseBytes.
 	ErrResponseTooLarge = errors.New("auth: response too large")
 	// ErrMalformedChallenge: a WWW-Authenticate header does not parse.

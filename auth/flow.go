@@ -579,13 +579,18 @@ func (t *Transport) signClientAssertion(c *ClientCredentials, asm *Authorization
 	return a, nil
 }
 
-// do sends req with the metadata client and reads the bounded body.
+// do sends req with the metadata client and reads the bounded body. A
+// redirect is an ErrRedirect error: it is not followed (t.hc follows
+// none), so the request's credentials go nowhere else.
 func (t *Transport) do(req *http.Request) ([]byte, int, http.Header, error) {
 	resp, err := t.hc.Do(req)
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("auth: %s %s: %w", req.Method, req.URL, err)
 	}
 	defer resp.Body.Close()
+	if isRedirect(resp.StatusCode) {
+		return nil, 0, nil, redirectError(req.Method, req.URL.String(), resp)
+	}
 	b, err := readBounded(resp.Body, t.max)
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("auth: %s %s: %w", req.Method, req.URL, err)

@@ -57,6 +57,10 @@ type mock struct {
 	prmAS          string       // overrides authorization_servers in the PRM
 	trust          *mock        // the RS also accepts the tokens of trust's AS
 	next           http.Handler // serves authorized /mcp requests (default: echo the body)
+	// redirects maps request paths (of either server) to the Location of
+	// a redirectStatus (default 307) answer; set under mu.
+	redirects      map[string]string
+	redirectStatus int
 
 	// machine-to-machine grants (grant_test.go)
 	m2mOnly      bool             // AS metadata without authorization_endpoint and PKCE (a client_credentials-only AS)
@@ -78,6 +82,7 @@ type mock struct {
 	scopes        map[string]string // access token -> scope
 	refreshes     map[string]string // refresh token -> scope
 	rsRequests    []rsReq
+	redirected    []string // "path grant_type" of each request answered with a redirect
 	n             int
 }
 
@@ -114,7 +119,31 @@ func (m *mock) prmPath() string {
 	return "/.well-known/oauth-protected-resource/mcp"
 }
 
+// redirect answers r with a redirect when m.redirects names its path.
+func (m *mock) redirect(w http.ResponseWriter, r *http.Request) bool {
+	m.mu.Lock()
+	loc, ok := m.redirects[r.URL.Path]
+	status := m.redirectStatus
+	m.mu.Unlock()
+	if !ok {
+		return false
+	}
+	_ = r.ParseForm()
+	m.mu.Lock()
+	m.redirected = append(m.redirected, r.URL.Path+" "+r.PostForm.Get("grant_type"))
+	m.mu.Unlock()
+	if status == 0 {
+		status = http.StatusTemporaryRedirect
+	}
+	w.Header().Set("Location", loc)
+	w.WriteHeader(status)
+	return true
+}
+
 func (m *mock) serveRS(w http.ResponseWriter, r *http.Request) {
+	if m.redirect(w, r) {
+		return
+	}
 	if r.Method == http.MethodGet && r.URL.Path == m.prmPath() {
 		res := m.serverURL()
 		if m.prmAtRoot {
@@ -188,6 +217,9 @@ func (m *mock) asMetadataPath() string {
 }
 
 func (m *mock) serveAS(w http.ResponseWriter, r *http.Request) {
+	if m.redirect(w, r) {
+		return
+	}
 	base := m.as.URL + m.asPrefix
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == m.asMetadataPath():

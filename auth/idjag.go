@@ -57,7 +57,10 @@ type IDJAGOptions struct {
 	// TokenTypeIDToken.
 	SubjectTokenType string
 	// HTTPClient sends the exchange requests. Nil means a client over
-	// http.DefaultTransport with a 30 s timeout.
+	// http.DefaultTransport with a 30 s timeout. The exchange uses a copy
+	// that follows no redirects (a 3xx answer is an ErrRedirect error, so
+	// the subject token and client credentials go nowhere else); the
+	// caller's client is not modified.
 	HTTPClient *http.Client
 	// AllowInsecureHTTP lets TokenEndpoint use plain http on hosts other
 	// than localhost and loopback addresses.
@@ -110,6 +113,7 @@ func IDJAGAssertion(opts IDJAGOptions) (AssertionFunc, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
+	hc = noRedirects(hc)
 	limit := opts.MaxResponseBytes
 	if limit <= 0 {
 		limit = DefaultMaxResponseBytes
@@ -150,6 +154,9 @@ func IDJAGAssertion(opts IDJAGOptions) (AssertionFunc, error) {
 			return "", fmt.Errorf("auth: ID-JAG exchange: POST %s: %w", opts.TokenEndpoint, err)
 		}
 		defer resp.Body.Close()
+		if isRedirect(resp.StatusCode) {
+			return "", fmt.Errorf("auth: ID-JAG exchange: %w", redirectError(http.MethodPost, opts.TokenEndpoint, resp))
+		}
 		b, err := readBounded(resp.Body, limit)
 		if err != nil {
 			return "", fmt.Errorf("auth: ID-JAG exchange: POST %s: %w", opts.TokenEndpoint, err)

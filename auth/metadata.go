@@ -47,6 +47,8 @@ type AuthorizationServerMetadata struct {
 var errNotFound = errors.New("no document")
 
 // getJSON GETs u and decodes a JSON object of at most max bytes into v.
+// A redirect is an ErrRedirect error (hc must not follow it: see
+// noRedirects), any other status but 200 an errNotFound one.
 func getJSON(ctx context.Context, hc *http.Client, u string, max int64, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -58,6 +60,9 @@ func getJSON(ctx context.Context, hc *http.Client, u string, max int64, v any) e
 		return fmt.Errorf("auth: GET %s: %w", u, err)
 	}
 	defer resp.Body.Close()
+	if isRedirect(resp.StatusCode) {
+		return redirectError(http.MethodGet, u, resp)
+	}
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 		return fmt.Errorf("auth: GET %s: HTTP %d: %w", u, resp.StatusCode, errNotFound)

@@ -82,7 +82,13 @@ type Options struct {
 	// http.DefaultTransport.
 	Base http.RoundTripper
 	// HTTPClient sends the metadata, registration and token requests.
-	// Nil means a client over Base with a 30 s timeout.
+	// Nil means a client over Base with a 30 s timeout. The Transport
+	// uses a copy that follows no redirects, whatever the client's
+	// CheckRedirect: those requests carry client secrets, authorization
+	// codes, PKCE verifiers, refresh tokens and assertions, or decide
+	// where they go (RFC 9700 section 4.12), so a 3xx answer is an
+	// ErrRedirect error and nothing is sent to its Location. The
+	// caller's client is not modified.
 	HTTPClient *http.Client
 	// Authorize obtains the authorization response from the user. Nil
 	// means the Transport fails with ErrNoAuthorizer when it needs one.
@@ -226,6 +232,7 @@ func NewTransport(opts *Options) (*Transport, error) {
 	if t.hc == nil {
 		t.hc = &http.Client{Transport: t.base, Timeout: 30 * time.Second}
 	}
+	t.hc = noRedirects(t.hc)
 	t.store = o.TokenStore
 	if t.store == nil {
 		t.store = &MemoryTokenStore{}
