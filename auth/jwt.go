@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -34,14 +35,23 @@ type JWTOptions struct {
 	// one minute.
 	Leeway time.Duration
 	// RefreshInterval is how long fetched keys are used before they are
-	// fetched again; zero means one hour. A token naming a key not in the
-	// set triggers a fetch too, at most once per MinRefreshInterval.
+	// fetched again; zero means one hour. The refetch of stale keys runs
+	// in the background: tokens keep verifying with the keys at hand
+	// meanwhile, and a failed refetch keeps them (see JWTVerifier). A
+	// token naming a key not in the set triggers a fetch too, at most
+	// once per MinRefreshInterval.
 	RefreshInterval time.Duration
 	// MinRefreshInterval spaces fetches caused by unknown key ids (the
-	// first is immediate: a key just rotated in); zero means one minute.
+	// first is immediate: a key just rotated in), and caps the backoff
+	// after failed fetches; zero means one minute.
 	MinRefreshInterval time.Duration
+	// FetchTimeout bounds each fetch of the key set, and so the longest
+	// a Verify call ever waits for one; zero means 10 s.
+	FetchTimeout time.Duration
 	// HTTPClient fetches the key set; nil means a client with a 10 s
-	// timeout.
+	// timeout. The verifier uses a copy that follows no redirects (a 3xx
+	// answer is a failed fetch, ErrRedirect); the caller's client is
+	// not modified.
 	HTTPClient *http.Client
 	// MaxResponseBytes bounds the key set document; zero means
 	// DefaultMaxResponseBytes.
@@ -55,13 +65,36 @@ type JWTOptions struct {
 // iat. The token info it returns takes the client id from client_id
 // (else azp), the subject from sub, the scopes from scope (space
 // separated) or scp (array).
+//
+// An outage of the key set endpoint is not an outage of the resource
+// server. Keys are fetched at most one fetch at a time, in the
+// background, never under the lock Verify takes: concurrent callers
+// share the one fetch in flight. Stale keys are refetched in the
+// background while tokens go on verifying with them, and a failed fetch
+// (an error, a timeout, a non-200 answer, a redirect, a set without
+// keys) keeps the keys at hand. After a failure no fetch is made for a
+// backoff that doubles from one second up to MinRefreshInterval, with
+// jitter, until a fetch succeeds. Only a caller with no usable key (no
+// key set fetched yet, or a key id not in the set) waits, for at most
+// the fetch in flight (bounded by FetchTimeout) or its own ctx.
 type JWTVerifier struct {
 	o JWTOptions
 
-	mu      sync.Mutex
-	keys    *jose.JSONWebKeySet
-	fetched time.Time // of keys
-	unknown time.Time // the last fetch caused by an unknown key id
+	mu       sync.Mutex
+	keys     *jose.JSONWebKeySet
+	fetched  time.Time // of keys
+	unknown  time.Time // the last fetch caused by an unknown key id
+	flight   *keyFetch // the fetch in progress, nil when none
+	failures int       // consecutive failed fetches
+	retryAt  time.Time // no fetch before this after a failure
+	lastErr  error     // of the last fetch, nil after a success
+}
+
+// keyFetch is one fetch of the key set; concurrent callers wait for the
+// same one.
+type keyFetch struct {
+	done chan struct{} // closed when the fetch has ended
+	err  error         // set before done is closed
 }
 
 // NewJWTVerifier returns a verifier, or an error when a required option
@@ -88,9 +121,13 @@ func NewJWTVerifier(opts JWTOptions) (*JWTVerifier, error) {
 	if opts.MinRefreshInterval <= 0 {
 		opts.MinRefreshInterval = time.Minute
 	}
+	if opts.FetchTimeout <= 0 {
+		opts.FetchTimeout = 10 * time.Second
+	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
+	opts.HTTPClient = noRedirects(opts.HTTPClient)
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
 	}
@@ -108,7 +145,10 @@ type accessClaims struct {
 	SCP      json.RawMessage `json:"scp"`
 }
 
-// Verify checks token and returns what it grants.
+// Verify checks token and returns what it grants. It waits for the
+// key set only when it has no usable key for the token (none fetched
+// yet, or an unknown key id), and then for one fetch at most, bounded by
+// FetchTimeout, or until ctx is done.
 func (v *JWTVerifier) Verify(ctx context.Context, token string) (*mcp.TokenInfo, error) {
 	if len(token) > 16<<10 {
 		return nil, fmt.Errorf("%w: token too long", ErrInvalidToken)
@@ -159,30 +199,110 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*mcp.TokenInfo,
 	return info, nil
 }
 
-// key returns the key kid names for alg, fetching the set when it is
-// stale or (at most once per MinRefreshInterval) when kid is unknown.
+// key returns the key kid names for alg. Stale keys start a background
+// refetch and are used meanwhile; a caller without a usable key waits
+// for the fetch in flight, starting one when none is (for an unknown kid
+// at most once per MinRefreshInterval), never during a backoff.
 func (v *JWTVerifier) key(ctx context.Context, kid, alg string) (*jose.JSONWebKey, error) {
 	v.mu.Lock()
-	defer v.mu.Unlock()
 	now := v.o.Now()
 	if v.keys == nil || now.Sub(v.fetched) > v.o.RefreshInterval {
-		if err := v.fetchLocked(ctx, now); err != nil && v.keys == nil {
-			return nil, err
-		}
+		v.startFetchLocked(ctx, now)
 	}
 	if k := pick(v.keys, kid, alg); k != nil {
+		v.mu.Unlock()
 		return k, nil
 	}
-	if v.unknown.IsZero() || now.Sub(v.unknown) >= v.o.MinRefreshInterval {
-		v.unknown = now
-		if err := v.fetchLocked(ctx, now); err != nil {
-			return nil, err
-		}
-		if k := pick(v.keys, kid, alg); k != nil {
-			return k, nil
+	have := v.keys != nil
+	f := v.flight
+	if f == nil && have && (v.unknown.IsZero() || now.Sub(v.unknown) >= v.o.MinRefreshInterval) {
+		if f = v.startFetchLocked(ctx, now); f != nil {
+			v.unknown = now
 		}
 	}
+	lastErr, retryAt := v.lastErr, v.retryAt
+	v.mu.Unlock()
+	if f == nil {
+		if !have {
+			return nil, fmt.Errorf("auth: the key set is unavailable (next fetch in %s): %w", retryAt.Sub(now).Round(time.Millisecond), lastErr)
+		}
+		return nil, fmt.Errorf("%w: no key %q for %s in the issuer's key set", ErrInvalidToken, kid, alg)
+	}
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("auth: waiting for the key set: %w", context.Cause(ctx))
+	}
+	v.mu.Lock()
+	k := pick(v.keys, kid, alg)
+	have = v.keys != nil
+	v.mu.Unlock()
+	switch {
+	case k != nil:
+		return k, nil
+	case !have && f.err != nil:
+		return nil, f.err
+	case f.err != nil:
+		return nil, fmt.Errorf("%w: no key %q for %s in the issuer's key set (refetching it failed: %v)", ErrInvalidToken, kid, alg, f.err)
+	}
 	return nil, fmt.Errorf("%w: no key %q for %s in the issuer's key set", ErrInvalidToken, kid, alg)
+}
+
+// startFetchLocked returns the fetch in flight, else starts one unless a
+// failure's backoff runs until after now (then it returns nil). v.mu is
+// held.
+func (v *JWTVerifier) startFetchLocked(ctx context.Context, now time.Time) *keyFetch {
+	if v.flight != nil {
+		return v.flight
+	}
+	if now.Before(v.retryAt) {
+		return nil
+	}
+	f := &keyFetch{done: make(chan struct{})}
+	v.flight = f
+	// The fetch outlives the caller that started it (others may be
+	// waiting for it): its own timeout, not the caller's cancellation.
+	go v.fetch(context.WithoutCancel(ctx), f)
+	return f
+}
+
+// fetch fetches the key set, without v.mu held, and records the outcome:
+// the new keys, or the failure and the backoff before the next fetch
+// (the keys at hand stay).
+func (v *JWTVerifier) fetch(ctx context.Context, f *keyFetch) {
+	ctx, cancel := context.WithTimeout(ctx, v.o.FetchTimeout)
+	defer cancel()
+	var set jose.JSONWebKeySet
+	err := getJSON(ctx, v.o.HTTPClient, v.o.JWKSURL, v.o.MaxResponseBytes, &set)
+	if err == nil && len(set.Keys) == 0 {
+		err = errors.New("the key set has no keys")
+	}
+	v.mu.Lock()
+	now := v.o.Now()
+	if err != nil {
+		f.err = fmt.Errorf("auth: fetching the key set: %w", err)
+		v.failures++
+		v.retryAt = now.Add(v.backoff(v.failures))
+		v.lastErr = f.err
+	} else {
+		v.keys, v.fetched = &set, now
+		v.failures, v.retryAt, v.lastErr = 0, time.Time{}, nil
+	}
+	v.flight = nil
+	v.mu.Unlock()
+	close(f.done)
+}
+
+// backoff is the pause after the nth consecutive failed fetch: one
+// second doubling per failure, at most MinRefreshInterval, jittered to
+// between half of that and all of it.
+func (v *JWTVerifier) backoff(n int) time.Duration {
+	d, ceiling := time.Second, v.o.MinRefreshInterval
+	for i := 1; i < n && d < ceiling; i++ {
+		d *= 2
+	}
+	d = min(d, ceiling)
+	return d/2 + rand.N(d/2+1)
 }
 
 // pick finds the signing key kid (any key when kid is empty and the set
@@ -209,14 +329,5 @@ func pick(set *jose.JSONWebKeySet, kid, alg string) *jose.JSONWebKey {
 	if n == 1 {
 		return found
 	}
-	return nil
-}
-
-func (v *JWTVerifier) fetchLocked(ctx context.Context, now time.Time) error {
-	var set jose.JSONWebKeySet
-	if err := getJSON(ctx, v.o.HTTPClient, v.o.JWKSURL, v.o.MaxResponseBytes, &set); err != nil {
-		return fmt.Errorf("auth: fetching the key set: %w", err)
-	}
-	v.keys, v.fetched = &set, now
 	return nil
 }

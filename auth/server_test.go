@@ -35,17 +35,39 @@ type issuer struct {
 	public  jose.JSONWebKeySet
 	fetches atomic.Int32
 	url     string
+
+	// mode is how the JWKS endpoint answers: jwksServe, jwksFail (500)
+	// or jwksHang (block until the test ends, after sending on entered).
+	mode    atomic.Int32
+	entered chan struct{}
+	release chan struct{}
 }
 
+const (
+	jwksServe = iota
+	jwksFail
+	jwksHang
+)
+
 func newIssuer(t *testing.T) *issuer {
-	is := &issuer{keys: map[string]any{}}
+	is := &issuer{keys: map[string]any{}, entered: make(chan struct{}, 100), release: make(chan struct{})}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		is.fetches.Add(1)
+		switch is.mode.Load() {
+		case jwksFail:
+			http.Error(w, "down", http.StatusInternalServerError)
+			return
+		case jwksHang:
+			is.entered <- struct{}{}
+			<-is.release
+			return
+		}
 		is.mu.Lock()
 		defer is.mu.Unlock()
 		json.NewEncoder(w).Encode(is.public)
 	}))
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(is.release) }) // before srv.Close, which waits for the handlers
 	is.url = srv.URL
 	is.addRSA(t, "rsa-1")
 	is.addEC(t, "ec-1")
