@@ -121,6 +121,19 @@ type ClientOptions struct {
 	// (MaxRounds+1)-th input_required result fails the call with a
 	// *RoundsExceededError. Zero means 10; negative means no bound.
 	MaxRounds int
+	// LegRetries bounds how often one leg of a call is sent again when
+	// it may succeed on a retry: the server answered
+	// ErrTemporarilyUnavailable (its single-use store is down, or the
+	// identical leg is still running elsewhere), nothing could be sent
+	// (the connection was refused), or the answer to a leg carrying a
+	// requestState was lost (connection reset, HTTP 502/503/504, a
+	// response stream cut short). A leg with a requestState is safe to
+	// send again: a server with a single-use guard answers the identical
+	// leg with the outcome it recorded. A first leg whose answer was
+	// lost is not sent again (the handler may have run). Waits follow
+	// the server's Retry-After, else back off from 250 ms to 4 s. Zero
+	// means 8; negative means no retry.
+	LegRetries int
 	// RequestTimeout, when positive, bounds each request (each leg of a
 	// multi round-trip call separately, not the time spent in handlers).
 	RequestTimeout time.Duration

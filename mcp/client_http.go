@@ -199,7 +199,7 @@ func (t *httpClientTransport) roundTrip(ctx context.Context, r *wireRequest) ([]
 			res, err = t.resume(ctx, r, st)
 		}
 		if errors.Is(err, errSSEEnded) {
-			err = invalidResponse(r.method, "the SSE stream ended without the response")
+			err = &InvalidResponseError{Method: r.method, Err: errSSEEnded}
 		}
 	case ct == "application/json":
 		res, err = t.readJSON(resp, r)

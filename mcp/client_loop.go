@@ -176,7 +176,7 @@ func (c *Client) run(ctx context.Context, cc *carrierCall, opts *CallOptions, re
 	for retries := 0; ; {
 		l.params = cc.appendParams(l.params[:0], responses, state)
 		l.headers = headers
-		raw, err := c.do(ctx, l)
+		raw, err := c.doLeg(ctx, l, state != nil)
 		if err != nil && !refreshed && cc.method == MethodToolsCall && c.mirrors() && isParamHeaderMismatch(err) {
 			// The server's inputSchema is newer than ours: re-read
 			// tools/list and send the same round again.

@@ -288,6 +288,10 @@ func (o *httpOut) finish(s *Server, c *call, res any, f *failure, ctx context.Co
 		o.writeEvent(b)
 	} else {
 		o.w.Header()["Content-Type"] = ctJSON
+		if status == http.StatusServiceUnavailable {
+			d, _ := RetryAfter(f.err)
+			o.w.Header().Set("Retry-After", retryAfterHeader(d))
+		}
 		o.w.WriteHeader(status)
 		o.w.Write(b)
 	}

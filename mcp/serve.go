@@ -140,6 +140,10 @@ func (s *Server) safeCall(ctx context.Context, c *call) (res any, err error) {
 }
 
 func (s *Server) errorFailure(ctx context.Context, c *call, err error) *failure {
+	var ue *unavailableError
+	if errors.As(err, &ue) {
+		return &failure{ue.wire(), http.StatusServiceUnavailable}
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		status := http.StatusOK
@@ -213,43 +217,49 @@ func resultHasMeta(v any) bool {
 	return false
 }
 
-// appendResult appends the response for a successful call. Complete
-// results get resultType "complete" and, unless they set their own
-// _meta, the server's identity in _meta.
+// appendResult appends the response for a successful call.
 func (s *Server) appendResult(dst []byte, id jsonrpc.ID, res any) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = append(dst, id.Raw()...)
 	dst = append(dst, `,"result":`...)
-	if irr, ok := res.(*InputRequiredResult); ok {
-		b, err := irr.MarshalJSON()
-		if err != nil {
-			return dst[:start], err
-		}
-		dst = append(dst, b...)
-		return append(dst, '}'), nil
+	dst, err := s.appendResultBody(dst, res)
+	if err != nil {
+		return dst[:start], err
 	}
-	if r, ok := res.(*CallToolResult); ok {
-		out, err := s.appendCallToolResult(dst, r)
+	return append(dst, '}'), nil
+}
+
+// replayedResult is the encoded result of an earlier, identical leg
+// (the single-use guard's record, state.go): written as it is.
+type replayedResult []byte
+
+// appendResultBody appends the result object of a successful call.
+// Complete results get resultType "complete" and, unless they set their
+// own _meta, the server's identity in _meta. On error dst may hold a
+// partial body: the caller truncates it.
+func (s *Server) appendResultBody(dst []byte, res any) ([]byte, error) {
+	switch r := res.(type) {
+	case replayedResult:
+		return append(dst, r...), nil
+	case *InputRequiredResult:
+		b, err := r.MarshalJSON()
 		if err != nil {
-			return dst[:start], err
+			return dst, err
 		}
-		return append(out, '}'), nil
-	}
-	if r, ok := res.(*CreateTaskResult); ok { // tasks extension: resultType "task" (tasks.go)
-		out, err := s.appendCreateTaskResult(dst, r)
-		if err != nil {
-			return dst[:start], err
-		}
-		return append(out, '}'), nil
+		return append(dst, b...), nil
+	case *CallToolResult:
+		return s.appendCallToolResult(dst, r)
+	case *CreateTaskResult: // tasks extension: resultType "task" (tasks.go)
+		return s.appendCreateTaskResult(dst, r)
 	}
 	body := len(dst)
 	dst, err := marshalAppend(dst, res)
 	if err != nil {
-		return dst[:start], err
+		return dst, err
 	}
 	if len(dst)-body < 2 || dst[body] != '{' {
-		return dst[:start], errors.New("result is not a JSON object")
+		return dst, errors.New("result is not a JSON object")
 	}
 	// Splice `"resultType":"complete",` (and _meta) after the brace.
 	ins := `"resultType":"complete"`
@@ -275,7 +285,7 @@ func (s *Server) appendResult(dst []byte, id jsonrpc.ID, res any) ([]byte, error
 	if !empty {
 		w[n] = ','
 	}
-	return append(dst, '}'), nil
+	return dst, nil
 }
 
 // appendFailure appends an error response.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
@@ -43,8 +44,13 @@ type RequestStateOptions struct {
 	// request carries a TokenInfo (see WithTokenInfo), and none
 	// otherwise. An error rejects inbound states and fails outbound ones.
 	Principal func(ctx context.Context) (string, error)
-	// Guard, when set, makes states single-use: each accepted token is
-	// recorded until it expires and a second use is rejected.
+	// Guard, when set, makes states single-use: the first leg with a
+	// state runs and its outcome is recorded; the identical leg again
+	// (same state and answers, an answer lost on the way back) gets that
+	// outcome without running twice; any other use is rejected with
+	// ErrInvalidRequestState. When the guard's store cannot be reached
+	// the leg is denied with ErrTemporarilyUnavailable (HTTP 503 with
+	// Retry-After), which clients retry. See requeststate.Guard.
 	Guard requeststate.Guard
 	// SingleUse selects the flows the Guard applies to; nil means all.
 	SingleUse func(method, target string) bool
@@ -98,11 +104,15 @@ const (
 )
 
 type stateBoundary struct {
-	sealer    requeststate.Sealer
-	principal func(ctx context.Context) (string, error)
-	guard     requeststate.Guard
-	singleUse func(method, target string) bool
-	s         *Server
+	// prepared is set once the guard's store recorded its generation
+	// (requeststate.Preparer); lastPrepare paces the attempts.
+	prepared    atomic.Bool
+	lastPrepare atomic.Int64
+	sealer      requeststate.Sealer
+	principal   func(ctx context.Context) (string, error)
+	guard       requeststate.Guard
+	singleUse   func(method, target string) bool
+	s           *Server
 }
 
 // newStateBoundary checks the options and builds the boundary, or nil
@@ -186,6 +196,7 @@ func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
 		}
 		var principalErr error
 		bind.Principal, principalErr = b.principal(ctx)
+		var leg *requeststate.Leg
 		switch rp.state {
 		case stateInvalid:
 			return b.reject(method, "requestState is not a string")
@@ -201,27 +212,35 @@ func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
 				}
 				return b.reject(method, "unseal failed")
 			}
-			if b.guard != nil && (b.singleUse == nil || b.singleUse(method, bind.Target)) {
-				first, err := b.guard.Use(ctx, rp.RequestState, time.UnixMilli(claims.ExpiresAt))
-				if err != nil {
-					return b.reject(method, "single-use guard: "+err.Error())
-				}
-				if !first {
-					return b.reject(method, "state already used")
-				}
-			}
 			// The sealed plaintext says who wrote it: 'h' the handler
 			// (low-level form), 'a' the asking API.
-			switch st := claims.State; {
-			case len(st) > 0 && st[0] == stateByHandler:
-				rp.RequestState = st[1:]
-			case len(st) > 0 && st[0] == stateByAsker:
-				rp.RequestState, rp.askState = "", []byte(st[1:])
-			default:
+			st := claims.State
+			if len(st) == 0 || st[0] != stateByHandler && st[0] != stateByAsker {
 				return b.reject(method, "state of unknown origin")
 			}
+			if b.guard != nil && (b.singleUse == nil || b.singleUse(method, bind.Target)) {
+				leg = &requeststate.Leg{Token: rp.RequestState, Answers: answersDigest(rp.InputResponses),
+					IssuedAt: time.UnixMilli(claims.IssuedAt), ExpiresAt: time.UnixMilli(claims.ExpiresAt)}
+			}
+			if st[0] == stateByHandler {
+				rp.RequestState = st[1:]
+			} else {
+				rp.RequestState, rp.askState = "", []byte(st[1:])
+			}
 		}
-		res, err := next(ctx, method, params)
+		if leg != nil {
+			return b.once(ctx, method, leg, func() (any, error) {
+				return b.sealResult(method, bind, principalErr)(next(ctx, method, params))
+			})
+		}
+		return b.sealResult(method, bind, principalErr)(next(ctx, method, params))
+	}
+}
+
+// sealResult returns what seals the state of an InputRequiredResult the
+// handler returned; other results pass as they are.
+func (b *stateBoundary) sealResult(method string, bind requeststate.Binding, principalErr error) func(any, error) (any, error) {
+	return func(res any, err error) (any, error) {
 		irr, ok := res.(*InputRequiredResult)
 		if err != nil || !ok || irr == nil || (irr.RequestState == "" && irr.askState == nil) {
 			return res, err
@@ -234,6 +253,7 @@ func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
 			b.s.log.Error("mcp: sealing requestState: principal", "method", method, "err", principalErr)
 			return nil, errInternal
 		}
+		b.prepare(bind)
 		token, err := b.sealer.Seal(bind, plain)
 		if err != nil {
 			b.s.log.Error("mcp: sealing requestState", "method", method, "err", err)
@@ -243,4 +263,26 @@ func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
 		sealed.RequestState, sealed.askState = token, nil
 		return &sealed, nil
 	}
+}
+
+// prepare has a guard that needs it record its generation before the
+// first state of a guarded flow is sealed (requeststate.Preparer), so
+// that the state is not taken for one from before the store began.
+func (b *stateBoundary) prepare(bind requeststate.Binding) {
+	p, ok := b.guard.(requeststate.Preparer)
+	if !ok || b.prepared.Load() || b.singleUse != nil && !b.singleUse(bind.Method, bind.Target) {
+		return
+	}
+	now := time.Now().UnixNano()
+	last := b.lastPrepare.Load()
+	if now-last < int64(time.Second) || !b.lastPrepare.CompareAndSwap(last, now) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := p.Prepare(ctx); err != nil {
+		b.s.log.Warn("requestState single-use store: recording its generation failed: "+err.Error(), "err", err)
+		return
+	}
+	b.prepared.Store(true)
 }

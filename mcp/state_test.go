@@ -260,17 +260,6 @@ func TestKeyRotationLosesNoRoundInFlight(t *testing.T) {
 	}
 }
 
-func TestSingleUseGuardRejectsASecondUse(t *testing.T) {
-	s := newStateServer(t, "svc", RequestStateOptions{Guard: requeststate.NewMemoryGuard()})
-	st := round1(t, s, "flow", `{"x":"1"}`)
-	if r := result(t, s.call(t, 2, "flow", `{"x":"1"}`, &st)); r["resultType"] != "complete" {
-		t.Fatalf("first use: %v", r)
-	}
-	if got := rawError(t, s.call(t, 3, "flow", `{"x":"1"}`, &st)); got != fixedRejection {
-		t.Errorf("second use: %s", got)
-	}
-}
-
 type failingCodec struct{}
 
 func (failingCodec) Seal([]byte) (string, error)   { return "", errors.New("kms unavailable") }

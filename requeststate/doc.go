@@ -34,7 +34,10 @@
 // # Single use
 //
 // A sealed state may be replayed until it expires. Where a flow must be
-// consumed at most once, a Guard records each accepted token until its
-// expiry and rejects the second use: MemoryGuard in one process, package
-// redisguard for a fleet.
+// consumed at most once, a Guard records each accepted state with a
+// digest of the answers that came with it and the outcome of that leg:
+// the identical leg sent again (an answer lost on the way back) gets the
+// recorded outcome, any other use is refused, and a state issued before
+// the guard's store lost its records is refused too. MemoryGuard serves
+// one process, package redisguard a fleet.
 package requeststate

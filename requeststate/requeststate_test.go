@@ -363,26 +363,6 @@ func TestStateCostsItsLengthPlusAFixedOverhead(t *testing.T) {
 	t.Logf("empty-state token: %d bytes", len(empty))
 }
 
-func TestMemoryGuardAcceptsOnce(t *testing.T) {
-	c := &clock{time.Unix(100, 0)}
-	g := NewMemoryGuard()
-	g.Now = c.now
-	exp := c.t.Add(time.Minute)
-	if ok, _ := g.Use(nil, "tok", exp); !ok {
-		t.Fatal("first use refused")
-	}
-	if ok, _ := g.Use(nil, "tok", exp); ok {
-		t.Fatal("second use accepted")
-	}
-	if ok, _ := g.Use(nil, "other", exp); !ok {
-		t.Fatal("another token refused")
-	}
-	c.t = exp
-	if ok, _ := g.Use(nil, "tok", exp.Add(time.Minute)); !ok {
-		t.Error("an expired entry still blocks")
-	}
-}
-
 // FuzzOpen feeds arbitrary tokens to Open: no panic, and nothing but a
 // token sealed for this binding ever opens.
 func FuzzOpen(f *testing.F) {

@@ -427,28 +427,33 @@ func callThrough(url string, out io.Writer) error {
 	fmt.Fprintf(out, "result: %s\n", textOf(res))
 	fmt.Fprintf(out, "legs served by: %s\n", strings.Join(rec.take(), " "))
 
-	// A replay: the same leg sent twice. The first is accepted wherever it
-	// lands; the second is refused by whichever instance gets it, because
+	// Replays. The identical leg sent again (an answer lost on the way
+	// back) is answered wherever it lands with the outcome Redis
+	// recorded, without running the handler twice; the same state with
+	// other answers is refused by whichever instance gets it, because
 	// Redis remembers the token for the whole fleet.
 	_, err = c.CallTool(ctx, "provision", ProvisionArgs{Name: "audit"}, &mcp.CallOptions{Manual: true})
 	var pending *mcp.PendingCallError
 	if !errors.As(err, &pending) {
 		return fmt.Errorf("expected a question, got %v", err)
 	}
-	reply, _ := json.Marshal(map[string]any{"action": "accept", "content": map[string]any{"engine": "mysql", "region": "us-east-1"}})
-	responses := mcp.InputResponses{}
-	for key := range pending.Call.InputRequests {
-		responses[key] = reply
+	reply := func(engine string) mcp.InputResponses {
+		b, _ := json.Marshal(map[string]any{"action": "accept", "content": map[string]any{"engine": engine, "region": "us-east-1"}})
+		responses := mcp.InputResponses{}
+		for key := range pending.Call.InputRequests {
+			responses[key] = b
+		}
+		return responses
 	}
 	rec.take()
-	for i := 1; i <= 2; i++ {
-		_, err := c.Resume(ctx, pending.Call, responses, &mcp.CallOptions{Manual: true})
+	for i, engine := range []string{"mysql", "mysql", "postgres"} {
+		_, err := c.Resume(ctx, pending.Call, reply(engine), &mcp.CallOptions{Manual: true})
 		var next *mcp.PendingCallError
 		switch {
 		case errors.As(err, &next):
-			fmt.Fprintf(out, "replay %d: accepted by %s (next question: %s)\n", i, lastOf(rec.take()), next.Call.InputRequests[firstKey(next.Call.InputRequests)].(*mcp.ElicitRequest).Message)
+			fmt.Fprintf(out, "replay %d (%s): answered by %s (next question: %s)\n", i+1, engine, lastOf(rec.take()), next.Call.InputRequests[firstKey(next.Call.InputRequests)].(*mcp.ElicitRequest).Message)
 		default:
-			fmt.Fprintf(out, "replay %d: refused by %s: %v\n", i, lastOf(rec.take()), err)
+			fmt.Fprintf(out, "replay %d (%s): refused by %s: %v\n", i+1, engine, lastOf(rec.take()), err)
 		}
 	}
 	return legacyCall(ctx, url, out)

@@ -46,10 +46,14 @@ func TestFleetBehindNginx(t *testing.T) {
 	if len(ids) != 3 || len(distinct) < 2 {
 		t.Errorf("three legs on at least two instances, got %q", ids)
 	}
-	acc := regexp.MustCompile(`replay 1: accepted by (\w+) \(next question: How much storage for audit on mysql\?\)`).FindStringSubmatch(got)
-	ref := regexp.MustCompile(`replay 2: refused by (\w+): .*-32602: Invalid or expired requestState`).FindStringSubmatch(got)
-	if acc == nil || ref == nil {
+	acc := regexp.MustCompile(`replay 1 \(mysql\): answered by (\w+) \(next question: How much storage for audit on mysql\?\)`).FindStringSubmatch(got)
+	same := regexp.MustCompile(`replay 2 \(mysql\): answered by (\w+) \(next question: How much storage for audit on mysql\?\)`).FindStringSubmatch(got)
+	ref := regexp.MustCompile(`replay 3 \(postgres\): refused by (\w+): .*-32602: Invalid or expired requestState`).FindStringSubmatch(got)
+	if acc == nil || same == nil || ref == nil {
 		t.Fatalf("replay lines missing:\n%s", got)
+	}
+	if acc[1] == same[1] {
+		t.Errorf("the identical retry landed on the instance that ran the leg (%s): the test shows nothing about sharing", acc[1])
 	}
 	if acc[1] == ref[1] {
 		t.Errorf("the replay was refused by the instance that accepted it (%s): the test shows nothing about sharing", acc[1])

@@ -2,6 +2,8 @@ package redisguard
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -9,51 +11,267 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/testredis"
+	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 
-func startRedis(t *testing.T) *redis.Client { return testredis.Client(t, testredis.Start(t)) }
+func leg(tok string, answers byte) *requeststate.Leg {
+	now := time.Now()
+	return &requeststate.Leg{Token: tok, Answers: [16]byte{answers}, IssuedAt: now, ExpiresAt: now.Add(time.Minute)}
+}
+
+// newGuard returns a guard of srv whose generation is recorded, as a
+// server does at start.
+func newGuard(t *testing.T, c redis.UniversalClient) *Guard {
+	t.Helper()
+	g := New(c)
+	if err := g.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func begin(t *testing.T, g *Guard, l *requeststate.Leg) requeststate.Verdict {
+	t.Helper()
+	v, err := g.Begin(context.Background(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// use runs a leg to completion with outcome out and reports whether it
+// ran (a First verdict).
+func use(t *testing.T, g *Guard, l *requeststate.Leg, out string) bool {
+	t.Helper()
+	v := begin(t, g, l)
+	if v.Kind != requeststate.First {
+		return false
+	}
+	if err := g.Finish(context.Background(), l, []byte(out)); err != nil {
+		t.Fatal(err)
+	}
+	return true
+}
 
 func TestFleetSharesConsumedStates(t *testing.T) {
-	c := startRedis(t)
-	ctx := context.Background()
-	instanceA, instanceB := New(c), New(c)
-	exp := time.Now().Add(time.Minute)
-	if ok, err := instanceA.Use(ctx, "v1.token-one", exp); err != nil || !ok {
-		t.Fatalf("first use: %v %v", ok, err)
+	srv := testredis.StartServer(t, false)
+	instanceA, instanceB := newGuard(t, srv.Client()), newGuard(t, srv.Client())
+	if !use(t, instanceA, leg("v1.token-one", 1), "done") {
+		t.Fatal("first use refused")
 	}
-	if ok, err := instanceB.Use(ctx, "v1.token-one", exp); err != nil || ok {
-		t.Fatalf("second use on another instance accepted: %v %v", ok, err)
+	if v := begin(t, instanceB, leg("v1.token-one", 2)); v.Kind != requeststate.Refused {
+		t.Fatalf("another leg with the state on another instance: %+v", v)
 	}
-	if ok, _ := instanceB.Use(ctx, "v1.token-two", exp); !ok {
+	if v := begin(t, instanceB, leg("v1.token-one", 1)); v.Kind != requeststate.Replay || string(v.Outcome) != "done" {
+		t.Fatalf("the identical leg on another instance: %+v, want the recorded outcome", v)
+	}
+	if !use(t, instanceB, leg("v1.token-two", 1), "x") {
 		t.Error("an unrelated token was refused")
 	}
-	ttl, err := c.PTTL(ctx, "mcp:rs:"+tokenKey("v1.token-one")).Result()
+	ttl, err := srv.Client().PTTL(context.Background(), "mcp:rs:"+requeststate.TokenID("v1.token-one")).Result()
 	if err != nil || ttl <= 0 || ttl > time.Minute+time.Second {
 		t.Errorf("entry lifetime %v %v, want about the token's remaining minute", ttl, err)
 	}
 }
 
-func TestEntriesExpireWithTheirToken(t *testing.T) {
-	c := startRedis(t)
-	ctx := context.Background()
-	g := New(c)
-	if ok, _ := g.Use(ctx, "short", time.Now().Add(50*time.Millisecond)); !ok {
-		t.Fatal("first use refused")
+func TestIdenticalLegWaitsForTheRunningOneThenTakesOverAfterItsLease(t *testing.T) {
+	srv := testredis.StartServer(t, false)
+	g := newGuard(t, srv.Client())
+	g.Lease = 300 * time.Millisecond
+	dead := leg("tok", 1)
+	if v := begin(t, g, dead); v.Kind != requeststate.First {
+		t.Fatal(v)
 	}
-	time.Sleep(120 * time.Millisecond)
-	if n, _ := c.Exists(ctx, "mcp:rs:"+tokenKey("short")).Result(); n != 0 {
-		t.Error("entry outlived its token")
+	v := begin(t, g, leg("tok", 1))
+	if v.Kind != requeststate.Busy || v.RetryAfter <= 0 || v.RetryAfter > 300*time.Millisecond {
+		t.Fatalf("while the first runs: %+v", v)
 	}
-	if ok, _ := g.Use(ctx, "gone", time.Now().Add(-time.Second)); ok {
-		t.Error("an expired token was accepted")
+	time.Sleep(v.RetryAfter + 50*time.Millisecond)
+	retry := leg("tok", 1)
+	if v := begin(t, g, retry); v.Kind != requeststate.First {
+		t.Fatalf("after the holder's lease: %+v", v)
+	}
+	g.Finish(context.Background(), dead, []byte("stale")) // the old holder is ignored
+	g.Finish(context.Background(), retry, []byte("fresh"))
+	if v := begin(t, g, leg("tok", 1)); string(v.Outcome) != "fresh" {
+		t.Fatalf("outcome %q", v.Outcome)
 	}
 }
 
-func TestRedisErrorDenies(t *testing.T) {
+func TestRenewedLeaseKeepsTheClaim(t *testing.T) {
+	srv := testredis.StartServer(t, false)
+	g := newGuard(t, srv.Client())
+	g.Lease = 200 * time.Millisecond
+	l := leg("tok", 1)
+	begin(t, g, l)
+	for range 4 {
+		time.Sleep(100 * time.Millisecond)
+		if err := g.Renew(context.Background(), l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v := begin(t, g, leg("tok", 1)); v.Kind != requeststate.Busy {
+		t.Fatalf("a renewed claim was taken over: %+v", v)
+	}
+}
+
+func TestReleasedClaimRunsAgain(t *testing.T) {
+	srv := testredis.StartServer(t, false)
+	g := newGuard(t, srv.Client())
+	l := leg("tok", 1)
+	begin(t, g, l)
+	g.Finish(context.Background(), l, nil)
+	if v := begin(t, g, leg("tok", 1)); v.Kind != requeststate.First {
+		t.Fatalf("after a release: %+v", v)
+	}
+}
+
+func TestOutcomesOverTheLimitAreNotKept(t *testing.T) {
+	srv := testredis.StartServer(t, false)
+	g := newGuard(t, srv.Client())
+	g.MaxOutcomeBytes = 8
+	use(t, g, leg("tok", 1), "much too long")
+	if v := begin(t, g, leg("tok", 1)); v.Kind != requeststate.Refused {
+		t.Fatalf("identical retry of an unkept outcome: %+v", v)
+	}
+}
+
+func TestExpiredStatesAreRefusedWithoutAnEntry(t *testing.T) {
+	srv := testredis.StartServer(t, false)
+	g := newGuard(t, srv.Client())
+	l := leg("gone", 1)
+	l.ExpiresAt = time.Now().Add(-time.Second)
+	if v := begin(t, g, l); v.Kind != requeststate.Refused {
+		t.Fatalf("expired: %+v", v)
+	}
+	if n, _ := srv.Client().Exists(context.Background(), "mcp:rs:"+l.ID()).Result(); n != 0 {
+		t.Error("an expired state left an entry")
+	}
+}
+
+func TestUnreachableStoreIsUnavailableNotRefused(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Network: "unix", Addr: filepath.Join(t.TempDir(), "none.sock"), MaxRetries: -1})
 	defer c.Close()
-	ok, err := New(c).Use(context.Background(), "t", time.Now().Add(time.Minute))
-	if ok || err == nil {
-		t.Errorf("unreachable redis: %v %v", ok, err)
+	v, err := New(c).Begin(context.Background(), leg("t", 1))
+	if err == nil || !errorsIs(err, requeststate.ErrStoreUnavailable) || v.Kind == requeststate.First {
+		t.Errorf("unreachable redis: %+v %v", v, err)
+	}
+}
+
+// A store restarted empty must not reopen the states used before: the
+// generation record refuses everything issued before the restart.
+func TestStoreRestartedEmptyDoesNotReopenUsedStates(t *testing.T) {
+	srv := testredis.StartServer(t, false)
+	g := newGuard(t, srv.Client())
+	var used []*requeststate.Leg
+	for i := range 20 {
+		l := leg(fmt.Sprintf("used-%d", i), 1)
+		if !use(t, g, l, "ok") {
+			t.Fatal("first use refused")
+		}
+		used = append(used, l)
+	}
+	srv.Restart()
+	accepted := 0
+	for _, l := range used {
+		for _, answers := range []byte{1, 2} {
+			l2 := *l
+			l2.Answers = [16]byte{answers}
+			v, err := g.Begin(context.Background(), &l2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Kind == requeststate.First {
+				accepted++
+			}
+		}
+	}
+	if accepted != 0 {
+		t.Fatalf("%d of %d uses of states from before the restart were accepted", accepted, 2*len(used))
+	}
+	if !use(t, g, leg("issued-after", 1), "ok") {
+		t.Error("a state issued after the restart was refused")
+	}
+}
+
+// With a Sentinel failover (primary killed, replica promoted) and
+// Replicas set, every claim was acknowledged by the replica before it
+// counted: nothing used before the failover runs again after it.
+func TestSentinelFailoverDoesNotReopenUsedStates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts five redis processes")
+	}
+	grp := testredis.StartSentinel(t)
+	g := newGuard(t, grp.Client())
+	g.Replicas = 1
+	g.ReplicaTimeout = 2 * time.Second
+	var used []*requeststate.Leg
+	for i := range 20 {
+		l := leg(fmt.Sprintf("used-%d", i), 1)
+		if !use(t, g, l, "ok") {
+			t.Fatal("first use refused")
+		}
+		used = append(used, l)
+	}
+	grp.FailOver()
+	g.Replicas = 0 // the promoted primary has no replica left
+	ran := 0
+	deadline := time.Now().Add(20 * time.Second)
+	for _, l := range used {
+		for _, answers := range []byte{1, 2} {
+			l2 := *l
+			l2.Answers = [16]byte{answers}
+			for {
+				v, err := g.Begin(context.Background(), &l2)
+				if err != nil && time.Now().Before(deadline) {
+					time.Sleep(100 * time.Millisecond) // the client finding the new primary
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v.Kind == requeststate.First {
+					ran++
+				}
+				if answers == 1 && (v.Kind != requeststate.Replay || string(v.Outcome) != "ok") {
+					t.Errorf("identical leg after the failover: %+v, want the recorded outcome", v)
+				}
+				break
+			}
+		}
+	}
+	if ran != 0 {
+		t.Fatalf("%d of %d uses of states from before the failover ran again", ran, 2*len(used))
+	}
+}
+
+func TestMissingReplicaAcknowledgementDeniesAndReleases(t *testing.T) {
+	srv := testredis.StartServer(t, false)
+	g := newGuard(t, srv.Client())
+	g.Replicas, g.ReplicaTimeout = 1, 50*time.Millisecond // no replica exists
+	l := leg("tok", 1)
+	if v, err := g.Begin(context.Background(), l); err == nil || !errorsIs(err, requeststate.ErrStoreUnavailable) {
+		t.Fatalf("claim without a replica: %+v %v", v, err)
+	}
+	g.Replicas = 0
+	if v := begin(t, g, leg("tok", 1)); v.Kind != requeststate.First {
+		t.Fatalf("the unacknowledged claim was not released: %+v", v)
+	}
+}
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+func TestStoreStartIsNeverUnderestimated(t *testing.T) {
+	// Started at 99.9 s; at 100.2 s the store says uptime 1 (100 - 99).
+	info := "# Server\r\nrun_id:abc\r\nserver_time_usec:100200000\r\nuptime_in_seconds:1\r\n"
+	run, start, ok := processOf(info)
+	if !ok || run != "abc" || start < 99_900 || start > 100_200 {
+		t.Fatalf("processOf = %q %d %v, want a start in [99.9 s, 100.2 s]", run, start, ok)
+	}
+	if _, start, _ := processOf("run_id:x\nserver_time_usec:100200000\nuptime_in_seconds:0\n"); start != 100_200 {
+		t.Errorf("uptime 0: start %d, want now", start)
+	}
+	if _, _, ok := processOf("run_id:x\n"); ok {
+		t.Error("INFO without times accepted")
 	}
 }

@@ -1,0 +1,253 @@
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/requeststate"
+)
+
+// Single use with a retryable leg (RequestStateOptions.Guard). The
+// boundary asks the guard before the handler runs: the first leg with a
+// state runs and its encoded outcome is recorded; the identical leg
+// again (same state, same answers: an answer lost on the way back) gets
+// that outcome without running twice; any other leg with the state is
+// refused with the fixed error. A store that cannot be asked is not a
+// forged state: the leg is denied with ErrTemporarilyUnavailable (HTTP
+// 503 with Retry-After), and the client retries it.
+
+// CodeTemporarilyUnavailable is the code of ErrTemporarilyUnavailable,
+// in the range JSON-RPC leaves to implementations.
+const CodeTemporarilyUnavailable = -32000
+
+// ErrTemporarilyUnavailable matches (with errors.Is) the error a server
+// answers when it cannot serve a request now but the same request may
+// succeed later: its single-use store is unreachable, or an identical
+// request is still running. Over HTTP it comes with status 503 and
+// Retry-After; RetryAfter reads the delay from the error on any
+// transport. Retry the same request; do not start the call again.
+var ErrTemporarilyUnavailable = jsonrpc.NewErrorData(CodeTemporarilyUnavailable, "Temporarily unavailable: retry the same request",
+	map[string]string{"reason": reasonUnavailable})
+
+const reasonUnavailable = "temporarily_unavailable"
+
+// Unavailable returns an error that a handler (or middleware) may return
+// to have the client retry the same request after d:
+// ErrTemporarilyUnavailable with the delay in its data (retryAfterMs)
+// and, over HTTP, status 503 with a Retry-After header.
+func Unavailable(d time.Duration) error {
+	if d < 0 {
+		d = 0
+	}
+	return &unavailableError{d}
+}
+
+type unavailableError struct{ after time.Duration }
+
+func (e *unavailableError) Error() string {
+	return "mcp: temporarily unavailable, retry after " + e.after.String()
+}
+
+func (e *unavailableError) Is(target error) bool { return target == ErrTemporarilyUnavailable }
+
+// wire is the JSON-RPC error sent for e.
+func (e *unavailableError) wire() *Error {
+	return jsonrpc.NewErrorData(CodeTemporarilyUnavailable, ErrTemporarilyUnavailable.Message, struct {
+		Reason       string `json:"reason"`
+		RetryAfterMs int64  `json:"retryAfterMs"`
+	}{reasonUnavailable, e.after.Milliseconds()})
+}
+
+// RetryAfter reports whether err is ErrTemporarilyUnavailable and how
+// long the server asked to wait (zero when it did not say).
+func RetryAfter(err error) (time.Duration, bool) {
+	var ue *unavailableError
+	if errors.As(err, &ue) {
+		return ue.after, true
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeTemporarilyUnavailable || len(e.Data) == 0 {
+		return 0, false
+	}
+	var d struct {
+		Reason       string `json:"reason"`
+		RetryAfterMs int64  `json:"retryAfterMs"`
+	}
+	if json.Unmarshal(e.Data, &d) != nil || d.Reason != reasonUnavailable {
+		return 0, false
+	}
+	return time.Duration(max(d.RetryAfterMs, 0)) * time.Millisecond, true
+}
+
+// retryAfterHeader is the Retry-After value (whole seconds, at least 1)
+// for a delay.
+func retryAfterHeader(d time.Duration) string {
+	s := int64((d + time.Second - 1) / time.Second)
+	return strconv.FormatInt(max(s, 1), 10)
+}
+
+// storeRetryDelay is what a leg denied for an unreachable store is told
+// to wait.
+const storeRetryDelay = time.Second
+
+// answersDigest identifies the answers of a leg: the canonical JSON of
+// each answer, in key order. Answers that are not valid JSON cannot
+// reach here (the decoder checked them).
+func answersDigest(rs InputResponses) (d [16]byte) {
+	if len(rs) == 0 {
+		return d
+	}
+	keys := make([]string, 0, len(rs))
+	for k := range rs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, 256)
+	for _, k := range keys {
+		b = jsonrpc.AppendString(b, k)
+		b = append(b, ':')
+		var err error
+		if b, err = requeststate.AppendCanonical(b, rs[k]); err != nil {
+			b = append(b, rs[k]...)
+		}
+		b = append(b, ',')
+	}
+	sum := sha256.Sum256(b)
+	copy(d[:], sum[:])
+	return d
+}
+
+// Outcome records: 'r' and the result object, or 'e' and the error.
+const (
+	outcomeResult = 'r'
+	outcomeError  = 'e'
+)
+
+// once runs a guarded leg (see the top of this file).
+func (b *stateBoundary) once(ctx context.Context, method string, leg *requeststate.Leg, run func() (any, error)) (any, error) {
+	v, err := b.guard.Begin(ctx, leg)
+	if err != nil {
+		b.s.log.Warn("requestState single-use store unavailable on "+method+": "+err.Error(), "method", method, "err", err)
+		return nil, Unavailable(storeRetryDelay)
+	}
+	switch v.Kind {
+	case requeststate.First:
+	case requeststate.Replay:
+		return replayOutcome(v.Outcome)
+	case requeststate.Busy:
+		return nil, Unavailable(max(v.RetryAfter, 100*time.Millisecond))
+	default:
+		reason := v.Reason
+		if reason == "" {
+			reason = "state already used"
+		}
+		return b.reject(method, reason)
+	}
+	stop := b.renew(leg, v.Lease)
+	res, err := run()
+	stop()
+	// The outcome is recorded even when the client has gone away: that
+	// is the answer its retry needs.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	var outcome []byte
+	if ctx.Err() == nil || err == nil || !errors.Is(err, ctx.Err()) {
+		outcome = b.encodeOutcome(res, err)
+	}
+	// nil outcome (the leg was cancelled, or its result could not be
+	// encoded) releases the claim: the identical retry runs it again.
+	if ferr := b.guard.Finish(fctx, leg, outcome); ferr != nil {
+		b.s.log.Warn("requestState single-use store: recording the outcome failed on "+method+": "+ferr.Error(), "method", method, "err", ferr)
+	}
+	return res, err
+}
+
+// renew keeps the lease of a running leg, every third of the lease,
+// until the returned func is called. A leg that ends sooner costs one
+// stopped timer.
+func (b *stateBoundary) renew(leg *requeststate.Leg, lease time.Duration) (stop func()) {
+	if lease <= 0 {
+		lease = requeststate.DefaultLease
+	}
+	var (
+		mu      sync.Mutex
+		stopped bool
+		t       *time.Timer
+	)
+	t = time.AfterFunc(lease/3, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), lease/3)
+		err := b.guard.Renew(ctx, leg)
+		cancel()
+		if err != nil {
+			b.s.log.Warn("requestState single-use store: renewing a lease failed: "+err.Error(), "err", err)
+		}
+		mu.Lock()
+		if !stopped {
+			t.Reset(lease / 3)
+		}
+		mu.Unlock()
+	})
+	return func() {
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
+	}
+}
+
+// encodeOutcome encodes what the client receives for res, err; nil when
+// it cannot be recorded.
+func (b *stateBoundary) encodeOutcome(res any, err error) []byte {
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			var ue *unavailableError
+			if errors.As(err, &ue) {
+				return nil // a retryable answer is not an outcome
+			}
+			e = errInternal
+		}
+		if e.Code == CodeTemporarilyUnavailable {
+			return nil
+		}
+		b, merr := json.Marshal(e)
+		if merr != nil {
+			return nil
+		}
+		return append([]byte{outcomeError}, b...)
+	}
+	if res == nil {
+		return nil
+	}
+	out, eerr := b.s.appendResultBody([]byte{outcomeResult}, res)
+	if eerr != nil {
+		return nil
+	}
+	return out
+}
+
+// replayOutcome turns a recorded outcome back into what the chain
+// returns.
+func replayOutcome(o []byte) (any, error) {
+	if len(o) < 2 {
+		return nil, errInternal
+	}
+	switch o[0] {
+	case outcomeResult:
+		return replayedResult(o[1:]), nil
+	case outcomeError:
+		e := new(Error)
+		if json.Unmarshal(o[1:], e) != nil {
+			return nil, errInternal
+		}
+		return nil, e
+	}
+	return nil, errInternal
+}
