@@ -410,6 +410,9 @@ func (s *session) finish(res any, err error) error {
 		err = withCause(ctx, err)
 		done()
 	}
+	if errors.Is(err, mcp.ErrInvalidRequestState) {
+		return fmt.Errorf("the server no longer accepts this call's state (it expired, was already used, or the server's keys changed): the call has to start again from its first request (%w)", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -494,6 +497,11 @@ func cmdResume(s *session) error {
 	if s.opts.pinned == "" && !s.opts.legacy && saved.ProtocolVersion != "" {
 		// The state was minted in this version: resume in it.
 		s.opts.pinned = saved.ProtocolVersion
+	}
+	if age := time.Since(saved.SavedAt); !saved.SavedAt.IsZero() && age > mcp.DefaultStateTTL {
+		// Asking the questions first would waste the user's answers.
+		return fmt.Errorf("%s was saved %s ago, longer than a server keeps a round's state by default (%s): the call has to start again from its first request",
+			s.args[0], age.Round(time.Minute), mcp.DefaultStateTTL)
 	}
 	s.perRound = true
 	if _, err := s.connect(); err != nil {

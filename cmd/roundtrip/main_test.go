@@ -643,3 +643,34 @@ func TestTimeout(t *testing.T) {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out.String(), errw.String())
 	}
 }
+
+// A state the server refuses (here: a server restarted with a new
+// per-process key) tells the user the call must start again.
+func TestRejectedStateSaysTheCallMustStartAgain(t *testing.T) {
+	url, _ := httpServer(t)
+	file := filepath.Join(t.TempDir(), "pending.json")
+	cli(t, "", "call", "--url", url, "--save", file, "provision", "name=db").must(t, 0)
+	other, _ := httpServer(t) // another process key: the saved state is foreign to it
+	r := cli(t, "1\n", "resume", "--url", other, file)
+	if r.code == 0 || !strings.Contains(r.stderr, "the call has to start again") {
+		t.Fatalf("exit %d, stderr %q: want the advice to start again", r.code, r.stderr)
+	}
+}
+
+// A saved call older than a server keeps a round's state is refused
+// before the user is asked anything.
+func TestStaleSavedCallIsRefusedBeforeAsking(t *testing.T) {
+	url, _ := httpServer(t)
+	file := filepath.Join(t.TempDir(), "pending.json")
+	cli(t, "", "call", "--url", url, "--save", file, "provision", "name=db").must(t, 0)
+	b, _ := os.ReadFile(file)
+	var saved map[string]any
+	json.Unmarshal(b, &saved)
+	saved["savedAt"] = time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	b, _ = json.Marshal(saved)
+	os.WriteFile(file, b, 0o600)
+	r := cli(t, "1\n", "resume", file)
+	if r.code == 0 || !strings.Contains(r.stderr, "the call has to start again") || strings.Contains(r.stderr, "Which region?") {
+		t.Fatalf("exit %d, stderr %q: want a refusal before the question", r.code, r.stderr)
+	}
+}
