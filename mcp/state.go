@@ -29,6 +29,9 @@ const DefaultStateTTL = 10 * time.Minute
 type RequestStateOptions struct {
 	// Keys are shared secret keys, each at least 32 bytes, no duplicates:
 	// the first seals, all verify (see package requeststate for rotation).
+	// To change keys while the server runs, set Codec to a
+	// *requeststate.KeyRing instead and call its SetKeys, or let a
+	// requeststate.KeyFile keep it in step with a file.
 	Keys [][]byte
 	// Codec replaces the built-in AES-256-GCM key ring. Set Keys or
 	// Codec, not both.

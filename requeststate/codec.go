@@ -8,10 +8,12 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -72,9 +74,10 @@ type ringKey struct {
 
 // KeyRing is the built-in AES-256-GCM codec over a list of keys: the
 // first key seals, every key verifies. See the package documentation for
-// rotation.
+// rotation. SetKeys replaces the list while the ring is in use, so the
+// phases of a rotation roll out without a restart (see WatchKeyFile).
 type KeyRing struct {
-	keys     []ringKey
+	keys     atomic.Pointer[[]ringKey]
 	maxToken int
 }
 
@@ -90,33 +93,44 @@ func GenerateKey() []byte {
 // NewKeyRing returns a codec over keys. Each key must be at least 32
 // bytes; keys must not repeat; there must be at least one.
 func NewKeyRing(keys ...[]byte) (*KeyRing, error) {
-	if len(keys) == 0 {
-		return nil, errors.New("requeststate: at least one key is required")
-	}
 	r := &KeyRing{maxToken: DefaultMaxTokenBytes}
+	if err := r.SetKeys(keys...); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// SetKeys replaces the ring's keys, with the rules of NewKeyRing; on an
+// error the ring keeps the keys it had. Seals and opens in progress
+// finish with the list they started with.
+func (r *KeyRing) SetKeys(keys ...[]byte) error {
+	if len(keys) == 0 {
+		return errors.New("requeststate: at least one key is required")
+	}
+	list := make([]ringKey, 0, len(keys))
 	for i, k := range keys {
 		if len(k) == 0 {
-			return nil, fmt.Errorf("requeststate: key %d is empty", i)
+			return fmt.Errorf("requeststate: key %d is empty", i)
 		}
 		if len(k) < MinKeyBytes {
-			return nil, fmt.Errorf("requeststate: key %d is %d bytes; keys must be at least %d bytes", i, len(k), MinKeyBytes)
+			return fmt.Errorf("requeststate: key %d is %d bytes; keys must be at least %d bytes", i, len(k), MinKeyBytes)
 		}
 		for j := 0; j < i; j++ {
 			if bytes.Equal(keys[j], k) {
-				return nil, fmt.Errorf("requeststate: key %d repeats key %d", i, j)
+				return fmt.Errorf("requeststate: key %d repeats key %d", i, j)
 			}
 		}
 		sub, err := hkdf.Key(sha256.New, k, nil, hkdfInfo, 32)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		block, err := aes.NewCipher(sub)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		aead, err := cipher.NewGCM(block)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		sum := sha256.Sum256(append([]byte(kidLabel), k...))
 		var rk ringKey
@@ -124,9 +138,22 @@ func NewKeyRing(keys ...[]byte) (*KeyRing, error) {
 		copy(rk.aad[:], tokenPrefix)
 		copy(rk.aad[len(tokenPrefix):], rk.kid[:])
 		rk.aead = aead
-		r.keys = append(r.keys, rk)
+		list = append(list, rk)
 	}
-	return r, nil
+	r.keys.Store(&list)
+	return nil
+}
+
+// KeyIDs returns the ids of the ring's keys, sealing key first: the
+// first 4 bytes of a digest of each key, in hex, which tokens carry and
+// logs may show.
+func (r *KeyRing) KeyIDs() []string {
+	list := *r.keys.Load()
+	ids := make([]string, len(list))
+	for i := range list {
+		ids[i] = hex.EncodeToString(list[i].kid[:])
+	}
+	return ids
 }
 
 // headerLen is the kid and nonce in front of the ciphertext.
@@ -151,7 +178,7 @@ var zeroHeader [headerLen]byte
 // sealRaw seals raw[headerLen:] in place (raw's capacity should hold the
 // tag too) under a fresh random nonce and returns the token.
 func (r *KeyRing) sealRaw(raw, nonce []byte) string {
-	k := &r.keys[0]
+	k := &(*r.keys.Load())[0]
 	copy(raw, k.kid[:])
 	copy(raw[kidLen:headerLen], nonce)
 	// The ciphertext overwrites the plaintext exactly, as cipher.AEAD
@@ -187,8 +214,9 @@ func (r *KeyRing) Unseal(token string) ([]byte, error) {
 		return nil, invalid("malformed: base64url")
 	}
 	found := false
-	for i := range r.keys {
-		k := &r.keys[i]
+	list := *r.keys.Load()
+	for i := range list {
+		k := &list[i]
 		if !bytes.Equal(k.kid[:], raw[:kidLen]) {
 			continue
 		}
