@@ -101,6 +101,10 @@ func (s *Server) checkVersion(c *call) *failure {
 // result against the method's rules. The returned failure is nil on
 // success.
 func (s *Server) execute(ctx context.Context, c *call, out outbound) (any, *failure) {
+	if !s.drain.enter() {
+		return nil, s.errorFailure(ctx, c, Unavailable(drainRetryAfter))
+	}
+	defer s.drain.leave()
 	// The scope is itself the handler's context (one allocation instead
 	// of a scope plus a context.WithValue).
 	sc := &requestScope{Context: ctx, s: s, id: c.msg.ID, method: c.msg.Method, meta: c.params.RequestMeta(), out: out, legacy: c.legacy}

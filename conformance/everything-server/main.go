@@ -26,13 +26,20 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 
 func main() {
 	httpAddr := flag.String("http", "127.0.0.1:0", "listen on this address and serve Streamable HTTP at /mcp")
 	stdio := flag.Bool("stdio", false, "serve the stdio transport on stdin/stdout instead of HTTP")
-	stateKeys := flag.String("state-keys", "", "comma-separated base64url request-state keys (first seals, all verify); default $ROUNDTRIP_STATE_KEYS, else a random per-process key")
-	stateTTL := flag.Duration("state-ttl", 0, "lifetime of one round's requestState, e.g. 3s (default 10m)")
+	var sf stateFlags
+	flag.StringVar(&sf.keys, "state-keys", "", "comma-separated base64url request-state keys (first seals, all verify); default $ROUNDTRIP_STATE_KEYS, else a random per-process key. Any user can read a command line: prefer -state-key-file")
+	flag.StringVar(&sf.keyFile, "state-key-file", "", "file of base64url request-state keys, one per line, sealing key first; re-read on SIGHUP and when it changes (rotation without a restart)")
+	flag.DurationVar(&sf.ttl, "state-ttl", 0, "lifetime of one round's requestState, e.g. 3s (default 10m)")
+	flag.StringVar(&sf.guard, "guard", "", `single-use request state: "memory", or a Redis URL (redis://HOST:PORT/DB, unix:///PATH.sock); with -guard-sentinels, the Sentinel master name`)
+	flag.StringVar(&sf.sentinels, "guard-sentinels", "", "comma-separated Redis Sentinel addresses (HOST:PORT); -guard then names the master")
+	flag.IntVar(&sf.replicas, "guard-replicas", 0, "replicas that must acknowledge each single-use record (WAIT) before it counts")
+	flag.DurationVar(&sf.lease, "guard-lease", 0, "how long a running leg holds its single-use claim without renewal (default 10s)")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -41,10 +48,13 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	rs, err := stateOptions(*stateKeys, *stateTTL)
+	rs, keyFile, err := stateOptions(sf, logger)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "everything-server:", err)
 		os.Exit(2)
+	}
+	if keyFile != nil {
+		go reloadKeys(ctx, keyFile)
 	}
 	srv := newServer(logger, rs)
 
@@ -59,6 +69,22 @@ func main() {
 	if err != nil {
 		logger.Error("everything-server", "err", err)
 		os.Exit(1)
+	}
+}
+
+// reloadKeys re-reads the key file on SIGHUP and when it changes.
+func reloadKeys(ctx context.Context, kf *requeststate.KeyFile) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go kf.Watch(ctx, 2*time.Second)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			kf.Reload()
+		}
 	}
 }
 
