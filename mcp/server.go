@@ -104,6 +104,7 @@ type Server struct {
 	legacy         legacyState  // 2025-11-25 sessions (legacy.go)
 	fanout         *fanoutState // nil without ServerOptions.Fanout (fanout.go)
 	tasks          *taskRuntime // nil without ServerOptions.Tasks (tasks.go)
+	exch           exchanges    // HTTP exchanges Close cuts short (http.go)
 }
 
 type serverTool struct {
