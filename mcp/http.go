@@ -177,7 +177,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, f.status, c.msg.ID, f.err)
 		return
 	}
-	out := &httpOut{w: w, keepAlive: h.opts.KeepAlive, x: &h.s.exch, writeTimeout: h.opts.StreamWriteTimeout}
+	out := &httpOut{w: w, h: h}
 	out.flusher, _ = w.(http.Flusher)
 	res, f := h.s.execute(r.Context(), c, out)
 	out.finish(h.s, c, res, f, r.Context())
@@ -197,7 +197,7 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	timed := r.ContentLength != 0 && h.s.exch.startRead(w, r, h.opts.BodyReadTimeout)
 	body, err := readAll(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
 	if timed {
-		h.s.exch.endRead(w)
+		h.s.exch.endRead(w, err == nil)
 	}
 	return body, err
 }
@@ -258,34 +258,35 @@ func writeHTTPError(w http.ResponseWriter, status int, id jsonrpc.ID, e *Error) 
 // that stops reading costs a blocked write for that long at most; the
 // stream is known to Server.Close (exchanges) while it lasts.
 type httpOut struct {
-	mu           sync.Mutex
-	w            http.ResponseWriter
-	flusher      http.Flusher
-	sse          bool
-	done         bool
-	keepAlive    time.Duration
-	stopKA       chan struct{}
-	x            *exchanges
-	writeTimeout time.Duration
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	flusher http.Flusher
+	sse     bool
+	done    bool
+	stopKA  chan struct{}
+	h       *httpHandler // options and exchanges (one pointer keeps httpOut in a 64-byte size class)
 }
+
+// arm sets the deadline of the next write.
+func (o *httpOut) arm() { o.h.s.exch.armWrite(o.w, o.h.opts.StreamWriteTimeout) }
 
 func (o *httpOut) startSSE() {
 	h := o.w.Header()
 	h["Content-Type"] = ctSSE
 	h["Cache-Control"] = noCache
 	h["X-Accel-Buffering"] = noBuffering
-	o.x.addWriter(o.w)
-	o.x.armWrite(o.w, o.writeTimeout)
+	o.h.s.exch.addWriter(o.w)
+	o.arm()
 	o.w.WriteHeader(http.StatusOK)
 	o.sse = true
-	if o.keepAlive > 0 {
+	if o.h.opts.KeepAlive > 0 {
 		o.stopKA = make(chan struct{})
 		go o.keepAliveLoop()
 	}
 }
 
 func (o *httpOut) keepAliveLoop() {
-	t := time.NewTicker(o.keepAlive)
+	t := time.NewTicker(o.h.opts.KeepAlive)
 	defer t.Stop()
 	for {
 		select {
@@ -294,7 +295,7 @@ func (o *httpOut) keepAliveLoop() {
 		case <-t.C:
 			o.mu.Lock()
 			if !o.done {
-				o.x.armWrite(o.w, o.writeTimeout)
+				o.arm()
 				io.WriteString(o.w, ": keep-alive\n\n")
 				if o.flusher != nil {
 					o.flusher.Flush()
@@ -306,7 +307,7 @@ func (o *httpOut) keepAliveLoop() {
 }
 
 func (o *httpOut) writeEvent(msg []byte) error {
-	o.x.armWrite(o.w, o.writeTimeout)
+	o.arm()
 	if _, err := io.WriteString(o.w, "event: message\ndata: "); err != nil {
 		return err
 	}
@@ -350,7 +351,7 @@ func (o *httpOut) finish(s *Server, c *call, res any, f *failure, ctx context.Co
 		close(o.stopKA)
 	}
 	if o.sse {
-		defer o.x.removeWriter(o.w)
+		defer o.h.s.exch.removeWriter(o.w)
 	}
 	if ctx.Err() != nil {
 		return // the client went away: nobody to answer
@@ -515,13 +516,20 @@ func (x *exchanges) startRead(w http.ResponseWriter, r *http.Request, d time.Dur
 	return true
 }
 
-// endRead clears the read deadline: the body is in, and the connection's
-// background read must not end the request's context when it expires.
-func (x *exchanges) endRead(w http.ResponseWriter) {
+// endRead ends the body read. When the body is in, the read deadline is
+// cleared (the connection's background read must not end the request's
+// context when it expires); when it failed, the deadline is moved to the
+// past, so that the server does not then wait for the rest of the body
+// to discard it: the connection is closed after the answer instead.
+func (x *exchanges) endRead(w http.ResponseWriter, ok bool) {
 	x.mu.Lock()
 	delete(x.reading, w)
 	x.mu.Unlock()
-	setReadDeadline(w, time.Time{})
+	if ok {
+		setReadDeadline(w, time.Time{})
+	} else {
+		setReadDeadline(w, aLongTimeAgo)
+	}
 }
 
 func (x *exchanges) addWriter(w http.ResponseWriter) {
