@@ -6,8 +6,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
@@ -15,6 +18,18 @@ import (
 
 // HTTPOptions configure the Streamable HTTP handler. The zero value is
 // valid and safe for a server on loopback.
+//
+// The handler bounds what a client can hold once a request reaches it:
+// the body (MaxBodyBytes, BodyReadTimeout, read as it arrives, never
+// preallocated from Content-Length) and every SSE write
+// (StreamWriteTimeout). What comes before the handler is the embedding
+// http.Server's: set its ReadHeaderTimeout (slow headers) and IdleTimeout
+// (idle keep-alive connections). Its WriteTimeout is not needed for the
+// streams, which arm their own deadline before every write (so a
+// WriteTimeout no longer cuts a healthy stream short either). The
+// deadlines are set through http.ResponseController's interfaces; a
+// ResponseWriter wrapped by middleware must offer Unwrap for them to
+// apply.
 type HTTPOptions struct {
 	// MaxBodyBytes bounds a request body. Zero means
 	// DefaultMaxMessageBytes (4 MiB); larger bodies get 413.
@@ -36,6 +51,19 @@ type HTTPOptions struct {
 	// stay open (subscriptions/listen, slow tools). Zero means 15 s; a
 	// negative value disables them.
 	KeepAlive time.Duration
+	// BodyReadTimeout bounds how long a request body may take to arrive,
+	// from the moment the handler starts reading it (a read deadline on
+	// the connection). An expired read is answered with 408 and a
+	// JSON-RPC error. Zero means 30 s. When the embedding http.Server's
+	// ReadTimeout is shorter it applies instead; once the body is in, the
+	// connection's read deadline is cleared, so that a long handler is
+	// not cancelled by it.
+	BodyReadTimeout time.Duration
+	// StreamWriteTimeout bounds each write of an SSE stream (events,
+	// keep-alive comments, the final response; 2026-07-28 responses,
+	// subscriptions/listen and 2025-11-25 streams alike): a client that
+	// does not read for this long loses the stream. Zero means 10 s.
+	StreamWriteTimeout time.Duration
 	// Legacy configures the 2025-11-25 sessions (initialize,
 	// Mcp-Session-Id, the GET stream, DELETE, resumable SSE) the handler
 	// serves next to 2026-07-28 unless ServerOptions.DisableLegacy.
@@ -58,6 +86,12 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) http.Handler {
 	if h.opts.KeepAlive == 0 {
 		h.opts.KeepAlive = 15 * time.Second
 	}
+	if h.opts.BodyReadTimeout <= 0 {
+		h.opts.BodyReadTimeout = 30 * time.Second
+	}
+	if h.opts.StreamWriteTimeout <= 0 {
+		h.opts.StreamWriteTimeout = 10 * time.Second
+	}
 	for _, a := range h.opts.AllowedHosts {
 		h.hosts = append(h.hosts, strings.ToLower(a))
 	}
@@ -65,7 +99,7 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) http.Handler {
 		h.origins = append(h.origins, strings.ToLower(strings.TrimSuffix(a, "/")))
 	}
 	if s.legacyEnabled() {
-		h.legacy = newLegacyHTTP(s, h.opts.Legacy, h.opts.KeepAlive)
+		h.legacy = newLegacyHTTP(s, h.opts.Legacy, h.opts.KeepAlive, h.opts.StreamWriteTimeout)
 	}
 	return h
 }
@@ -103,11 +137,15 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: Content-Type must be application/json"))
 		return
 	}
-	body, err := readBody(w, r, h.opts.MaxBodyBytes)
+	body, err := h.readBody(w, r)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			writeHTTPError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: body exceeds the size limit"))
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			writeHTTPError(w, http.StatusRequestTimeout, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: the body did not arrive within the read timeout"))
 			return
 		}
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(CodeParseError, "Parse error: reading body failed"))
@@ -139,30 +177,65 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, f.status, c.msg.ID, f.err)
 		return
 	}
-	out := &httpOut{w: w, keepAlive: h.opts.KeepAlive}
+	out := &httpOut{w: w, h: h}
 	out.flusher, _ = w.(http.Flusher)
 	res, f := h.s.execute(r.Context(), c, out)
 	out.finish(h.s, c, res, f, r.Context())
 }
 
-func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+// maxBodyPrealloc bounds what a body gets before its bytes arrive: a
+// Content-Length larger than this is believed only as the bytes come.
+const maxBodyPrealloc = 4 << 10
+
+// readBody reads the request body within MaxBodyBytes and
+// BodyReadTimeout, growing its buffer as data arrives.
+func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	max := h.opts.MaxBodyBytes
 	if r.ContentLength > max {
 		return nil, &http.MaxBytesError{Limit: max}
 	}
-	rd := http.MaxBytesReader(w, r.Body, max)
-	if r.ContentLength > 0 {
-		buf := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(rd, buf); err != nil {
+	timed := r.ContentLength != 0 && h.s.exch.startRead(w, r, h.opts.BodyReadTimeout)
+	body, err := readAll(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
+	if timed {
+		h.s.exch.endRead(w, err == nil)
+	}
+	return body, err
+}
+
+// readAll reads rd to its end. want is the declared length (-1 when
+// unknown): the buffer starts at most maxBodyPrealloc bytes and doubles
+// as the bytes come, up to want.
+func readAll(rd io.Reader, want int64) ([]byte, error) {
+	if want < 0 {
+		return io.ReadAll(rd)
+	}
+	buf := make([]byte, 0, min(want, maxBodyPrealloc))
+	for int64(len(buf)) < want {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, int(min(want, 2*int64(cap(buf))))-len(buf))
+		}
+		end := cap(buf)
+		if int64(end) > want {
+			end = int(want)
+		}
+		n, err := rd.Read(buf[len(buf):end])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			if int64(len(buf)) < want {
+				return nil, io.ErrUnexpectedEOF
+			}
+			break
+		}
+		if err != nil {
 			return nil, err
 		}
-		// The declared length was read; anything more is an error.
-		var one [1]byte
-		if n, _ := rd.Read(one[:]); n > 0 {
-			return nil, errors.New("body longer than Content-Length")
-		}
-		return buf, nil
 	}
-	return io.ReadAll(rd)
+	// The declared length was read; anything more is an error.
+	var one [1]byte
+	if n, _ := rd.Read(one[:]); n > 0 {
+		return nil, errors.New("body longer than Content-Length")
+	}
+	return buf, nil
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
@@ -180,31 +253,40 @@ func writeHTTPError(w http.ResponseWriter, status int, id jsonrpc.ID, e *Error) 
 // httpOut delivers a request's notifications. The response stays a plain
 // JSON body until the first notification, which turns it into an SSE
 // stream that the final response then ends.
+//
+// Every SSE write is armed with StreamWriteTimeout first, so a client
+// that stops reading costs a blocked write for that long at most; the
+// stream is known to Server.Close (exchanges) while it lasts.
 type httpOut struct {
-	mu        sync.Mutex
-	w         http.ResponseWriter
-	flusher   http.Flusher
-	sse       bool
-	done      bool
-	keepAlive time.Duration
-	stopKA    chan struct{}
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	flusher http.Flusher
+	sse     bool
+	done    bool
+	stopKA  chan struct{}
+	h       *httpHandler // options and exchanges (one pointer keeps httpOut in a 64-byte size class)
 }
+
+// arm sets the deadline of the next write.
+func (o *httpOut) arm() { o.h.s.exch.armWrite(o.w, o.h.opts.StreamWriteTimeout) }
 
 func (o *httpOut) startSSE() {
 	h := o.w.Header()
 	h["Content-Type"] = ctSSE
 	h["Cache-Control"] = noCache
 	h["X-Accel-Buffering"] = noBuffering
+	o.h.s.exch.addWriter(o.w)
+	o.arm()
 	o.w.WriteHeader(http.StatusOK)
 	o.sse = true
-	if o.keepAlive > 0 {
+	if o.h.opts.KeepAlive > 0 {
 		o.stopKA = make(chan struct{})
 		go o.keepAliveLoop()
 	}
 }
 
 func (o *httpOut) keepAliveLoop() {
-	t := time.NewTicker(o.keepAlive)
+	t := time.NewTicker(o.h.opts.KeepAlive)
 	defer t.Stop()
 	for {
 		select {
@@ -213,6 +295,7 @@ func (o *httpOut) keepAliveLoop() {
 		case <-t.C:
 			o.mu.Lock()
 			if !o.done {
+				o.arm()
 				io.WriteString(o.w, ": keep-alive\n\n")
 				if o.flusher != nil {
 					o.flusher.Flush()
@@ -224,6 +307,7 @@ func (o *httpOut) keepAliveLoop() {
 }
 
 func (o *httpOut) writeEvent(msg []byte) error {
+	o.arm()
 	if _, err := io.WriteString(o.w, "event: message\ndata: "); err != nil {
 		return err
 	}
@@ -265,6 +349,9 @@ func (o *httpOut) finish(s *Server, c *call, res any, f *failure, ctx context.Co
 	o.done = true
 	if o.stopKA != nil {
 		close(o.stopKA)
+	}
+	if o.sse {
+		defer o.h.s.exch.removeWriter(o.w)
 	}
 	if ctx.Err() != nil {
 		return // the client went away: nobody to answer
@@ -354,4 +441,147 @@ func isLoopbackHost(hostport string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// ---- deadlines ----
+
+// closeGrace is what a body being read, or an SSE write, still gets once
+// Server.Close has been called: a client that reads keeps up easily, one
+// that does not is cut off, so that http.Server.Shutdown can finish.
+const closeGrace = 500 * time.Millisecond
+
+// aLongTimeAgo is a deadline in the past: it makes a blocked write return
+// at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// setReadDeadline and setWriteDeadline find the deadline methods of w the
+// way http.ResponseController does (through Unwrap), without its
+// allocation when w has none; they report whether w has them.
+func setReadDeadline(w http.ResponseWriter, t time.Time) bool {
+	for {
+		switch x := w.(type) {
+		case interface{ SetReadDeadline(time.Time) error }:
+			return x.SetReadDeadline(t) == nil
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return false
+		}
+	}
+}
+
+func setWriteDeadline(w http.ResponseWriter, t time.Time) bool {
+	for {
+		switch x := w.(type) {
+		case interface{ SetWriteDeadline(time.Time) error }:
+			return x.SetWriteDeadline(t) == nil
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return false
+		}
+	}
+}
+
+// exchanges are the HTTP exchanges of a server that a client could hold
+// up: bodies being read and SSE responses being written. Server.Close
+// (shutdown) gives each closeGrace more, and every later one closeGrace
+// at most, so that no client can keep http.Server.Shutdown waiting.
+//
+// Only deadlines are set from here, never a write: a ResponseWriter is
+// registered from before its first deadline to after its last write, all
+// within its handler.
+type exchanges struct {
+	closing atomic.Bool
+	mu      sync.Mutex
+	reading map[http.ResponseWriter]struct{}
+	writing map[http.ResponseWriter]struct{}
+}
+
+// startRead arms the body read deadline of w; it reports whether w has
+// one (then endRead must follow).
+func (x *exchanges) startRead(w http.ResponseWriter, r *http.Request, d time.Duration) bool {
+	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 && srv.ReadTimeout < d {
+		d = srv.ReadTimeout
+	}
+	if !setReadDeadline(w, time.Now().Add(x.limit(d))) {
+		return false
+	}
+	x.mu.Lock()
+	if x.reading == nil {
+		x.reading = make(map[http.ResponseWriter]struct{})
+	}
+	x.reading[w] = struct{}{}
+	x.mu.Unlock()
+	// Close may have come between the deadline and the registration.
+	if x.closing.Load() && d > closeGrace {
+		setReadDeadline(w, time.Now().Add(closeGrace))
+	}
+	return true
+}
+
+// endRead ends the body read. When the body is in, the read deadline is
+// cleared (the connection's background read must not end the request's
+// context when it expires); when it failed, the deadline is moved to the
+// past, so that the server does not then wait for the rest of the body
+// to discard it: the connection is closed after the answer instead.
+func (x *exchanges) endRead(w http.ResponseWriter, ok bool) {
+	x.mu.Lock()
+	delete(x.reading, w)
+	x.mu.Unlock()
+	if ok {
+		setReadDeadline(w, time.Time{})
+	} else {
+		setReadDeadline(w, aLongTimeAgo)
+	}
+}
+
+func (x *exchanges) addWriter(w http.ResponseWriter) {
+	x.mu.Lock()
+	if x.writing == nil {
+		x.writing = make(map[http.ResponseWriter]struct{})
+	}
+	x.writing[w] = struct{}{}
+	x.mu.Unlock()
+}
+
+func (x *exchanges) removeWriter(w http.ResponseWriter) {
+	x.mu.Lock()
+	delete(x.writing, w)
+	x.mu.Unlock()
+}
+
+// limit is d, or closeGrace once the server is closing.
+func (x *exchanges) limit(d time.Duration) time.Duration {
+	if x.closing.Load() && d > closeGrace {
+		return closeGrace
+	}
+	return d
+}
+
+// armWrite sets the deadline of the next write on w: d from now
+// (closeGrace once the server is closing).
+func (x *exchanges) armWrite(w http.ResponseWriter, d time.Duration) {
+	l := x.limit(d)
+	if !setWriteDeadline(w, time.Now().Add(l)) {
+		return
+	}
+	// Close may have poked w between limit and the deadline just set.
+	if l > closeGrace && x.closing.Load() {
+		setWriteDeadline(w, time.Now().Add(closeGrace))
+	}
+}
+
+// shutdown cuts the registered exchanges to closeGrace (Server.Close).
+func (x *exchanges) shutdown() {
+	x.closing.Store(true)
+	by := time.Now().Add(closeGrace)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for w := range x.reading {
+		setReadDeadline(w, by)
+	}
+	for w := range x.writing {
+		setWriteDeadline(w, by)
+	}
 }

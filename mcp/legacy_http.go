@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,18 +39,45 @@ import (
 
 // LegacyHTTPOptions configure the 2025-11-25 sessions of a Streamable
 // HTTP handler. The zero value is valid.
+//
+// Sessions are counted per party, so that one client cannot push out
+// everyone else's: a party is the verified principal
+// (RequestStateOptions.Principal, or the token WithTokenInfo put in the
+// request's context) or, for an anonymous request, its remote IP address
+// (an IPv6 address by its /64), or what QuotaKey returns.
 type LegacyHTTPOptions struct {
 	// IdleTimeout ends a session that has had no HTTP exchange open for
 	// this long. Zero means 30 minutes.
 	IdleTimeout time.Duration
-	// MaxSessions bounds the sessions open at once. At the bound, a new
-	// session ends the one idle the longest (none with an HTTP exchange in
-	// progress is ended; if all have one, initialize gets 503). Zero means
-	// 10000.
+	// MaxSessionsPerPrincipal bounds the sessions of one party. At the
+	// bound, the party's new session ends that party's own session idle
+	// the longest; if each of them has an HTTP exchange in progress,
+	// initialize gets 503 with Retry-After. Zero means 100.
+	MaxSessionsPerPrincipal int
+	// MaxSessions bounds the sessions open at once, all parties together:
+	// a last resort that never ends one party's session to make room for
+	// another's. At the bound, a new session ends the caller's own
+	// session idle the longest, or initialize gets 503 with Retry-After.
+	// Zero means 10000.
 	MaxSessions int
+	// QuotaKey, when set, names the party a session counts against in
+	// place of the default (an empty result falls back to it). Behind a
+	// reverse proxy every anonymous client has the proxy's address and so
+	// one quota: key on the client address the proxy reports, from a
+	// header the proxy overwrites (never one a client can set itself).
+	QuotaKey func(r *http.Request) string
+	// StreamLifetime bounds how long the server holds one GET stream (the
+	// session's stream, or a response stream resumed with Last-Event-ID):
+	// then it ends the stream with an SSE event carrying the last event
+	// id and the retry interval, and the client reconnects with
+	// Last-Event-ID, missing nothing that was kept (MaxEventBytes). Zero
+	// means 10 minutes.
+	StreamLifetime time.Duration
 	// MaxEventBytes bounds the SSE events one session keeps for replay
 	// after a reconnection (Last-Event-ID). Zero means 1 MiB; the oldest
-	// finished streams are dropped first.
+	// finished streams are dropped first. It also bounds what waits to be
+	// written to one connection: a client that falls that far behind
+	// loses the connection (and resumes with Last-Event-ID).
 	MaxEventBytes int
 	// RetryInterval is the SSE retry field of the priming event, the
 	// client's reconnection delay. Zero means 1 s; negative sends none.
@@ -76,6 +105,8 @@ const (
 
 	maxCompletedStreams = 16 // finished SSE streams a session keeps for replay
 	maxStandaloneEvents = 64 // events the GET stream keeps for replay
+	eventOverhead       = 32 // bytes accounted per event on top of its data
+	retryAfterBusy      = "60"
 )
 
 // legacyHeaderVersions are MCP-Protocol-Version values that mark a
@@ -83,20 +114,39 @@ const (
 var legacyHeaderVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 type legacyHTTP struct {
-	s         *Server
-	opts      LegacyHTTPOptions
-	keepAlive time.Duration
+	s            *Server
+	opts         LegacyHTTPOptions
+	keepAlive    time.Duration
+	writeTimeout time.Duration
 
+	// mu guards the registry: the sessions, the parties' quotas, and each
+	// session's open count and place in its party's idle list.
 	mu       sync.Mutex
 	sessions map[string]*httpSession
+	quotas   map[string]*quota
 }
 
-func newLegacyHTTP(s *Server, o LegacyHTTPOptions, keepAlive time.Duration) *legacyHTTP {
+// quota is one party's sessions: how many, and those without an HTTP
+// exchange in progress, least recently used first (an intrusive list, so
+// that finding the session to end is O(1)).
+type quota struct {
+	key        string
+	count      int
+	head, tail *httpSession
+}
+
+func newLegacyHTTP(s *Server, o LegacyHTTPOptions, keepAlive, writeTimeout time.Duration) *legacyHTTP {
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 30 * time.Minute
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 10000
+	}
+	if o.MaxSessionsPerPrincipal <= 0 {
+		o.MaxSessionsPerPrincipal = 100
+	}
+	if o.StreamLifetime <= 0 {
+		o.StreamLifetime = 10 * time.Minute
 	}
 	if o.MaxEventBytes <= 0 {
 		o.MaxEventBytes = 1 << 20
@@ -107,7 +157,8 @@ func newLegacyHTTP(s *Server, o LegacyHTTPOptions, keepAlive time.Duration) *leg
 	if len(o.SessionIDPrefix) > 64 || strings.IndexFunc(o.SessionIDPrefix, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
 		panic(fmt.Sprintf("mcp: LegacyHTTPOptions.SessionIDPrefix %q: visible ASCII only, at most 64 bytes", o.SessionIDPrefix))
 	}
-	lh := &legacyHTTP{s: s, opts: o, keepAlive: keepAlive, sessions: make(map[string]*httpSession)}
+	lh := &legacyHTTP{s: s, opts: o, keepAlive: keepAlive, writeTimeout: writeTimeout,
+		sessions: make(map[string]*httpSession), quotas: make(map[string]*quota)}
 	s.legacy.addHandler(lh)
 	return lh
 }
@@ -125,24 +176,31 @@ func (lh *legacyHTTP) closeAll() {
 	}
 }
 
-// httpSession is a legacy session of an HTTP handler. Lock order: a
-// stream's mu may be held while taking the session's smu, never the
-// other way round.
+// httpSession is a legacy session of an HTTP handler. Lock order: the
+// registry's lh.mu is never held while taking another lock; a stream's mu
+// may be held while taking the session's smu, never the other way round.
 type httpSession struct {
 	*legacySession
 	lh        *legacyHTTP
 	principal string       // who opened the session (see legacyHTTP.session)
 	last      atomic.Int64 // UnixNano of the last exchange
-	open      atomic.Int32 // HTTP exchanges of the session in progress
 
-	smu       sync.Mutex
-	timer     *time.Timer
-	streams   map[uint64]*legacyStream
-	completed []uint64 // finished SSE streams kept for replay, oldest first
-	next      uint64
-	bytes     int // event bytes kept, all streams
-	inflight  map[string]context.CancelFunc
-	get       *legacyStream // stream 0: the GET stream
+	// under lh.mu
+	q          *quota
+	open       int // HTTP exchanges of the session in progress
+	idle       bool
+	removed    bool
+	prev, next *httpSession // in q's idle list
+
+	smu        sync.Mutex
+	timer      *time.Timer
+	streams    map[uint64]*legacyStream
+	conns      map[*sseConn]struct{} // every HTTP exchange writing for the session
+	completed  []uint64              // finished SSE streams kept for replay, oldest first
+	nextStream uint64
+	bytes      int // event bytes kept, all streams
+	inflight   map[string]context.CancelFunc
+	get        *legacyStream // stream 0: the GET stream
 }
 
 // sessionCount reports the sessions open (for tests and benchmarks).
@@ -181,22 +239,136 @@ func (lh *legacyHTTP) principal(r *http.Request) (string, error) {
 	return defaultPrincipal(r.Context())
 }
 
-func (hs *httpSession) touch() { hs.last.Store(time.Now().UnixNano()) }
+// quotaKey names the party the caller's sessions count against: QuotaKey,
+// else the verified principal, else the remote address.
+func (lh *legacyHTTP) quotaKey(r *http.Request, principal string) string {
+	if f := lh.opts.QuotaKey; f != nil {
+		if k := f(r); k != "" {
+			return "key " + k
+		}
+	}
+	if principal != "" {
+		return "principal " + principal
+	}
+	return "address " + remoteParty(r.RemoteAddr)
+}
+
+// remoteParty is the address part of a RemoteAddr that names one client:
+// the IPv4 address, or the /64 of an IPv6 address (a single host usually
+// has a whole /64 to pick from).
+func remoteParty(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.WithZone("").Unmap()
+	if ip.Is6() {
+		if p, err := ip.Prefix(64); err == nil {
+			return p.String()
+		}
+	}
+	return ip.String()
+}
+
+// ---- the registry: sessions, quotas, idle lists (under lh.mu) ----
+
+func (q *quota) pushIdle(hs *httpSession) {
+	hs.prev, hs.next = q.tail, nil
+	if q.tail != nil {
+		q.tail.next = hs
+	} else {
+		q.head = hs
+	}
+	q.tail = hs
+	hs.idle = true
+}
+
+func (q *quota) unlinkIdle(hs *httpSession) {
+	if !hs.idle {
+		return
+	}
+	if hs.prev != nil {
+		hs.prev.next = hs.next
+	} else {
+		q.head = hs.next
+	}
+	if hs.next != nil {
+		hs.next.prev = hs.prev
+	} else {
+		q.tail = hs.prev
+	}
+	hs.prev, hs.next, hs.idle = nil, nil, false
+}
+
+// removeLocked takes hs out of the registry; it reports whether hs was
+// still in it.
+func (lh *legacyHTTP) removeLocked(hs *httpSession) bool {
+	if hs.removed {
+		return false
+	}
+	hs.removed = true
+	if lh.sessions[hs.id] == hs {
+		delete(lh.sessions, hs.id)
+	}
+	hs.q.unlinkIdle(hs)
+	hs.q.count--
+	if hs.q.count == 0 && lh.quotas[hs.q.key] == hs.q {
+		delete(lh.quotas, hs.q.key)
+	}
+	return true
+}
+
+func (hs *httpSession) touch() {
+	hs.last.Store(time.Now().UnixNano())
+	lh := hs.lh
+	lh.mu.Lock()
+	if hs.idle {
+		// Most recently used: to the back of the party's idle list.
+		hs.q.unlinkIdle(hs)
+		hs.q.pushIdle(hs)
+	}
+	lh.mu.Unlock()
+}
 
 // enter and leave bracket an HTTP exchange of the session: a session with
-// one in progress is never idle.
-func (hs *httpSession) enter() { hs.open.Add(1); hs.touch() }
-func (hs *httpSession) leave() { hs.touch(); hs.open.Add(-1) }
+// one in progress is never idle, so never ended to make room.
+func (hs *httpSession) enter() {
+	hs.last.Store(time.Now().UnixNano())
+	lh := hs.lh
+	lh.mu.Lock()
+	hs.open++
+	hs.q.unlinkIdle(hs)
+	lh.mu.Unlock()
+}
+
+func (hs *httpSession) leave() {
+	hs.last.Store(time.Now().UnixNano())
+	lh := hs.lh
+	lh.mu.Lock()
+	hs.open--
+	if hs.open == 0 && !hs.removed {
+		hs.q.pushIdle(hs)
+	}
+	lh.mu.Unlock()
+}
 
 func (hs *httpSession) expireCheck() {
 	if hs.ctx.Err() != nil {
 		return
 	}
-	idle := hs.lh.opts.IdleTimeout
+	lh := hs.lh
+	idle := lh.opts.IdleTimeout
+	lh.mu.Lock()
+	open := hs.open > 0
+	lh.mu.Unlock()
 	since := time.Since(time.Unix(0, hs.last.Load()))
-	if hs.open.Load() > 0 || since < idle {
+	if open || since < idle {
 		wait := idle - since
-		if hs.open.Load() > 0 || wait <= 0 {
+		if open || wait <= 0 {
 			wait = idle
 		}
 		hs.smu.Lock()
@@ -206,31 +378,16 @@ func (hs *httpSession) expireCheck() {
 		hs.smu.Unlock()
 		return
 	}
-	hs.lh.s.log.Info("mcp: legacy session expired", "session", hs.id, "idle", idle)
-	hs.lh.closeSession(hs)
-}
-
-// longestIdle returns the session without an exchange in progress that
-// was used the longest ago, or nil.
-func (lh *legacyHTTP) longestIdle() *httpSession {
-	lh.mu.Lock()
-	defer lh.mu.Unlock()
-	var oldest *httpSession
-	for _, hs := range lh.sessions {
-		if hs.open.Load() == 0 && (oldest == nil || hs.last.Load() < oldest.last.Load()) {
-			oldest = hs
-		}
-	}
-	return oldest
+	lh.s.log.Info("mcp: legacy session expired", "session", hs.id, "idle", idle)
+	lh.closeSession(hs)
 }
 
 // closeSession ends a session: it leaves the registry (its id now gets
-// 404), its requests are cancelled and its connections released.
+// 404), its requests are cancelled and its connections let go at once,
+// whatever their clients do: nothing here waits on a socket.
 func (lh *legacyHTTP) closeSession(hs *httpSession) {
 	lh.mu.Lock()
-	if lh.sessions[hs.id] == hs {
-		delete(lh.sessions, hs.id)
-	}
+	lh.removeLocked(hs)
 	lh.mu.Unlock()
 	hs.smu.Lock()
 	if hs.timer != nil {
@@ -240,12 +397,21 @@ func (lh *legacyHTTP) closeSession(hs *httpSession) {
 	for _, st := range hs.streams {
 		streams = append(streams, st)
 	}
-	hs.streams, hs.completed, hs.inflight, hs.get, hs.bytes = nil, nil, nil, nil, 0
+	conns := make([]*sseConn, 0, len(hs.conns))
+	for c := range hs.conns {
+		conns = append(conns, c)
+	}
+	hs.streams, hs.conns, hs.completed, hs.inflight, hs.get, hs.bytes = nil, nil, nil, nil, nil, 0
 	hs.smu.Unlock()
 	hs.legacySession.close()
+	for _, c := range conns {
+		c.st.mu.Lock()
+		c.abortLocked()
+		c.st.mu.Unlock()
+	}
 	for _, st := range streams {
 		st.mu.Lock()
-		st.releaseLocked()
+		st.conn = nil
 		st.events = nil
 		st.mu.Unlock()
 	}
@@ -288,6 +454,10 @@ func (lh *legacyHTTP) post(w http.ResponseWriter, r *http.Request, body []byte) 
 		c, f := lh.s.decodeLegacy(msg, &legacyScope{version: negotiateLegacy(version)})
 		if f != nil {
 			writeHTTPError(w, http.StatusOK, msg.ID, f.err)
+			return true
+		}
+		if e := checkLegacyHeaders(lh.s, c, r.Header); e != nil {
+			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 			return true
 		}
 		lh.serveCall(w, r, nil, c)
@@ -366,16 +536,21 @@ func (lh *legacyHTTP) other(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	st.mu.Lock()
-	if st.w != nil {
+	if st.conn != nil {
 		st.mu.Unlock()
 		writeHTTPError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Conflict: the session's GET stream is already open"))
 		return true
 	}
-	rel := st.attachLocked(w)
-	startSSEHeaders(w, hs.id)
-	st.primeLocked()
+	c := st.attachLocked(w)
+	if c == nil {
+		st.mu.Unlock()
+		sessionNotFound(w, jsonrpc.ID{})
+		return true
+	}
+	c.queueLocked(outFrame{kind: frameStart})
+	c.queueLocked(outFrame{kind: framePrime, num: st.num, seq: st.seq})
 	st.mu.Unlock()
-	st.hold(w, r, rel)
+	st.hold(c, r, lh.opts.StreamLifetime)
 	return true
 }
 
@@ -399,6 +574,10 @@ func sessionNotFound(w http.ResponseWriter, id jsonrpc.ID) {
 
 // initialize opens a session.
 func (lh *legacyHTTP) initialize(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message) {
+	if e := checkLegacyMethodHeader(msg.Method, r.Header); e != nil {
+		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
+		return
+	}
 	p, f := decodeInitialize(msg.Params)
 	if f != nil {
 		writeHTTPError(w, f.status, msg.ID, f.err)
@@ -417,25 +596,54 @@ func (lh *legacyHTTP) initialize(w http.ResponseWriter, r *http.Request, msg jso
 		writeHTTPError(w, http.StatusInternalServerError, msg.ID, errInternal)
 		return
 	}
-	// At capacity, the session idle the longest makes room; when every
-	// session has an exchange in progress, the new one is refused.
-	for lh.sessionCount() >= lh.opts.MaxSessions {
-		victim := lh.longestIdle()
+	key := lh.quotaKey(r, principal)
+	id := lh.opts.SessionIDPrefix + newSessionID()
+	hs := &httpSession{legacySession: lh.s.newLegacySession(id, p), lh: lh, principal: principal, streams: make(map[uint64]*legacyStream)}
+	hs.last.Store(time.Now().UnixNano())
+	hs.unrelated = hs.sendUnrelated
+	// At the party's bound, or the global one, the party's own session
+	// idle the longest makes room; when each of its sessions has an
+	// exchange in progress, the new one is refused. Another party's
+	// sessions are never touched.
+	for {
+		lh.mu.Lock()
+		q := lh.quotas[key]
+		n := 0
+		if q != nil {
+			n = q.count
+		}
+		if n < lh.opts.MaxSessionsPerPrincipal && len(lh.sessions) < lh.opts.MaxSessions {
+			if q == nil {
+				q = &quota{key: key}
+				lh.quotas[key] = q
+			}
+			q.count++
+			hs.q = q
+			q.pushIdle(hs)
+			lh.sessions[id] = hs
+			lh.mu.Unlock()
+			break
+		}
+		var victim *httpSession
+		if q != nil {
+			victim = q.head
+		}
 		if victim == nil {
-			w.Header().Set("Retry-After", "60")
-			writeHTTPError(w, http.StatusServiceUnavailable, msg.ID, jsonrpcError(-32000, "Too many sessions: try again later"))
+			lh.mu.Unlock()
+			hs.legacySession.close()
+			msg2 := "Too many sessions: try again later"
+			if n >= lh.opts.MaxSessionsPerPrincipal {
+				msg2 = "Too many sessions for this client, each with a request or stream in progress: end one (DELETE) or try again later"
+			}
+			w.Header().Set("Retry-After", retryAfterBusy)
+			writeHTTPError(w, http.StatusServiceUnavailable, msg.ID, jsonrpcError(-32000, msg2))
 			return
 		}
+		lh.removeLocked(victim)
+		lh.mu.Unlock()
 		lh.s.log.Info("mcp: legacy session evicted to make room", "session", victim.id)
 		lh.closeSession(victim)
 	}
-	lh.mu.Lock()
-	id := lh.opts.SessionIDPrefix + newSessionID()
-	hs := &httpSession{legacySession: lh.s.newLegacySession(id, p), lh: lh, principal: principal, streams: make(map[uint64]*legacyStream)}
-	hs.touch()
-	hs.unrelated = hs.sendUnrelated
-	lh.sessions[id] = hs
-	lh.mu.Unlock()
 	hs.smu.Lock()
 	hs.timer = time.AfterFunc(lh.opts.IdleTimeout, hs.expireCheck)
 	hs.smu.Unlock()
@@ -472,7 +680,15 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 	}
 	c, f := lh.s.decodeLegacy(msg, hs.scope())
 	if f != nil {
+		if e := checkLegacyMethodHeader(msg.Method, r.Header); e != nil {
+			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
+			return
+		}
 		writeHTTPError(w, http.StatusOK, msg.ID, f.err)
+		return
+	}
+	if e := checkLegacyHeaders(lh.s, c, r.Header); e != nil {
+		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 		return
 	}
 	lh.serveCall(w, r, hs, c)
@@ -514,8 +730,15 @@ func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *http
 		return
 	}
 	st.mu.Lock()
-	rel := st.attachLocked(w)
+	conn := st.attachLocked(w)
 	st.mu.Unlock()
+	if conn == nil {
+		// The session ended in between.
+		stop()
+		cancel()
+		sessionNotFound(w, c.msg.ID)
+		return
+	}
 	go func() {
 		defer cancel()
 		defer stop()
@@ -525,7 +748,7 @@ func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *http
 		}
 		st.finish(c, res, f)
 	}()
-	st.hold(w, r, rel)
+	st.hold(conn, r, 0)
 }
 
 // resume answers a GET with Last-Event-ID: the events after it, then the
@@ -549,29 +772,28 @@ func (lh *legacyHTTP) resume(w http.ResponseWriter, r *http.Request, hs *httpSes
 		writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Unknown or expired Last-Event-ID "+strconv.Quote(last)))
 		return
 	}
-	if st.w != nil {
+	if st.conn != nil {
 		st.mu.Unlock()
 		writeHTTPError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Conflict: that stream already has a connection"))
 		return
 	}
-	startSSEHeaders(w, hs.id)
-	fl, _ := w.(http.Flusher)
-	var err error
-	for _, ev := range st.events {
-		if ev.seq > seq && err == nil {
-			err = writeSSEEvent(w, st.num, ev.seq, ev.data)
-		}
-	}
-	if fl != nil {
-		fl.Flush()
-	}
-	if st.done || err != nil {
+	c := st.attachLocked(w)
+	if c == nil {
 		st.mu.Unlock()
+		sessionNotFound(w, jsonrpc.ID{})
 		return
 	}
-	rel := st.attachLocked(w)
+	c.queueLocked(outFrame{kind: frameStart})
+	for _, ev := range st.events {
+		if ev.seq > seq {
+			c.queueLocked(outFrame{kind: frameEvent, num: st.num, seq: ev.seq, data: ev.data})
+		}
+	}
+	if st.done {
+		c.endLocked()
+	}
 	st.mu.Unlock()
-	st.hold(w, r, rel)
+	st.hold(c, r, lh.opts.StreamLifetime)
 }
 
 func parseEventID(s string) (num, seq uint64, ok bool) {
@@ -584,6 +806,73 @@ func parseEventID(s string) (num, seq uint64, ok bool) {
 	return n, q, err1 == nil && err2 == nil
 }
 
+// ---- the header bindings, for legacy requests ----
+
+// checkLegacyHeaders applies the 2026-07-28 header bindings (headers.go)
+// to a legacy request: 2025-11-25 and 2025-06-18 define none of these
+// headers, so an absent Mcp-Method, Mcp-Name or Mcp-Param-* is fine, but
+// one that is present must agree with the body, so that intermediaries
+// routing on headers see what the server executes. (The
+// MCP-Protocol-Version header is checked against the session's version
+// by the caller.)
+func checkLegacyHeaders(s *Server, c *call, h http.Header) *Error {
+	if e := checkLegacyMethodHeader(c.msg.Method, h); e != nil {
+		return e
+	}
+	var name string
+	switch p := c.params.(type) {
+	case *CallToolRequest:
+		name = p.Name
+	case *GetPromptRequest:
+		name = p.Name
+	case *ReadResourceRequest:
+		name = p.URI
+	default:
+		return nil
+	}
+	if n, ok, e := single(h, HeaderName); e != nil {
+		return e
+	} else if ok {
+		dn, valid := decodeHeaderValue(n)
+		if !valid {
+			return headerMismatch(HeaderName + " header has invalid characters or invalid base64")
+		}
+		if dn != name {
+			return headerMismatch(HeaderName + " header does not match the request")
+		}
+	}
+	if p, ok := c.params.(*CallToolRequest); ok {
+		s.mu.RLock()
+		t := s.tools[p.Name]
+		s.mu.RUnlock()
+		if t != nil {
+			for i := range t.headers {
+				ph := &t.headers[i]
+				if len(h.Values(HeaderParamPrefix+ph.name)) == 0 {
+					continue // absent: fine for a legacy client
+				}
+				if e := checkParamHeader(ph, p.Arguments, h); e != nil {
+					return e
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkLegacyMethodHeader checks an Mcp-Method header, if any, against
+// the body's method.
+func checkLegacyMethodHeader(method string, h http.Header) *Error {
+	m, ok, e := single(h, HeaderMethod)
+	if e != nil {
+		return e
+	}
+	if ok && strings.Trim(m, " \t") != method {
+		return headerMismatch(HeaderMethod + " header does not match the request method")
+	}
+	return nil
+}
+
 // ---- the session's bookkeeping ----
 
 func (hs *httpSession) addStream(st *legacyStream) bool {
@@ -592,8 +881,8 @@ func (hs *httpSession) addStream(st *legacyStream) bool {
 	if hs.streams == nil {
 		return false // closed
 	}
-	hs.next++
-	st.num = hs.next
+	hs.nextStream++
+	st.num = hs.nextStream
 	hs.streams[st.num] = st
 	return true
 }
@@ -605,6 +894,27 @@ func (hs *httpSession) removeStream(st *legacyStream) {
 		delete(hs.streams, st.num)
 		hs.bytes -= st.size
 	}
+}
+
+// addConn records an exchange writing for the session, so that
+// closeSession can let it go; false when the session is closed.
+func (hs *httpSession) addConn(c *sseConn) bool {
+	hs.smu.Lock()
+	defer hs.smu.Unlock()
+	if hs.streams == nil {
+		return false
+	}
+	if hs.conns == nil {
+		hs.conns = make(map[*sseConn]struct{})
+	}
+	hs.conns[c] = struct{}{}
+	return true
+}
+
+func (hs *httpSession) removeConn(c *sseConn) {
+	hs.smu.Lock()
+	delete(hs.conns, c)
+	hs.smu.Unlock()
 }
 
 // standalone returns stream 0, the GET stream, made on first use (nil
@@ -731,8 +1041,14 @@ type legacyEvent struct {
 }
 
 // legacyStream is the response stream of one legacy request (or the
-// session's GET stream, number 0). Its messages go to the connection
+// session's GET stream, number 0). Its messages go to the exchange
 // attached to it, if any, and to the session's event log.
+//
+// Nothing writes to a connection under the stream's mu: messages are
+// queued on the attached exchange (sseConn) and the goroutine serving
+// that exchange writes them, with a write deadline, holding no lock. So
+// closing a session, DELETE or Server.Close never waits on a client that
+// does not read.
 type legacyStream struct {
 	lh         *legacyHTTP
 	hs         *httpSession // nil for a stateless request
@@ -741,48 +1057,134 @@ type legacyStream struct {
 	jsonOnly   bool
 	standalone bool
 
-	mu      sync.Mutex
-	w       http.ResponseWriter // the connection attached, nil when none
-	release chan struct{}       // closed to let the attached connection go
-	sse     bool
-	seq     uint64
-	events  []legacyEvent
-	done    bool
-	size    int // event bytes accounted to the session (under hs.smu)
+	mu     sync.Mutex
+	conn   *sseConn // the exchange new messages go to, nil when none
+	sse    bool
+	seq    uint64
+	events []legacyEvent
+	done   bool
+	size   int // event bytes accounted to the session (under hs.smu)
 }
 
-// attachLocked makes w the stream's connection; the returned channel is
-// closed when w must be let go.
-func (st *legacyStream) attachLocked(w http.ResponseWriter) chan struct{} {
-	st.w = w
-	st.release = make(chan struct{})
-	return st.release
+// Kinds of queued frames.
+const (
+	frameStart = iota + 1 // the SSE response headers
+	frameEvent            // a message event: event, id, data
+	framePrime            // an id and the retry interval, no data: priming, or the end of a held stream
+	frameJSON             // the response as a single JSON body
+)
+
+type outFrame struct {
+	kind     uint8
+	num, seq uint64
+	data     []byte
 }
 
-func (st *legacyStream) releaseLocked() {
-	if st.release != nil {
-		close(st.release)
-		st.release = nil
+// sseConn is one HTTP exchange attached to a legacy stream: what waits to
+// be written to it, and whether it must end. Its fields are guarded by
+// the stream's mu; the exchange's own goroutine (hold) is the only
+// writer.
+type sseConn struct {
+	st   *legacyStream
+	w    http.ResponseWriter
+	wake chan struct{} // cap 1: frames queued, or the end
+
+	queue  []outFrame
+	qbytes int
+	ending bool // write what is queued, then let the exchange go
+	gone   bool // let the exchange go now; queued frames are dropped
+	closed bool // the writer has left: w must not be touched
+}
+
+// attachLocked makes w the stream's exchange; nil when the session has
+// ended.
+func (st *legacyStream) attachLocked(w http.ResponseWriter) *sseConn {
+	c := &sseConn{st: st, w: w, wake: make(chan struct{}, 1)}
+	if st.hs != nil && !st.hs.addConn(c) {
+		return nil
 	}
-	st.w = nil
+	st.lh.s.exch.addWriter(w)
+	st.conn = c
+	return c
 }
 
-// hold keeps the HTTP exchange of w open until the stream lets it go,
-// the client leaves or the session ends, with keep-alive comments; the
-// GET stream also carries the session's list changes.
-func (st *legacyStream) hold(w http.ResponseWriter, r *http.Request, rel chan struct{}) {
-	defer func() {
-		st.mu.Lock()
-		if st.w == w {
-			st.releaseLocked()
-		}
-		st.mu.Unlock()
-	}()
+func (c *sseConn) kick() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// queueLocked queues a frame for the writer. A frame is always taken by
+// an empty queue (so a message of any size gets through); a client so far
+// behind that the queue would pass MaxEventBytes loses the exchange.
+func (c *sseConn) queueLocked(f outFrame) {
+	if c.gone || c.ending {
+		return
+	}
+	n := len(f.data) + eventOverhead
+	if len(c.queue) > 0 && c.qbytes+n > c.st.lh.opts.MaxEventBytes+64<<10 {
+		c.st.lh.s.log.Warn("mcp: legacy stream dropped: the client does not read", "session", c.st.sessionID())
+		c.abortLocked()
+		return
+	}
+	c.queue = append(c.queue, f)
+	c.qbytes += n
+	c.kick()
+}
+
+// endLocked lets the exchange go once what is queued is written; later
+// messages go to the log only.
+func (c *sseConn) endLocked() {
+	c.ending = true
+	if c.st.conn == c {
+		c.st.conn = nil
+	}
+	c.kick()
+}
+
+// abortLocked lets the exchange go now: a write blocked on a client that
+// does not read returns at once (its deadline is moved to the past).
+func (c *sseConn) abortLocked() {
+	if c.st.conn == c {
+		c.st.conn = nil
+	}
+	if c.gone || c.closed {
+		c.gone = true
+		return
+	}
+	c.gone = true
+	clear(c.queue)
+	c.queue, c.qbytes = nil, 0
+	c.kick()
+	setWriteDeadline(c.w, aLongTimeAgo)
+}
+
+func (st *legacyStream) sessionID() string {
+	if st.hs == nil {
+		return ""
+	}
+	return st.hs.id
+}
+
+// hold serves the exchange c until it is let go, the client leaves or the
+// session ends: it writes what is queued, keep-alive comments, and on the
+// GET stream the session's list changes. lifetime > 0 ends the exchange
+// after that long with a priming event (the last event id and the retry
+// interval), for the client to resume with Last-Event-ID.
+func (st *legacyStream) hold(c *sseConn, r *http.Request, lifetime time.Duration) {
+	defer st.detach(c)
 	var tick <-chan time.Time
 	if ka := st.lh.keepAlive; ka > 0 {
 		t := time.NewTicker(ka)
 		defer t.Stop()
 		tick = t.C
+	}
+	var expire <-chan time.Time
+	if lifetime > 0 {
+		t := time.NewTimer(lifetime)
+		defer t.Stop()
+		expire = t.C
 	}
 	var changes chan change
 	var sessionDone, serverClosed <-chan struct{}
@@ -793,33 +1195,130 @@ func (st *legacyStream) hold(w http.ResponseWriter, r *http.Request, rel chan st
 			serverClosed = st.lh.s.hub.closed
 		}
 	}
+	wr := sseWriter{st: st, w: c.w}
+	wr.flusher, _ = c.w.(http.Flusher)
+	var batch []outFrame
 	for {
-		select {
-		case <-rel:
+		st.mu.Lock()
+		batch, c.queue = c.queue, batch[:0]
+		c.qbytes = 0
+		gone, ending := c.gone, c.ending
+		st.mu.Unlock()
+		if gone {
 			return
+		}
+		if len(batch) > 0 {
+			ok := wr.write(batch)
+			clear(batch)
+			if !ok {
+				return
+			}
+		}
+		if ending {
+			return
+		}
+		select {
+		case <-c.wake:
 		case <-r.Context().Done():
 			return
 		case <-sessionDone:
 			return
 		case <-serverClosed:
 			return
-		case c := <-changes:
-			m, p := changeNotification(c)
+		case ch := <-changes:
+			m, p := changeNotification(ch)
 			if b, err := encodeNotification(nil, m, p); err == nil {
 				_ = st.emit(b, false)
 			}
 		case <-tick:
+			if wr.started && !wr.keepAlive() {
+				return
+			}
+		case <-expire:
 			st.mu.Lock()
-			if st.w == w && st.sse {
-				if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
-					st.releaseLocked()
-				} else if fl, ok := w.(http.Flusher); ok {
-					fl.Flush()
-				}
+			if !c.gone && !c.ending {
+				c.queueLocked(outFrame{kind: framePrime, num: st.num, seq: st.seq})
+				c.endLocked()
 			}
 			st.mu.Unlock()
 		}
 	}
+}
+
+// detach ends the exchange c: nothing touches its ResponseWriter after.
+func (st *legacyStream) detach(c *sseConn) {
+	st.mu.Lock()
+	if st.conn == c {
+		st.conn = nil
+	}
+	c.gone, c.closed = true, true
+	c.queue = nil
+	st.mu.Unlock()
+	st.lh.s.exch.removeWriter(c.w)
+	if st.hs != nil {
+		st.hs.removeConn(c)
+	}
+}
+
+// sseWriter writes frames to one exchange; only its hold goroutine uses
+// it, with no lock held.
+type sseWriter struct {
+	st      *legacyStream
+	w       http.ResponseWriter
+	flusher http.Flusher
+	started bool   // the SSE headers went out
+	buf     []byte // rendering scratch
+}
+
+func (wr *sseWriter) arm() { wr.st.lh.s.exch.armWrite(wr.w, wr.st.lh.writeTimeout) }
+
+// write writes a batch of frames and flushes; false when the exchange
+// broke (the client left, or did not read within the write timeout).
+func (wr *sseWriter) write(batch []outFrame) bool {
+	for i := range batch {
+		f := &batch[i]
+		wr.arm()
+		switch f.kind {
+		case frameStart:
+			startSSEHeaders(wr.w, wr.st.sessionID())
+			wr.started = true
+			continue
+		case frameJSON:
+			// Written when the handler returns, within the deadline just
+			// armed.
+			writeJSONBody(wr.w, f.data)
+			continue
+		case framePrime:
+			if wr.st.hs == nil {
+				continue
+			}
+			wr.buf = appendPrime(wr.buf[:0], f.num, f.seq, wr.st.lh.opts.RetryInterval)
+		case frameEvent:
+			wr.buf = appendSSEEvent(wr.buf[:0], f.num, f.seq, f.data)
+		}
+		if _, err := wr.w.Write(wr.buf); err != nil {
+			return false
+		}
+	}
+	if cap(wr.buf) > 64<<10 {
+		wr.buf = nil
+	}
+	if wr.started && wr.flusher != nil {
+		wr.arm()
+		wr.flusher.Flush()
+	}
+	return true
+}
+
+func (wr *sseWriter) keepAlive() bool {
+	wr.arm()
+	if _, err := io.WriteString(wr.w, ": keep-alive\n\n"); err != nil {
+		return false
+	}
+	if wr.flusher != nil {
+		wr.flusher.Flush()
+	}
+	return true
 }
 
 func startSSEHeaders(w http.ResponseWriter, sid string) {
@@ -833,91 +1332,76 @@ func startSSEHeaders(w http.ResponseWriter, sid string) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// primeLocked writes the priming event: the current event id and the
-// retry interval, no data.
-func (st *legacyStream) primeLocked() {
-	if st.w == nil || st.hs == nil {
-		return
-	}
-	b := make([]byte, 0, 64)
+// appendPrime renders a priming event: an event id and the retry
+// interval, no data.
+func appendPrime(b []byte, num, seq uint64, retry time.Duration) []byte {
 	b = append(b, "id: "...)
-	b = strconv.AppendUint(b, st.num, 10)
+	b = strconv.AppendUint(b, num, 10)
 	b = append(b, '-')
-	b = strconv.AppendUint(b, st.seq, 10)
+	b = strconv.AppendUint(b, seq, 10)
 	b = append(b, '\n')
-	if ri := st.lh.opts.RetryInterval; ri > 0 {
+	if retry > 0 {
 		b = append(b, "retry: "...)
-		b = strconv.AppendInt(b, ri.Milliseconds(), 10)
+		b = strconv.AppendInt(b, retry.Milliseconds(), 10)
 		b = append(b, '\n')
 	}
-	b = append(b, "data: \n\n"...)
-	if _, err := st.w.Write(b); err != nil {
-		st.releaseLocked()
-		return
-	}
-	if fl, ok := st.w.(http.Flusher); ok {
-		fl.Flush()
-	}
+	return append(b, "data: \n\n"...)
 }
 
-func writeSSEEvent(w io.Writer, num, seq uint64, data []byte) error {
-	b := make([]byte, 0, len(data)+48)
+func appendSSEEvent(b []byte, num, seq uint64, data []byte) []byte {
 	b = append(b, "event: message\nid: "...)
 	b = strconv.AppendUint(b, num, 10)
 	b = append(b, '-')
 	b = strconv.AppendUint(b, seq, 10)
 	b = append(b, "\ndata: "...)
 	b = append(b, data...)
-	b = append(b, "\n\n"...)
-	_, err := w.Write(b)
-	return err
+	return append(b, "\n\n"...)
 }
 
-// emit sends one message of the stream: to the attached connection, and
+// emit sends one message of the stream: to the attached exchange, and
 // into the log for replay. The first message before the response turns
 // the response into an SSE stream. final marks the response: the stream
-// ends with it.
+// ends with it. msg is kept as is: callers hand over a fresh slice.
 func (st *legacyStream) emit(msg []byte, final bool) error {
 	st.mu.Lock()
 	if st.done {
 		st.mu.Unlock()
 		return errRequestDone
 	}
+	c := st.conn
 	if !st.sse {
 		if final {
 			// A plain JSON response.
-			if st.w != nil {
-				writeJSONBody(st.w, msg)
+			if c != nil {
+				c.queueLocked(outFrame{kind: frameJSON, data: msg})
+				c.endLocked()
 			}
 			st.done = true
-			st.releaseLocked()
 			st.mu.Unlock()
 			if st.hs != nil {
 				st.hs.streamDone(st, false)
 			}
 			return nil
 		}
-		if st.jsonOnly || st.w == nil {
+		if st.jsonOnly || c == nil {
 			st.mu.Unlock()
 			return nil // nowhere to put it
 		}
-		st.startSSELocked()
+		st.startSSELocked(c)
 	}
 	st.seq++
 	seq := st.seq
 	if st.hs != nil {
 		st.keepLocked(seq, msg)
 	}
-	if st.w != nil {
-		if err := writeSSEEvent(st.w, st.num, seq, msg); err != nil {
-			st.releaseLocked()
-		} else if fl, ok := st.w.(http.Flusher); ok {
-			fl.Flush()
-		}
+	if c != nil {
+		c.queueLocked(outFrame{kind: frameEvent, num: st.num, seq: seq, data: msg})
 	}
 	if final {
 		st.done = true
-		st.releaseLocked()
+		if c != nil {
+			c.endLocked()
+		}
 	}
 	st.mu.Unlock()
 	if final && st.hs != nil {
@@ -926,36 +1410,34 @@ func (st *legacyStream) emit(msg []byte, final bool) error {
 	return nil
 }
 
-func (st *legacyStream) startSSELocked() {
-	sid := ""
-	if st.hs != nil {
-		sid = st.hs.id
-	}
-	startSSEHeaders(st.w, sid)
+func (st *legacyStream) startSSELocked(c *sseConn) {
 	st.sse = true
-	st.primeLocked()
+	c.queueLocked(outFrame{kind: frameStart})
+	c.queueLocked(outFrame{kind: framePrime, num: st.num, seq: st.seq})
 }
 
 // keepLocked puts an event into the log, within the session's budget.
 func (st *legacyStream) keepLocked(seq uint64, msg []byte) {
-	n := len(msg) + 32
+	n := len(msg) + eventOverhead
 	if st.standalone && len(st.events) >= maxStandaloneEvents {
 		old := st.events[0]
 		st.events = st.events[1:]
-		st.hs.unreserve(st, len(old.data)+32)
+		st.hs.unreserve(st, len(old.data)+eventOverhead)
 	}
 	if st.hs.reserve(st, n) {
-		st.events = append(st.events, legacyEvent{seq, append([]byte(nil), msg...)})
+		st.events = append(st.events, legacyEvent{seq, msg})
 	}
 }
 
 // finish sends the response of the request, unless it was cancelled (then
-// nothing more is sent and the connection is let go).
+// nothing more is sent and the exchange is let go).
 func (st *legacyStream) finish(c *call, res any, f *failure) {
 	if st.ctx.Err() != nil {
 		st.mu.Lock()
 		st.done = true
-		st.releaseLocked()
+		if st.conn != nil {
+			st.conn.endLocked()
+		}
 		sse := st.sse
 		st.mu.Unlock()
 		if st.hs != nil {
@@ -1008,17 +1490,19 @@ func (st *legacyStream) sendRequest(msg []byte, late bool) error {
 	return st.emit(msg, false)
 }
 
-// closeSSE ends the HTTP exchange now, leaving the request running; its
-// later messages wait in the log for a reconnection (CloseSSEStream).
+// closeSSE ends the HTTP exchange once what is queued is written, leaving
+// the request running; its later messages wait in the log for a
+// reconnection (CloseSSEStream).
 func (st *legacyStream) closeSSE() bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.hs == nil || st.jsonOnly || st.done || st.w == nil {
+	c := st.conn
+	if st.hs == nil || st.jsonOnly || st.done || c == nil {
 		return false
 	}
 	if !st.sse {
-		st.startSSELocked()
+		st.startSSELocked(c)
 	}
-	st.releaseLocked()
+	c.endLocked()
 	return true
 }

@@ -96,10 +96,14 @@ func (h *hub) close() { h.closeOnce.Do(func() { close(h.closed) }) }
 // (their requests are cancelled, their streams end, their ids get 404), so
 // that http.Server.Shutdown is not held up by long-lived streams, cancels
 // running tasks (ServerOptions.Tasks), and stops exchanging changes with
-// the fleet (ServerOptions.Fanout). The
-// server keeps serving other requests; a legacy client may initialize
-// again.
+// the fleet (ServerOptions.Fanout). No client can hold the shutdown up
+// either: from now on a request body still arriving and every SSE write
+// get 500 ms at most (one that does not read, or sends half a body, is
+// cut off), so Shutdown finishes shortly after the last handler returns.
+// The server keeps serving other requests, within those bounds; a legacy
+// client may initialize again.
 func (s *Server) Close() error {
+	s.exch.shutdown()
 	s.hub.close()
 	s.legacy.closeAll()
 	if s.fanout != nil {

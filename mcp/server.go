@@ -105,6 +105,7 @@ type Server struct {
 	fanout         *fanoutState // nil without ServerOptions.Fanout (fanout.go)
 	tasks          *taskRuntime // nil without ServerOptions.Tasks (tasks.go)
 	drain          drainState   // readiness and graceful stop (drain.go)
+	exch           exchanges    // HTTP exchanges Close cuts short (http.go)
 }
 
 type serverTool struct {
