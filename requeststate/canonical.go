@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -251,7 +252,7 @@ func (c *canonizer) object(dst []byte, depth int) ([]byte, bool) {
 	var small [8]member
 	ms := small[:0]
 	sorted := true
-	plain := true // every key without escapes and in ASCII: raw bytes are the name
+	plain := true // no key with escapes or invalid UTF-8: raw bytes are the names
 	for {
 		if c.i >= len(c.src) || c.src[c.i] != '"' {
 			return dst, false
@@ -263,13 +264,8 @@ func (c *canonizer) object(dst []byte, depth int) ([]byte, bool) {
 		}
 		dst = append(dst, c.src[start:c.i]...)
 		m.k1 = len(dst) - 1
-		if plain {
-			for _, b := range dst[m.k0:m.k1] {
-				if b == '\\' || b >= 0x80 {
-					plain = false
-					break
-				}
-			}
+		if k := dst[m.k0:m.k1]; plain && (bytes.IndexByte(k, '\\') >= 0 || !utf8.Valid(k)) {
+			plain = false
 		}
 		c.space()
 		if c.i >= len(c.src) || c.src[c.i] != ':' {

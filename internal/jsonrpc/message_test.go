@@ -336,3 +336,18 @@ func TestStringIDWithInvalidUTF8IsEchoedAsValidJSON(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestPlainKeyFindsBackslashesAndNonASCII(t *testing.T) {
+	for i := range 20 {
+		for _, c := range []byte{'\\', 0x80, 0xff, 'a'} {
+			k := []byte(strings.Repeat("a", 20))
+			k[i] = c
+			if got, want := plainKey(k), c == 'a'; got != want {
+				t.Errorf("plainKey(%q) = %v", k, got)
+			}
+			if got, want := plainKey(k[:i+1]), c == 'a'; got != want {
+				t.Errorf("plainKey(%q) = %v", k[:i+1], got)
+			}
+		}
+	}
+}

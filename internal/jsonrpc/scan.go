@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"unicode"
 	"unicode/utf16"
@@ -207,12 +208,31 @@ func Elements(arr []byte, fn func(value []byte) error) error {
 // to: escapes resolved, invalid UTF-8 replaced by U+FFFD. Plain ASCII
 // keys (nearly all) are returned as they are, without allocating.
 func Key(raw []byte) []byte {
-	for _, c := range raw {
+	if plainKey(raw) {
+		return raw
+	}
+	return resolveKey(raw)
+}
+
+// plainKey reports whether raw is ASCII without a backslash, eight bytes
+// at a time.
+func plainKey(raw []byte) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	b := raw
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		y := x ^ (lo * '\\') // a zero byte where x has a backslash
+		if (x|((y-lo)&^y))&hi != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
 		if c == '\\' || c >= utf8.RuneSelf {
-			return resolveKey(raw)
+			return false
 		}
 	}
-	return raw
+	return true
 }
 
 func resolveKey(raw []byte) []byte {
@@ -425,9 +445,9 @@ func foldClass(r rune) rune {
 // caller), comparing names as encoding/json decodes them: "region" and
 // "\u0072egion" are the same name. It makes one pass over v, linear in
 // its length, and allocates only for names with escapes or invalid
-// UTF-8 and for objects of more than a few dozen members.
+// UTF-8 and for objects of more than 16 members.
 func DuplicateMember(v []byte) (name []byte, found bool) {
-	const small = 32 // members compared pairwise; beyond, a set
+	const small = 16 // members compared pairwise; beyond, a set
 	type frame struct {
 		object bool
 		start  int                 // this object's first name in names
