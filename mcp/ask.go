@@ -500,8 +500,15 @@ func (e Elicited[T]) Value() (T, error) {
 // from T, a struct of string, number, integer and boolean fields (and
 // string slices with an enum). Field names follow json tags; a
 // `jsonschema:"..."` tag gives the description; `mcp:"title=...,enum=a|b,
-// format=email"` adds the rest; fields without omitempty are required.
-// See the package notes on asking: the handler runs again on every round.
+// format=email"` adds the rest (format is one of email, uri, date,
+// date-time); fields without omitempty are required.
+//
+// An accepted answer is checked (types, enums, formats, required fields)
+// and decoded into T exactly as it was checked: a repeated member, or one
+// that differs from a field's name only in case (as encoding/json would
+// fold it: "REGION", "regionſ"), makes it an *InvalidAnswerError, and
+// members T does not declare are dropped before decoding. See the
+// package notes on asking: the handler runs again on every round.
 func Elicit[T any](ctx context.Context, message string, opts ...AskOption) (Elicited[T], error) {
 	var out Elicited[T]
 	fs, err := formSchemaFor[T]()
@@ -525,11 +532,57 @@ func Elicit[T any](ctx context.Context, message string, opts ...AskOption) (Elic
 	}
 	out.Action = r.Action
 	if r.Action == ElicitAccept && content != nil {
-		if err := json.Unmarshal(content, &out.Content); err != nil {
+		if err := json.Unmarshal(fs.declaredContent(content), &out.Content); err != nil {
 			return out, &InvalidAnswerError{Key: key}
 		}
 	}
 	return out, nil
+}
+
+// ElicitForm asks the user to fill a form described by schema, a flat JSON
+// Schema object ({"type":"object","properties":{...},"required":[...]})
+// passed to the client as is: use it when Elicit[T] cannot express the
+// form, for default values (SEP-1034), titled enums (oneOf/anyOf with
+// const and title, SEP-1330), legacy enumNames, length or range limits,
+// patterns. Both eras: an InputRequiredResult round on 2026-07-28, a live
+// request on a 2025-11-25 session.
+//
+// The schema must stay inside the specification's restricted elicitation
+// schema (PrimitiveSchemaDefinition properties), plus pattern: an error
+// is returned, and nothing asked, for any other keyword, a format other
+// than email, uri, date and date-time, a pattern Go's regexp (RE2) cannot
+// compile, or a required name that is not a property. pattern is matched
+// with RE2 semantics, which differ from ECMA-262's (no lookaround or
+// backreferences).
+//
+// An accepted answer must satisfy every keyword of the schema — type,
+// enum and titled enums, multi-select items and minItems/maxItems,
+// minLength/maxLength (in code points), pattern, format,
+// minimum/maximum, required — or it is an *InvalidAnswerError. A
+// repeated member, or one that differs from a property's name only in
+// case (under encoding/json's folding), is invalid too. Members the
+// schema does not declare are dropped: Content holds the declared
+// properties only. Decline and cancel are values in the result's Action,
+// with no Content.
+func ElicitForm(ctx context.Context, message string, schema json.RawMessage, opts ...AskOption) (*ElicitResult, error) {
+	fs, err := formSchemaFromRaw(schema)
+	if err != nil {
+		return nil, err
+	}
+	req := &ElicitRequest{Mode: ElicitModeForm, Message: message, RequestedSchema: schema}
+	// The answer validated last is the one returned: keep its decoding.
+	var r *ElicitResult
+	_, _, err = askRaw(ctx, req, opts, func(raw json.RawMessage) error {
+		var err error
+		if r, _, err = decodeElicit(raw); err != nil {
+			return err
+		}
+		return fs.check(r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // ElicitURL asks the user to visit url (URL-mode elicitation) and

@@ -3,16 +3,20 @@ package mcp
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
 // Decoding of request params. Every params object is walked once with
 // the exact-key scanner: members are matched case-sensitively, a repeated
-// member or one that differs from a known member only in case is
-// rejected (-32602 naming it), unknown members are ignored. Values are
-// decoded only as far as the server needs them; arguments stay raw.
-// See docs/design/decoding.md.
+// member or one that equals a known member under encoding/json's case
+// folding (jsonrpc.EqualFold: "Name", "nameſ"... "Kind" for "\u212Aind")
+// without being it is rejected (-32602 naming it), unknown members are
+// ignored. Values are decoded only as far as the server needs them;
+// arguments stay raw, but an arguments object repeating a member at any
+// depth is rejected before anything binds, digests or decodes it. See
+// docs/design/decoding.md.
 
 func paramsError(format string, args ...string) *Error {
 	msg := format
@@ -42,8 +46,8 @@ func scanObject(obj []byte, where string, names []string, fn func(i int, v []byt
 				}
 				return nil
 			}
-			if jsonrpc.EqualFoldASCII(key, n) {
-				bad = paramsError("member \"%s\" in %s differs from \"%s\" only in case", string(key), where, n)
+			if jsonrpc.EqualFold(key, n) {
+				bad = paramsError("member \"%s\" in %s differs from \"%s\" only in case", clip(key), where, n)
 				return errStopScan
 			}
 		}
@@ -54,6 +58,31 @@ func scanObject(obj []byte, where string, names []string, fn func(i int, v []byt
 	}
 	if err != nil {
 		return paramsError("%s must be an object", where)
+	}
+	return nil
+}
+
+// clip returns a member name for an error message, shortened to a bounded
+// length at a rune boundary.
+func clip(name []byte) string {
+	const max = 64
+	if len(name) <= max {
+		return string(name)
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(name[i]) {
+		i--
+	}
+	return string(name[:i]) + "…"
+}
+
+// checkArguments rejects an arguments object in which some object, at
+// any depth, repeats a member (names compared after resolving escapes,
+// as encoding/json reads them): two texts that digest alike would
+// otherwise decode differently, by member order.
+func checkArguments(v []byte) *Error {
+	if name, dup := jsonrpc.DuplicateMember(v); dup {
+		return paramsError("duplicate member \"%s\" in arguments", clip(name))
 	}
 	return nil
 }
@@ -126,10 +155,22 @@ func decodeMeta(v []byte, m *RequestMeta, p *metaPresence) *Error {
 			default:
 				return paramsError("_meta.progressToken must be a string or an integer")
 			}
-			m.ProgressToken = json.RawMessage(v)
+			m.ProgressToken = progressToken(v)
 		}
 		return nil
 	})
+}
+
+// progressToken keeps a token as sent, except that a string holding
+// invalid UTF-8 is re-encoded as encoding/json decodes it (U+FFFD), so
+// that the notifications echoing it are valid JSON text.
+func progressToken(v []byte) json.RawMessage {
+	v = jsonrpc.TrimSpace(v)
+	if jsonrpc.KindOf(v) == jsonrpc.KindString && !utf8.Valid(v) {
+		s, _ := jsonrpc.String(v)
+		return jsonrpc.AppendString(nil, s)
+	}
+	return json.RawMessage(v)
 }
 
 var capNames = []string{"elicitation", "sampling", "roots", "experimental", "extensions"}
@@ -280,6 +321,9 @@ func decodeNamed(raw []byte, p *metaPresence, names []string, meta *RequestMeta,
 func decodeCallTool(raw []byte, p *metaPresence) (Params, *Error) {
 	r := new(CallToolRequest)
 	err := decodeNamed(raw, p, callToolNames, &r.Meta, &r.Name, &r.retryParams, func(v []byte) *Error {
+		if e := checkArguments(v); e != nil {
+			return e
+		}
 		r.Arguments = json.RawMessage(v)
 		return nil
 	})
@@ -289,6 +333,9 @@ func decodeCallTool(raw []byte, p *metaPresence) (Params, *Error) {
 func decodeGetPrompt(raw []byte, p *metaPresence) (Params, *Error) {
 	r := new(GetPromptRequest)
 	err := decodeNamed(raw, p, getPromptNames, &r.Meta, &r.Name, &r.retryParams, func(v []byte) *Error {
+		if e := checkArguments(v); e != nil {
+			return e
+		}
 		r.argsRaw = json.RawMessage(v)
 		if json.Unmarshal(v, &r.Arguments) != nil {
 			return paramsError("arguments must map names to strings")
@@ -418,23 +465,30 @@ var implementationNames = []string{"name", "version", "title", "description", "w
 
 // decodeImplementation decodes clientInfo, sent on every request, with
 // the scanner; an object with members beyond the plain strings (icons)
-// goes through encoding/json.
+// goes through encoding/json. A member folding onto one of the plain
+// names without being it (or a repeated one) makes it invalid, as the
+// two decoders would read it differently.
 func decodeImplementation(v []byte) (*Implementation, bool) {
 	if jsonrpc.KindOf(v) != jsonrpc.KindObject {
 		return nil, false
 	}
 	info := new(Implementation)
 	fields := [...]*string{&info.Name, &info.Version, &info.Title, &info.Description, &info.WebsiteURL}
+	var seen [len(fields)]bool
 	plain := true
-	err := jsonrpc.Fields(v, func(k, val []byte) error {
+	err := jsonrpc.Fields(v, func(rk, val []byte) error {
+		k := jsonrpc.Key(rk)
 		for i, n := range implementationNames {
 			if string(k) == n {
 				s, ok := jsonrpc.String(val)
-				if !ok {
+				if !ok || seen[i] {
 					return errStopScan
 				}
-				*fields[i] = s
+				*fields[i], seen[i] = s, true
 				return nil
+			}
+			if jsonrpc.EqualFold(k, n) {
+				return errStopScan
 			}
 		}
 		plain = false

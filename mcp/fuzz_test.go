@@ -27,6 +27,12 @@ func FuzzHTTPHandler(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"result":{}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":[]}}}}`,
 		`{"jsonrpc":"2.0","id":"\ud800","method":"initialize","params":{}}`,
+		req(10, MethodToolsCall, `"name":"region","arguments":{"region":"x","REGION":"y"}`),
+		req(11, MethodToolsCall, `"name":"region","arguments":{"region":"x","\u0072egion":"y"}`),
+		req(12, MethodToolsCall, `"name":"echo","arguments":{"a":[{"b":1,"b":2}]},"argumentſ":{}`),
+		req(13, MethodToolsCall, `"name":"region","arguments":{"count":16.0,"dry":true}`),
+		req(14, MethodPromptsGet, `"name":"greet","arguments":{"who":"A","w\u0068o":"B"}`),
+		"{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"tools/list\",\"params\":{}}",
 		`{`, ``, `null`,
 	}
 	for i, s := range seeds {

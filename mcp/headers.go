@@ -2,8 +2,8 @@ package mcp
 
 import (
 	"encoding/base64"
-	"math/big"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -144,13 +144,38 @@ func checkHeaders(s *Server, c *call, h http.Header) *Error {
 	return nil
 }
 
+// checkParamHeader checks one x-mcp-header binding (SEP-2243): the
+// header and the argument it mirrors agree, and the argument is what any
+// decoder of the arguments would read. No object on the path to the
+// argument may hold a member that encoding/json would fold onto the path
+// element without being it ("REGION", "regionſ"... for "region"; see
+// jsonrpc.EqualFold), nor repeat it: such a body is a -32020 even without
+// the header, since a handler decoding with encoding/json would see a
+// value the header did not show. Values compare by the property's
+// declared type, strictly:
+//
+//   - string: the body string equals the decoded header value;
+//   - boolean: the body is true or false and the header says the same,
+//     in lower case;
+//   - integer: the body is a JSON number denoting an integer within
+//     ±(2^53−1) (16, 16.0 and 1.6e1 all denote 16), and the header is
+//     that integer in canonical decimal, -?(0|[1-9][0-9]*): 016, +16,
+//     0x10, 1_6, 16.0 and 1e1 do not match 16.
+//
+// A body value of another JSON type than the declared one does not match
+// any header. Number (non-integer) properties cannot be annotated: the
+// server refuses such a tool at registration and clients drop it, as the
+// specification requires, so no rule compares fractions.
 func checkParamHeader(ph *paramHeader, args []byte, h http.Header) *Error {
 	hname := HeaderParamPrefix + ph.name
 	hv, present, e := single(h, hname)
 	if e != nil {
 		return e
 	}
-	body := valueAt(args, ph.path)
+	body, e := annotatedValue(args, ph, hname)
+	if e != nil {
+		return e
+	}
 	if body == nil || jsonrpc.KindOf(body) == jsonrpc.KindNull {
 		if present {
 			return headerMismatch(hname + " header is set but the argument is absent")
@@ -165,24 +190,189 @@ func checkParamHeader(ph *paramHeader, args []byte, h http.Header) *Error {
 		return headerMismatch(hname + " header has invalid characters or invalid base64")
 	}
 	body = jsonrpc.TrimSpace(body)
-	switch jsonrpc.KindOf(body) {
-	case jsonrpc.KindString:
-		s, _ := jsonrpc.String(body)
-		if s == dv {
+	switch kind := jsonrpc.KindOf(body); {
+	case kind == jsonrpc.KindString && ph.typ == "string":
+		if s, _ := jsonrpc.String(body); s == dv {
 			return nil
 		}
-	case jsonrpc.KindNumber:
-		a, ok1 := new(big.Float).SetString(string(body))
-		b, ok2 := new(big.Float).SetString(dv)
-		if ok1 && ok2 && a.Cmp(b) == 0 && ph.typ == "integer" {
+	case kind == jsonrpc.KindNumber && ph.typ == "integer":
+		a, ok1 := jsonInteger(body)
+		b, ok2 := headerInteger(dv)
+		if ok1 && ok2 && a == b {
 			return nil
 		}
-	case jsonrpc.KindBool:
+	case kind == jsonrpc.KindBool && ph.typ == "boolean":
 		if dv == string(body) {
 			return nil
 		}
 	}
 	return headerMismatch(hname + " header does not match argument " + strings.Join(ph.path, "."))
+}
+
+// annotatedValue returns the raw argument at ph.path, nil when absent,
+// walking the arguments exactly: at each level a member equal to the path
+// element is taken, a repeated one or one folding onto it (other than a
+// property the schema declares by that very name) is an error.
+func annotatedValue(args []byte, ph *paramHeader, hname string) ([]byte, *Error) {
+	cur := args
+	for depth, want := range ph.path {
+		if jsonrpc.KindOf(cur) != jsonrpc.KindObject {
+			return nil, nil
+		}
+		var next []byte
+		var bad *Error
+		_ = jsonrpc.Fields(cur, func(rk, v []byte) error {
+			k := jsonrpc.Key(rk)
+			switch {
+			case string(k) == want:
+				if next != nil {
+					bad = headerMismatch("argument " + strings.Join(ph.path[:depth+1], ".") + " (mirrored in " + hname + ") appears more than once")
+					return errStopScan
+				}
+				next = v
+			case jsonrpc.EqualFold(k, want) && !slices.Contains(ph.siblings[depth], string(k)):
+				bad = headerMismatch("argument member \"" + clip(k) + "\" differs from \"" + want + "\" (mirrored in " + hname + ") only in case")
+				return errStopScan
+			}
+			return nil
+		})
+		if bad != nil {
+			return nil, bad
+		}
+		if next == nil {
+			return nil, nil
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// maxHeaderInteger is the largest integer magnitude an x-mcp-header may
+// carry, 2^53−1 (exact in every JSON implementation).
+const maxHeaderInteger = 1<<53 - 1
+
+// headerInteger parses an Mcp-Param-* value of an integer property:
+// canonical decimal only, -?(0|[1-9][0-9]*), within ±(2^53−1).
+func headerInteger(s string) (int64, bool) {
+	d, neg := strings.CutPrefix(s, "-")
+	if d == "" || len(d) > 16 || (d[0] == '0' && len(d) > 1) {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if n > maxHeaderInteger {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// jsonInteger returns the value of a JSON number token when it denotes an
+// integer within ±(2^53−1), however it is spelled (16, 16.0, 1.6e1,
+// 1600e-2); ok is false for fractions and larger magnitudes. It never
+// rounds: the decision is made on the decimal digits.
+func jsonInteger(tok []byte) (int64, bool) {
+	i := 0
+	neg := i < len(tok) && tok[i] == '-'
+	if neg {
+		i++
+	}
+	start := i
+	for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
+		i++
+	}
+	intPart := tok[start:i]
+	var frac []byte
+	if i < len(tok) && tok[i] == '.' {
+		i++
+		fs := i
+		for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
+			i++
+		}
+		frac = tok[fs:i]
+	}
+	exp := 0
+	if i < len(tok) && (tok[i] == 'e' || tok[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(tok) && (tok[i] == '+' || tok[i] == '-') {
+			eneg = tok[i] == '-'
+			i++
+		}
+		if i == len(tok) {
+			return 0, false
+		}
+		for ; i < len(tok); i++ {
+			c := tok[i]
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			if exp < 1e9 { // saturate: far beyond any digit count
+				exp = exp*10 + int(c-'0')
+			}
+		}
+		if eneg {
+			exp = -exp
+		}
+	}
+	if i != len(tok) || len(intPart) == 0 {
+		return 0, false
+	}
+	// The value is digits × 10^e, digits = intPart frac without
+	// leading or trailing zeros.
+	e := exp - len(frac)
+	lead := func(b []byte) []byte {
+		for len(b) > 0 && b[0] == '0' {
+			b = b[1:]
+		}
+		return b
+	}
+	ip, fp := lead(intPart), frac
+	if len(ip) == 0 {
+		fp = lead(fp)
+	}
+	// Trailing zeros of the whole digit string raise e.
+	for len(fp) > 0 && fp[len(fp)-1] == '0' {
+		fp = fp[:len(fp)-1]
+		e++
+	}
+	if len(fp) == 0 {
+		for len(ip) > 0 && ip[len(ip)-1] == '0' {
+			ip = ip[:len(ip)-1]
+			e++
+		}
+	}
+	if len(ip)+len(fp) == 0 {
+		return 0, true // zero, however written
+	}
+	if e < 0 || len(ip)+len(fp)+e > 16 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range ip {
+		n = n*10 + int64(c-'0')
+	}
+	for _, c := range fp {
+		n = n*10 + int64(c-'0')
+	}
+	for ; e > 0; e-- {
+		n *= 10
+	}
+	if n > maxHeaderInteger {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // valueAt returns the raw value at a path of object members, or nil.

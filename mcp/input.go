@@ -310,11 +310,29 @@ var ErrNoInputResponse = errors.New("mcp: no input response under this key")
 // inputRequests of the previous round. Each entry stays raw until the
 // handler decodes it as the kind of request it sent under that key: an
 // answer is never interpreted by guessing from its shape.
+//
+// A low-level handler (one that builds its own InputRequiredResult)
+// reads these as the client sent them: nothing ties an entry to a
+// question the handler asked, under that key or at all, and nothing has
+// checked it against the question's schema. The decoders below check the
+// shape of one kind of answer only (Elicit: an action and primitive
+// content members, no repeated member); they do not know the form, so
+// Content may hold fields the form never declared, values outside its
+// enums or bounds, or names differing from a field's only in case. Such a
+// handler must validate every value it reads, and treat a key it did not
+// ask for as absent. The asking API (Elicit, ElicitForm, ElicitURL,
+// Sample, ListRoots) does all of that itself: it takes an answer only for
+// the exact question the sealed state says was asked, and only once it
+// passes that question's checks.
 type InputResponses map[string]json.RawMessage
 
 // Elicit decodes the answer under key as an elicitation result. It
 // returns ErrNoInputResponse when there is none, and an error when the
-// entry is not a valid ElicitResult.
+// entry is not a valid ElicitResult: not an object, an action missing or
+// unknown, a member differing from action or content only in case, a
+// repeated member, or content that is not an object of primitive values
+// and string lists. The content is not checked against any form (see
+// InputResponses).
 func (r InputResponses) Elicit(key string) (*ElicitResult, error) {
 	raw, ok := r[key]
 	if !ok || jsonrpc.KindOf(raw) == jsonrpc.KindNull {
@@ -339,8 +357,9 @@ func decodeElicit(raw []byte) (*ElicitResult, json.RawMessage, error) {
 	var content json.RawMessage
 	var hasAction bool
 	var bad error
-	_ = jsonrpc.Fields(raw, func(k, v []byte) error {
-		switch string(jsonrpc.Key(k)) {
+	_ = jsonrpc.Fields(raw, func(rk, v []byte) error {
+		k := jsonrpc.Key(rk)
+		switch string(k) {
 		case "action":
 			a, ok := jsonrpc.String(v)
 			if !ok || hasAction {
@@ -354,6 +373,11 @@ func decodeElicit(raw []byte) (*ElicitResult, json.RawMessage, error) {
 				return bad
 			}
 			content = json.RawMessage(jsonrpc.TrimSpace(v))
+		default:
+			if jsonrpc.EqualFold(k, "action") || jsonrpc.EqualFold(k, "content") {
+				bad = errors.New("elicitation answer: a member differs from action or content only in case")
+				return bad
+			}
 		}
 		return nil
 	})

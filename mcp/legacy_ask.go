@@ -6,9 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"slices"
-	"sort"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -105,108 +102,6 @@ func (a *legacyAsker) legacyParams(q *question) ([]byte, error) {
 // id is sent.
 func WithElicitationID(id string) AskOption {
 	return func(o *askOptions) { o.elicitationID = id }
-}
-
-// ElicitForm asks the user to fill a form described by schema, a flat JSON
-// Schema object ({"type":"object","properties":{...},"required":[...]})
-// passed to the client as is: use it when Elicit[T] cannot express the
-// form, for default values (SEP-1034), titled enums (oneOf/anyOf with
-// const and title, SEP-1330), legacy enumNames, length or range limits.
-// Both eras: an InputRequiredResult round on 2026-07-28, a live request on
-// a 2025-11-25 session.
-//
-// An accepted answer is checked against the schema's property types,
-// enums and required list (a failing one is an *InvalidAnswerError);
-// decline and cancel are values in the result's Action.
-func ElicitForm(ctx context.Context, message string, schema json.RawMessage, opts ...AskOption) (*ElicitResult, error) {
-	fs, err := formSchemaFromRaw(schema)
-	if err != nil {
-		return nil, err
-	}
-	req := &ElicitRequest{Mode: ElicitModeForm, Message: message, RequestedSchema: schema}
-	// The answer validated last is the one returned: keep its decoding.
-	var r *ElicitResult
-	_, _, err = askRaw(ctx, req, opts, func(raw json.RawMessage) error {
-		var err error
-		if r, _, err = decodeElicit(raw); err != nil {
-			return err
-		}
-		return fs.check(r)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// formSchemaFromRaw reads the checkable part of a flat elicitation schema:
-// each property's type, its allowed values (enum, or the consts of
-// oneOf/anyOf), and the required list.
-func formSchemaFromRaw(raw json.RawMessage) (*formSchema, error) {
-	type consts []struct {
-		Const *string `json:"const"`
-	}
-	var s struct {
-		Type       string                     `json:"type"`
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
-	}
-	if err := json.Unmarshal(raw, &s); err != nil || s.Type != "object" {
-		return nil, errors.New(`mcp: ElicitForm: the schema must be a JSON object with "type":"object"`)
-	}
-	values := func(enum []string, one, any consts) []string {
-		if enum != nil {
-			return enum
-		}
-		var out []string
-		for _, c := range append(one, any...) {
-			if c.Const != nil {
-				out = append(out, *c.Const)
-			}
-		}
-		return out
-	}
-	fs := &formSchema{raw: raw}
-	names := make([]string, 0, len(s.Properties))
-	for n := range s.Properties {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		var p struct {
-			Type  string   `json:"type"`
-			Enum  []string `json:"enum"`
-			OneOf consts   `json:"oneOf"`
-			AnyOf consts   `json:"anyOf"`
-			Items *struct {
-				Type  string   `json:"type"`
-				Enum  []string `json:"enum"`
-				OneOf consts   `json:"oneOf"`
-				AnyOf consts   `json:"anyOf"`
-			} `json:"items"`
-		}
-		if err := json.Unmarshal(s.Properties[name], &p); err != nil {
-			return nil, fmt.Errorf("mcp: ElicitForm: property %q is not a flat primitive schema: %v", name, err)
-		}
-		f := formField{name: name, kind: p.Type, required: slices.Contains(s.Required, name)}
-		switch p.Type {
-		case "string":
-			f.enum = values(p.Enum, p.OneOf, p.AnyOf)
-		case "number", "integer", "boolean":
-		case "array":
-			if p.Items == nil {
-				return nil, fmt.Errorf("mcp: ElicitForm: array property %q needs items", name)
-			}
-			f.enum = values(p.Items.Enum, p.Items.OneOf, p.Items.AnyOf)
-			if f.enum == nil {
-				return nil, fmt.Errorf("mcp: ElicitForm: array property %q must be a multi-select (items with enum, oneOf or anyOf)", name)
-			}
-		default:
-			return nil, fmt.Errorf("mcp: ElicitForm: property %q has type %q; form fields are string, number, integer, boolean or a multi-select array", name, p.Type)
-		}
-		fs.fields = append(fs.fields, f)
-	}
-	return fs, nil
 }
 
 // CloseSSEStream ends the HTTP response of the current request now, while

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
 // toRawJSON marshals v (a map, a struct, a json.RawMessage or []byte of
@@ -63,6 +65,10 @@ type paramHeader struct {
 	name string // as declared; compared case-insensitively
 	path []string
 	typ  string // "string", "integer" or "boolean"
+	// siblings[i] are the other properties declared beside path[i] that
+	// equal it under case folding: members so named are their own
+	// properties, not case variants of path[i]. Nearly always empty.
+	siblings [][]string
 }
 
 // isToken reports whether s is an RFC 9110 token.
@@ -93,8 +99,8 @@ func paramHeaders(schema json.RawMessage) ([]paramHeader, error) {
 	}
 	var out []paramHeader
 	seen := map[string]bool{}
-	var walk func(obj map[string]json.RawMessage, path []string) error
-	walk = func(obj map[string]json.RawMessage, path []string) error {
+	var walk func(obj map[string]json.RawMessage, path []string, siblings [][]string) error
+	walk = func(obj map[string]json.RawMessage, path []string, siblings [][]string) error {
 		propsRaw, ok := obj["properties"]
 		if !ok {
 			return nil
@@ -114,6 +120,13 @@ func paramHeaders(schema json.RawMessage) ([]paramHeader, error) {
 				continue
 			}
 			p := append(append([]string(nil), path...), n)
+			var folded []string
+			for _, o := range names {
+				if o != n && jsonrpc.EqualFold([]byte(o), n) {
+					folded = append(folded, o)
+				}
+			}
+			sib := append(append([][]string(nil), siblings...), folded)
 			if h, ok := prop["x-mcp-header"]; ok {
 				var name string
 				if json.Unmarshal(h, &name) != nil || !isToken(name) {
@@ -129,15 +142,15 @@ func paramHeaders(schema json.RawMessage) ([]paramHeader, error) {
 					return fmt.Errorf("x-mcp-header %q is declared twice", name)
 				}
 				seen[key] = true
-				out = append(out, paramHeader{name: name, path: p, typ: typ})
+				out = append(out, paramHeader{name: name, path: p, typ: typ, siblings: sib})
 			}
-			if err := walk(prop, p); err != nil {
+			if err := walk(prop, p, sib); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	if err := walk(root, nil); err != nil {
+	if err := walk(root, nil, nil); err != nil {
 		return nil, err
 	}
 	return out, nil

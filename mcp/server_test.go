@@ -508,12 +508,20 @@ func TestParamHeadersMirrorAnnotatedArguments(t *testing.T) {
 	if res := doHTTP(t, h, call, good()); res.status != 200 {
 		t.Fatalf("good headers: %d %s", res.status, res.body)
 	}
-	hdr := good()
-	hdr.Set("Mcp-Param-Count", "42.0")
-	if res := doHTTP(t, h, call, hdr); res.status != 200 {
-		t.Errorf("integers compare numerically: %d %s", res.status, res.body)
+	// Integers compare as integers: a body of 42.0 or 4.2e1 is 42 (a
+	// header, though, must be canonical decimal; see
+	// TestIntegerParamHeadersAreCanonicalDecimal).
+	for _, n := range []string{"42.0", "4.2e1"} {
+		c := strings.Replace(call, `"count":42`, `"count":`+n, 1)
+		hdr := headersFor(t, c)
+		hdr.Set("Mcp-Param-Region", "eu west")
+		hdr.Set("Mcp-Param-Count", "42")
+		hdr.Set("Mcp-Param-Dry", "true")
+		if res := doHTTP(t, h, c, hdr); res.status != 200 {
+			t.Errorf("body %s, header 42: %d %s", n, res.status, res.body)
+		}
 	}
-	hdr = good()
+	hdr := good()
 	hdr.Set("Mcp-Param-Region", "=?base64?"+"ZXUgd2VzdA=="+"?=")
 	if res := doHTTP(t, h, call, hdr); res.status != 200 {
 		t.Errorf("base64 value: %d %s", res.status, res.body)

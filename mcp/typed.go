@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -21,7 +25,11 @@ type TypedToolHandler[In, Out any] func(ctx context.Context, req *CallToolReques
 // *CallToolResult it is inferred from Out. Arguments are validated
 // against the input schema before the handler runs; invalid arguments
 // become an isError result naming the problem, so the model can correct
-// itself. Options (WithTaskSupport) apply as for Server.AddTool. AddTool
+// itself. Validation and decoding agree on names: arguments holding a
+// member that differs from a property the schema declares only in case
+// (as encoding/json folds names: "COUNT", "countſ"... for "count"), at
+// any depth the schema declares properties, are invalid, since
+// encoding/json would decode it into the property's field unvalidated. Options (WithTaskSupport) apply as for Server.AddTool. AddTool
 // panics when a schema cannot be inferred or resolved.
 func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out], opts ...ToolOption) {
 	st, err := newTypedTool(t, h)
@@ -63,6 +71,12 @@ func newTypedTool[In, Out any](t *Tool, h TypedToolHandler[In, Out]) (*typedTool
 		args := []byte(req.Arguments)
 		if len(args) == 0 {
 			args = []byte("{}")
+		}
+		// Validation reads member names exactly and encoding/json
+		// folds them: a member that folds onto a declared property
+		// without being it would be decoded unvalidated.
+		if err := in.guard.check(args); err != nil {
+			return ErrorResult("invalid arguments: " + err.Error()), nil
 		}
 		// Schemas inferred from Go types validate the raw arguments
 		// directly; the full validator runs for other schemas, and to
@@ -108,6 +122,7 @@ type compiledSchema struct {
 	schema   *jsonschema.Schema
 	resolved *jsonschema.Resolved
 	fast     *fastSchema // nil when the schema leaves the fast subset
+	guard    *foldGuard  // nil when the schema declares no property names
 }
 
 // schemaFor infers (when given is nil) or parses the schema, and
@@ -137,5 +152,137 @@ func schemaFor[T any](given any) (*compiledSchema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &compiledSchema{raw: raw, schema: s, resolved: res, fast: compileFast(raw)}, nil
+	return &compiledSchema{raw: raw, schema: s, resolved: res, fast: compileFast(raw), guard: newFoldGuard(s)}, nil
+}
+
+// foldGuard is the property names a schema declares, level by level:
+// through properties, items, prefixItems, additionalProperties and local
+// "#/$defs/..." references.
+type foldGuard struct {
+	props  map[string]*foldGuard // declared name → guard of its value (nil: none)
+	names  []string
+	items  *foldGuard
+	prefix []*foldGuard
+	extra  *foldGuard
+}
+
+// newFoldGuard builds the guard of root, nil when no level of it
+// declares a property (nothing to fold onto).
+func newFoldGuard(root *jsonschema.Schema) *foldGuard {
+	memo := map[*jsonschema.Schema]*foldGuard{}
+	var build func(s *jsonschema.Schema, depth int) *foldGuard
+	build = func(s *jsonschema.Schema, depth int) *foldGuard {
+		if s == nil || depth > 64 {
+			return nil
+		}
+		if s.Ref != "" {
+			name, ok := strings.CutPrefix(s.Ref, "#/$defs/")
+			if !ok {
+				return nil
+			}
+			return build(root.Defs[name], depth+1)
+		}
+		if g, ok := memo[s]; ok {
+			return g // nil while being built: a cycle is guarded once round
+		}
+		memo[s] = nil
+		g := &foldGuard{props: make(map[string]*foldGuard, len(s.Properties))}
+		for n, p := range s.Properties {
+			g.props[n] = build(p, depth+1)
+			g.names = append(g.names, n)
+		}
+		sort.Strings(g.names)
+		g.items = build(s.Items, depth+1)
+		g.extra = build(s.AdditionalProperties, depth+1)
+		guarded := len(g.names) > 0 || g.items != nil || g.extra != nil
+		for _, p := range s.PrefixItems {
+			pg := build(p, depth+1)
+			g.prefix = append(g.prefix, pg)
+			guarded = guarded || pg != nil
+		}
+		if !guarded {
+			g = nil
+		}
+		memo[s] = g
+		return g
+	}
+	return build(root, 0)
+}
+
+// check walks the arguments v (valid JSON) once, linearly, and reports
+// a member that equals a declared property under encoding/json's case
+// folding without being one. A nil guard accepts everything.
+func (g *foldGuard) check(v []byte) error {
+	if g == nil {
+		return nil
+	}
+	type frame struct {
+		g      *foldGuard
+		object bool
+		next   *foldGuard // object: the guard of the member being read
+		index  int        // array: the element being read
+	}
+	var buf [16]frame
+	st := buf[:0]
+	expectKey := false
+	for i := 0; i < len(v); {
+		switch c := v[i]; c {
+		case '{', '[':
+			cg := g
+			if n := len(st); n > 0 {
+				switch f := &st[n-1]; {
+				case f.object:
+					cg = f.next
+				case f.g == nil:
+					cg = nil
+				case f.index < len(f.g.prefix):
+					cg = f.g.prefix[f.index]
+				default:
+					cg = f.g.items
+				}
+			}
+			st = append(st, frame{g: cg, object: c == '{'})
+			expectKey = c == '{'
+			i++
+		case '}', ']':
+			if n := len(st); n > 0 {
+				st = st[:n-1]
+			}
+			expectKey = false
+			i++
+		case ',':
+			if n := len(st); n > 0 {
+				if st[n-1].object {
+					expectKey = true
+				} else {
+					st[n-1].index++
+				}
+			}
+			i++
+		case '"':
+			end := jsonrpc.StringEnd(v, i)
+			if expectKey && end-1 > i {
+				expectKey = false
+				f := &st[len(st)-1]
+				f.next = nil
+				if f.g != nil {
+					k := jsonrpc.Key(v[i+1 : end-1])
+					if sub, ok := f.g.props[string(k)]; ok {
+						f.next = sub
+					} else {
+						for _, n := range f.g.names {
+							if jsonrpc.EqualFold(k, n) {
+								return fmt.Errorf("member %q differs from property %q only in case", clip(k), n)
+							}
+						}
+						f.next = f.g.extra
+					}
+				}
+			}
+			i = end
+		default:
+			i++
+		}
+	}
+	return nil
 }

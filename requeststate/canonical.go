@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -21,15 +22,26 @@ import (
 // String and number tokens are kept byte for byte: "\ud800" and "\udfff"
 // stay distinct (Go's encoding/json would map both to U+FFFD), 1 and 1.0
 // stay distinct, large integers are never rounded.
+//
+// An object that repeats a member name is refused (ErrDuplicateMember),
+// names compared as encoding/json decodes them ("a" and "\u0061" are one
+// name, as are two texts that differ only in invalid UTF-8 bytes): its
+// meaning depends on which of the two a decoder keeps, while reordering
+// its members would not change its canonical form, so one digest would
+// stand for two meanings.
 
-// AppendCanonical appends the canonical form of the JSON value v, or
-// returns an error when v is not valid JSON (exactly what json.Valid
-// rejects, including nesting deeper than encoding/json allows).
+// AppendCanonical appends the canonical form of the JSON value v. It
+// returns an error, and dst unchanged, when v is not valid JSON (exactly
+// what json.Valid rejects, including nesting deeper than encoding/json
+// allows) or when an object in v repeats a member (ErrDuplicateMember).
 func AppendCanonical(dst, v []byte) ([]byte, error) {
 	c := canonizer{src: v}
 	c.space()
 	out, ok := c.value(dst, 0)
 	c.space()
+	if c.dup {
+		return dst, ErrDuplicateMember
+	}
 	if !ok || c.i != len(v) {
 		return dst, errInvalidJSON
 	}
@@ -37,6 +49,10 @@ func AppendCanonical(dst, v []byte) ([]byte, error) {
 }
 
 var errInvalidJSON = errors.New("requeststate: invalid JSON")
+
+// ErrDuplicateMember reports JSON with an object that repeats a member
+// name (after resolving escapes); it has no canonical form.
+var ErrDuplicateMember = errors.New("requeststate: JSON object with a repeated member")
 
 // maxDepth is encoding/json's nesting limit, so that both accept the
 // same texts.
@@ -48,6 +64,7 @@ const maxDepth = 10000
 type canonizer struct {
 	src []byte
 	i   int
+	dup bool // an object repeated a member: the value has no canonical form
 }
 
 func (c *canonizer) space() {
@@ -235,6 +252,7 @@ func (c *canonizer) object(dst []byte, depth int) ([]byte, bool) {
 	var small [8]member
 	ms := small[:0]
 	sorted := true
+	plain := true // no key with escapes or invalid UTF-8: raw bytes are the names
 	for {
 		if c.i >= len(c.src) || c.src[c.i] != '"' {
 			return dst, false
@@ -246,6 +264,9 @@ func (c *canonizer) object(dst []byte, depth int) ([]byte, bool) {
 		}
 		dst = append(dst, c.src[start:c.i]...)
 		m.k1 = len(dst) - 1
+		if k := dst[m.k0:m.k1]; plain && (bytes.IndexByte(k, '\\') >= 0 || !utf8.Valid(k)) {
+			plain = false
+		}
 		c.space()
 		if c.i >= len(c.src) || c.src[c.i] != ':' {
 			return dst, false
@@ -258,8 +279,14 @@ func (c *canonizer) object(dst []byte, depth int) ([]byte, bool) {
 			return dst, false
 		}
 		m.m1 = len(dst)
-		if n := len(ms); n > 0 && bytes.Compare(dst[ms[n-1].k0:ms[n-1].k1], dst[m.k0:m.k1]) > 0 {
-			sorted = false
+		if n := len(ms); n > 0 {
+			switch bytes.Compare(dst[ms[n-1].k0:ms[n-1].k1], dst[m.k0:m.k1]) {
+			case 1:
+				sorted = false
+			case 0:
+				c.dup = true
+				return dst, false
+			}
 		}
 		ms = append(ms, m)
 		c.space()
@@ -279,20 +306,49 @@ func (c *canonizer) object(dst []byte, depth int) ([]byte, bool) {
 		}
 		break
 	}
+	if !plain && len(ms) > 1 && resolvedDuplicate(dst, ms) {
+		c.dup = true
+		return dst, false
+	}
 	if !sorted {
-		dst = reorder(dst, ms)
+		var dup bool
+		if dst, dup = reorder(dst, ms); dup {
+			c.dup = true
+			return dst, false
+		}
 	}
 	return append(dst, '}'), true
 }
 
+// resolvedDuplicate reports whether two of the members ms (written in
+// dst) have names that decode alike although their raw texts differ:
+// escapes, or invalid UTF-8 that decodes to U+FFFD. Only objects with
+// such a key get here.
+func resolvedDuplicate(dst []byte, ms []member) bool {
+	seen := make(map[string]struct{}, len(ms))
+	for _, m := range ms {
+		k := string(jsonrpc.Key(dst[m.k0:m.k1]))
+		if _, dup := seen[k]; dup {
+			return true
+		}
+		seen[k] = struct{}{}
+	}
+	return false
+}
+
 // reorder rewrites the members ms (the tail of dst, separated by commas)
-// sorted by key, equal keys keeping their order.
-func reorder(dst []byte, ms []member) []byte {
+// sorted by raw key. dup reports two equal raw keys (then dst is left
+// unfinished).
+func reorder(dst []byte, ms []member) (_ []byte, dup bool) {
 	base := ms[0].m0
 	region := slices.Clone(dst[base:])
-	slices.SortStableFunc(ms, func(a, b member) int {
-		return bytes.Compare(region[a.k0-base:a.k1-base], region[b.k0-base:b.k1-base])
-	})
+	key := func(m member) []byte { return region[m.k0-base : m.k1-base] }
+	slices.SortFunc(ms, func(a, b member) int { return bytes.Compare(key(a), key(b)) })
+	for i := 1; i < len(ms); i++ {
+		if bytes.Equal(key(ms[i-1]), key(ms[i])) {
+			return dst, true
+		}
+	}
 	dst = dst[:base]
 	for i, m := range ms {
 		if i > 0 {
@@ -300,13 +356,14 @@ func reorder(dst []byte, ms []member) []byte {
 		}
 		dst = append(dst, region[m.m0-base:m.m1-base]...)
 	}
-	return dst
+	return dst, false
 }
 
 // ArgumentsDigest is the digest that binds a state to its request's
 // arguments: the first 16 bytes of SHA-256 of the canonical arguments,
 // base64url without padding. Absent (nil), null and {} arguments digest
-// alike.
+// alike. Arguments that are not valid JSON, or repeat a member in some
+// object (ErrDuplicateMember), have no digest: the error says so.
 func ArgumentsDigest(args []byte) (string, error) {
 	d, err := argumentsDigest(args)
 	if err != nil {
@@ -328,7 +385,9 @@ func argumentsDigest(args []byte) (d [16]byte, err error) {
 		sum := sha256.Sum256(c)
 		copy(d[:], sum[:16])
 	}
-	clear(c) // arguments may be sensitive: nothing of them stays pooled
+	// Arguments may be sensitive: nothing of them stays pooled, not even
+	// the part written before an error.
+	clear(c[:min(len(args), cap(c))])
 	putBuf(buf, c)
 	return d, err
 }

@@ -66,11 +66,20 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 }
 
 // ParseID validates raw as an MCP request id: a string or an integer
-// (never null, never a fraction).
+// (never null, never a fraction). A string holding invalid UTF-8 is kept
+// as encoding/json decodes it, each invalid byte replaced by U+FFFD, so
+// that every response echoing the id is valid JSON in valid UTF-8.
 func ParseID(raw []byte) (ID, *Error) {
 	raw = TrimSpace(raw)
 	switch KindOf(raw) {
 	case KindString:
+		if !utf8.Valid(raw) {
+			s, ok := String(raw)
+			if !ok {
+				return ID{}, NewError(CodeInvalidRequest, "Invalid request: id must be a string or an integer")
+			}
+			return StringID(s), nil
+		}
 		return ID{raw: string(raw)}, nil
 	case KindNumber:
 		if bytes.ContainsAny(raw, ".eE") {
@@ -134,8 +143,10 @@ var topKeys = [...]string{"jsonrpc", "id", "method", "params", "result", "error"
 // Decode parses one JSON-RPC message. Malformed JSON is -32700; anything
 // that is not a well-formed request, notification or response is -32600.
 // When the id could be read, it is returned even with an error, so that the
-// error response can carry it. Member names are matched exactly; a repeated
-// member, or one that differs from a member name only in case, is rejected.
+// error response can carry it. Member names are matched exactly (after
+// resolving escapes); a repeated member, or one that equals a member name
+// under the case folding encoding/json applies (EqualFold: "Method",
+// "paramſ") without being it, is rejected.
 func Decode(data []byte) (Message, *Error) {
 	var m Message
 	if !json.Valid(data) {
@@ -182,7 +193,7 @@ func Decode(data []byte) (Message, *Error) {
 				}
 				return nil
 			}
-			if EqualFoldASCII(key, k) {
+			if EqualFold(key, k) {
 				bad = NewError(CodeInvalidRequest, "Invalid request: member \""+string(key)+"\" differs from \""+k+"\" only in case")
 				return errStop
 			}

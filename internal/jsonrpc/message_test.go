@@ -1,9 +1,11 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestDecodeClassifiesMessages(t *testing.T) {
@@ -113,6 +115,11 @@ func FuzzDecode(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"m","Method":"n"}`,
 		`{"jsonrpc":"2.0","id":1e3,"method":"m"}`,
 		`[{"jsonrpc":"2.0"}]`, `{"a":"\ud800"}`, ``, `{`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","paramſ":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","\u0070arams":{},"params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","ID":2}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"m\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\",\"metho\xff\":\"m\"}",
 	} {
 		f.Add([]byte(s))
 	}
@@ -131,13 +138,20 @@ func FuzzDecode(f *testing.F) {
 		if err == nil && m.IsRequest() && !json.Valid([]byte(m.ID.Raw())) {
 			t.Fatalf("id %q is not JSON", m.ID.Raw())
 		}
+		if out := AppendError(nil, m.ID, NewError(CodeInvalidRequest, "x")); !json.Valid(out) || !utf8.Valid(out) {
+			t.Fatalf("error response %q is not valid UTF-8 JSON", out)
+		}
 	})
 }
 
 // FuzzScanner runs the scanner on arbitrary, possibly invalid, input:
-// it must never panic or loop.
+// it must never panic or loop. On valid JSON, Key resolves every name as
+// encoding/json does, and DuplicateMember agrees with a reference built
+// on encoding/json's reading of names.
 func FuzzScanner(f *testing.F) {
-	for _, s := range []string{`{"a":1}`, `{"`, `{"a`, `{"a":`, `{"a":"\`, `[1,`, `{"a":[}`, `"\`} {
+	for _, s := range []string{`{"a":1}`, `{"`, `{"a`, `{"a":`, `{"a":"\`, `[1,`, `{"a":[}`, `"\`,
+		`{"region":"us","\u0072egion":"eu"}`, `{"a":{"b":1,"b":2}}`, `[{"x":1},{"x":2}]`, `{"k":1,"K":2,"\u212A":3}`,
+		"{\"a\xff\":1,\"a\xfe\":2}", `{"\ud800":1,"\udfff":2}`, `{"ſ":1,"s":2}`, `{"a":"{\"a\":1,\"a\":2}"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -147,7 +161,55 @@ func FuzzScanner(f *testing.F) {
 		if n > len(data) {
 			t.Fatalf("%d members in %d bytes", n, len(data))
 		}
+		if !json.Valid(data) {
+			return
+		}
+		name, dup := DuplicateMember(data)
+		want := refDuplicate(t, TrimSpace(data))
+		if dup != (want != nil) || (dup && !bytes.Equal(name, want)) {
+			t.Fatalf("DuplicateMember(%q) = %q, %v; reference %q", data, name, dup, want)
+		}
 	})
+}
+
+// refDuplicate is DuplicateMember's definition: the first name, in
+// document order of the second occurrence, that an object repeats, names
+// decoded by encoding/json. It also checks Key on every name.
+func refDuplicate(t *testing.T, v []byte) []byte {
+	var found []byte
+	var walk func(v []byte)
+	walk = func(v []byte) {
+		switch KindOf(v) {
+		case KindObject:
+			seen := map[string]bool{}
+			_ = Fields(v, func(k, val []byte) error {
+				var name string
+				if err := json.Unmarshal(append(append([]byte{'"'}, k...), '"'), &name); err != nil {
+					t.Fatalf("name %q: %v", k, err)
+				}
+				if got := string(Key(k)); got != name {
+					t.Fatalf("Key(%q) = %q, encoding/json %q", k, got, name)
+				}
+				if seen[name] && found == nil {
+					found = []byte(name)
+				}
+				seen[name] = true
+				if found == nil {
+					walk(TrimSpace(val))
+				}
+				return nil
+			})
+		case KindArray:
+			_ = Elements(v, func(e []byte) error {
+				if found == nil {
+					walk(TrimSpace(e))
+				}
+				return nil
+			})
+		}
+	}
+	walk(v)
+	return found
 }
 
 func TestEscapedVersionIsStill2dot0(t *testing.T) {
@@ -176,4 +238,116 @@ func FuzzStringMatchesEncodingJSON(f *testing.F) {
 			t.Fatalf("%q: got %q (%v), encoding/json %q", b, got, ok, want)
 		}
 	})
+}
+
+// TestEnvelopeRefusesUnicodeCaseVariants: encoding/json reads "paramſ"
+// (U+017F) as params and "\u212Aey" (KELVIN SIGN) as key; the envelope
+// decoder refuses such members like ASCII case variants.
+func TestEnvelopeRefusesUnicodeCaseVariants(t *testing.T) {
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"m","paramſ":{"x":1}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","param\u017f":{"x":1}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{},"PARAMS":{"x":1}}`,
+		`{"jsonrpc":"2.0","id":1,"reſult":{}}`,
+	} {
+		if _, err := Decode([]byte(in)); err == nil || err.Code != CodeInvalidRequest || !strings.Contains(err.Message, "case") {
+			t.Errorf("Decode(%s) = %v", in, err)
+		}
+	}
+}
+
+// TestEqualFoldIsEncodingJSONFolding: EqualFold agrees with
+// bytes.EqualFold, the relation encoding/json matches names with.
+func TestEqualFoldIsEncodingJSONFolding(t *testing.T) {
+	for _, c := range [][2]string{
+		{"params", "params"}, {"paramſ", "params"}, {"PARAMS", "params"}, {"\u212Aind", "kind"}, {"Kind", "kind"},
+		{"kind", "Kind"}, {"ſ", "S"}, {"ß", "ss"}, {"", ""}, {"a", ""}, {"é", "É"}, {"\xff", "\ufffd"}, {"\xff", "\xfe"},
+		{"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientInfo"}, {"Σ", "ς"}, {"ǅ", "ǆ"}, {"k", "K"},
+	} {
+		if got, want := EqualFold([]byte(c[0]), c[1]), bytes.EqualFold([]byte(c[0]), []byte(c[1])); got != want {
+			t.Errorf("EqualFold(%q, %q) = %v, bytes.EqualFold %v", c[0], c[1], got, want)
+		}
+	}
+	if !EqualFold([]byte("paramſ"), "params") || !EqualFold([]byte("Kind"), "kind") {
+		t.Error("ſ and K must fold")
+	}
+}
+
+func FuzzEqualFold(f *testing.F) {
+	for _, c := range [][2]string{{"paramſ", "params"}, {"Kind", "kind"}, {"Method", "method"}, {"ß", "ss"}, {"\xff", "\xfe"}, {"a", "ab"}} {
+		f.Add(c[0], c[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if got, want := EqualFold([]byte(a), b), bytes.EqualFold([]byte(a), []byte(b)); got != want {
+			t.Fatalf("EqualFold(%q, %q) = %v, bytes.EqualFold %v", a, b, got, want)
+		}
+	})
+}
+
+// TestDuplicateMemberResolvesEscapes: names are compared as decoded, at
+// any depth, and only within one object.
+func TestDuplicateMemberResolvesEscapes(t *testing.T) {
+	many := func(n int, extra string) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range n {
+			b.WriteString(`"k` + itoa(i) + `":1,`)
+		}
+		return b.String() + extra + "}"
+	}
+	for in, want := range map[string]string{
+		`{"region":"us","\u0072egion":"eu"}`:        "region",
+		`{"a":{"b":[{"c":1,"c":2}]}}`:               "c",
+		`[1,{"x":{"y":1},"x":2}]`:                   "x",
+		"{\"a\xff\":1,\"a\xfe\":2}":                 "a\ufffd",
+		`{"\ud800":1,"\udfff":2}`:                   "\ufffd",
+		many(100, `"k\u0037":2`):                    "k7",
+		`{"a":1,"b":{"a":2},"c":[{"a":3},{"a":4}]}`: "",
+		`{"a":"{\"a\":1,\"a\":2}","b":"\"a\":"}`:    "",
+		`{"k":1,"K":2,"\u212A":3}`:                  "",
+		many(100, `"k_7":2`):                        "",
+		many(20, `"k7":2`):                          "k7",
+	} {
+		name, dup := DuplicateMember([]byte(in))
+		if want == "" && dup || want != "" && string(name) != want {
+			t.Errorf("DuplicateMember(%.60s) = %q, %v; want %q", in, name, dup, want)
+		}
+	}
+}
+
+// TestStringIDWithInvalidUTF8IsEchoedAsValidJSON: such an id is kept as
+// encoding/json reads it, so every response is valid UTF-8 JSON.
+func TestStringIDWithInvalidUTF8IsEchoedAsValidJSON(t *testing.T) {
+	m, err := Decode([]byte("{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"m\"}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range [][]byte{AppendResponse(nil, m.ID, []byte(`{}`)), AppendError(nil, m.ID, NewError(CodeInternalError, "x"))} {
+		var v struct{ ID string }
+		if !utf8.Valid(out) || json.Unmarshal(out, &v) != nil || v.ID != "a\ufffdb" {
+			t.Errorf("%q", out)
+		}
+	}
+	// The id of a failed decode is echoed too.
+	m, err = Decode([]byte("{\"jsonrpc\":\"1.0\",\"id\":\"\xc3\",\"method\":\"m\"}"))
+	if err == nil || !utf8.ValidString(m.ID.Raw()) {
+		t.Errorf("%q %v", m.ID.Raw(), err)
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestPlainKeyFindsBackslashesAndNonASCII(t *testing.T) {
+	for i := range 20 {
+		for _, c := range []byte{'\\', 0x80, 0xff, 'a'} {
+			k := []byte(strings.Repeat("a", 20))
+			k[i] = c
+			if got, want := plainKey(k), c == 'a'; got != want {
+				t.Errorf("plainKey(%q) = %v", k, got)
+			}
+			if got, want := plainKey(k[:i+1]), c == 'a'; got != want {
+				t.Errorf("plainKey(%q) = %v", k[:i+1], got)
+			}
+		}
+	}
 }

@@ -2,7 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/binary"
 	"errors"
 	"unicode"
 	"unicode/utf16"
@@ -96,6 +96,10 @@ func skipString(b []byte, i int) int {
 	}
 	return len(b)
 }
+
+// StringEnd returns the index just past the JSON string that starts at
+// b[i] == '"' (len(b) when it is not terminated).
+func StringEnd(b []byte, i int) int { return skipString(b, i) }
 
 // skipValue returns the index just past the value starting at b[i].
 func skipValue(b []byte, i int) int {
@@ -200,19 +204,43 @@ func Elements(arr []byte, fn func(value []byte) error) error {
 	}
 }
 
-// Key resolves a raw object key to its text. Keys without escapes are
-// returned as they are (no allocation beyond the string conversion the
-// caller chooses to make); escaped keys are decoded.
+// Key resolves a raw object key to the name encoding/json decodes it
+// to: escapes resolved, invalid UTF-8 replaced by U+FFFD. Plain ASCII
+// keys (nearly all) are returned as they are, without allocating.
 func Key(raw []byte) []byte {
-	if bytes.IndexByte(raw, '\\') < 0 {
+	if plainKey(raw) {
 		return raw
 	}
-	q := make([]byte, 0, len(raw)+2)
-	q = append(q, '"')
-	q = append(q, raw...)
-	q = append(q, '"')
-	var s string
-	if json.Unmarshal(q, &s) != nil {
+	return resolveKey(raw)
+}
+
+// plainKey reports whether raw is ASCII without a backslash, eight bytes
+// at a time.
+func plainKey(raw []byte) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	b := raw
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		y := x ^ (lo * '\\') // a zero byte where x has a backslash
+		if (x|((y-lo)&^y))&hi != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func resolveKey(raw []byte) []byte {
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return raw
+	}
+	s, ok := unquote(raw)
+	if !ok {
 		return raw
 	}
 	return []byte(s)
@@ -322,7 +350,8 @@ func hex4(b []byte) (rune, bool) {
 	return r, true
 }
 
-// EqualFoldASCII reports whether a and b are equal under ASCII case folding.
+// EqualFoldASCII reports whether a and b are equal under ASCII case
+// folding. It is not the rule for JSON member names (see EqualFold).
 func EqualFoldASCII(a []byte, b string) bool {
 	if len(a) != len(b) {
 		return false
@@ -340,4 +369,155 @@ func EqualFoldASCII(a []byte, b string) bool {
 		}
 	}
 	return true
+}
+
+// EqualFold reports whether the member name a and the name b are equal
+// under Unicode simple case folding, the relation bytes.EqualFold
+// computes and encoding/json uses to match a member to a struct field:
+// "paramſ" (U+017F) is "params" to it, and "\u212Aind" (KELVIN SIGN) is
+// "kind". a should be a resolved name (Key). ASCII text is compared
+// byte by byte; folding proper starts at the first non-ASCII byte.
+func EqualFold(a []byte, b string) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	// Names sharing a long prefix ("io.modelcontextprotocol/...") mostly
+	// differ at the end: two ASCII last bytes must fold alike.
+	if x, y := a[len(a)-1], b[len(b)-1]; x|y < utf8.RuneSelf && x != y && lowerASCII(x) != lowerASCII(y) {
+		return false
+	}
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		x, y := a[i], b[i]
+		if x|y >= utf8.RuneSelf {
+			return equalFoldRunes(a[i:], b[i:])
+		}
+		if x == y {
+			continue
+		}
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	// Equal ASCII prefixes: what is left of the longer side cannot fold
+	// to nothing.
+	return len(a) == len(b)
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func equalFoldRunes(a []byte, b string) bool {
+	for len(a) > 0 && len(b) > 0 {
+		r, n := utf8.DecodeRune(a)
+		s, m := utf8.DecodeRuneInString(b)
+		a, b = a[n:], b[m:]
+		if r != s && foldClass(r) != foldClass(s) {
+			return false
+		}
+	}
+	return len(a) == 0 && len(b) == 0
+}
+
+// foldClass names the simple case folding orbit of r by its smallest
+// member, so that two runes fold together exactly when their classes are
+// equal.
+func foldClass(r rune) rune {
+	least := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		least = min(least, f)
+	}
+	return least
+}
+
+// DuplicateMember reports the first member name that occurs twice in one
+// object anywhere inside the JSON value v (valid JSON, checked by the
+// caller), comparing names as encoding/json decodes them: "region" and
+// "\u0072egion" are the same name. It makes one pass over v, linear in
+// its length, and allocates only for names with escapes or invalid
+// UTF-8 and for objects of more than 16 members.
+func DuplicateMember(v []byte) (name []byte, found bool) {
+	const small = 16 // members compared pairwise; beyond, a set
+	type frame struct {
+		object bool
+		start  int                 // this object's first name in names
+		set    map[string]struct{} // the names, once there are many
+	}
+	var nameBuf [small][]byte
+	var frameBuf [16]frame
+	names, frames := nameBuf[:0], frameBuf[:0]
+	expectKey := false
+	for i := 0; i < len(v); {
+		switch v[i] {
+		case '{', '[':
+			frames = append(frames, frame{object: v[i] == '{', start: len(names)})
+			expectKey = v[i] == '{'
+			i++
+		case '}', ']':
+			if n := len(frames); n > 0 {
+				names = names[:frames[n-1].start]
+				frames = frames[:n-1]
+			}
+			expectKey = false
+			i++
+		case ',':
+			expectKey = len(frames) > 0 && frames[len(frames)-1].object
+			i++
+		case '"':
+			// Strings are short: a byte loop beats a call per string.
+			j, plain := i+1, true
+			for j < len(v) && v[j] != '"' {
+				if v[j] == '\\' {
+					j++
+					plain = false
+				} else if v[j] >= utf8.RuneSelf {
+					plain = false
+				}
+				j++
+			}
+			end := min(j+1, len(v))
+			if expectKey && end-1 > i {
+				expectKey = false
+				key := v[i+1 : end-1]
+				if !plain {
+					key = resolveKey(key)
+				}
+				f := &frames[len(frames)-1]
+				if f.set != nil {
+					if _, dup := f.set[string(key)]; dup {
+						return key, true
+					}
+					f.set[string(key)] = struct{}{}
+				} else {
+					for _, k := range names[f.start:] {
+						if bytes.Equal(k, key) {
+							return key, true
+						}
+					}
+					names = append(names, key)
+					if len(names)-f.start > small {
+						f.set = make(map[string]struct{}, 2*small)
+						for _, k := range names[f.start:] {
+							f.set[string(k)] = struct{}{}
+						}
+						names = names[:f.start]
+					}
+				}
+			}
+			i = end
+		default:
+			i++
+		}
+	}
+	return nil, false
 }
