@@ -159,7 +159,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	s.serverInfoMeta = fmt.Appendf(nil, `"_meta":{%q:%s}`, MetaServerInfo, info)
 	s.hub.init()
 	if s.opts.Tasks != nil {
-		s.tasks = newTaskRuntime(*s.opts.Tasks)
+		s.tasks = newTaskRuntime(*s.opts.Tasks, s.log)
 	}
 	if s.opts.Fanout != nil {
 		s.startFanout(s.opts.Fanout)

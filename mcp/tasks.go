@@ -3,12 +3,16 @@ package mcp
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -84,8 +88,16 @@ type TaskOptions struct {
 	// lifetime. Default 1000.
 	MaxInputRequests int
 	// Store keeps the observable state of tasks. Nil means an in-memory
-	// store bounded by MaxTasks.
+	// store bounded by MaxTasks, for a single process. A SharedTaskStore
+	// (mcp/redistasks) serves a fleet: tasks/get, tasks/update and
+	// tasks/cancel then work on every instance, and MaxTasks bounds the
+	// tasks running on each instance (the shared store holds the
+	// finished ones until their TTL).
 	Store TaskStore
+	// StoreTimeout bounds each call the server makes to a SharedTaskStore
+	// on its own behalf (writing a task's state, renewing leases).
+	// Default 5 seconds. Calls made for a request also end with it.
+	StoreTimeout time.Duration
 }
 
 // TaskStatus is the status of a task.
@@ -124,6 +136,14 @@ type Task struct {
 	// (failed).
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *Error          `json:"error,omitempty"`
+	// Principal is the identity of whoever started the task, the one
+	// sealed request state is bound to (RequestStateOptions.Principal,
+	// by default the verified token's client, issuer and subject): only
+	// requests of that principal can read, answer or cancel the task;
+	// any other gets exactly the answer of an unknown task. It is kept
+	// by the TaskStore and never sent. Empty on a server without
+	// authentication, where the task id alone is a bearer handle.
+	Principal string `json:"-"`
 }
 
 // expired reports whether the task outlived its TTL at now.
@@ -138,95 +158,27 @@ type CreateTaskResult struct {
 	Task
 }
 
-// Errors of a TaskStore.
-var (
-	ErrTaskNotFound = errors.New("mcp: task not found")
-	ErrTaskLimit    = errors.New("mcp: task limit reached")
-)
-
-// TaskStore keeps the observable state of tasks, keyed by task id. The
-// running part of a task (its goroutine, cancellation and pending
-// questions) stays in the process that created it; see
-// docs/design/tasks.md for what a fleet needs.
-type TaskStore interface {
-	// Create stores a new task; ErrTaskLimit when the store is full.
-	Create(ctx context.Context, t *Task) error
-	// Get returns a task; ErrTaskNotFound when unknown or expired.
-	Get(ctx context.Context, id string) (*Task, error)
-	// Update replaces a task's state; ErrTaskNotFound when it is gone.
-	Update(ctx context.Context, t *Task) error
-}
-
-// NewMemoryTaskStore returns an in-memory TaskStore holding at most max
-// tasks (1000 when max <= 0). Expired tasks are dropped when read and
-// when room is needed.
-func NewMemoryTaskStore(max int) TaskStore {
-	if max <= 0 {
-		max = 1000
-	}
-	return &memoryTaskStore{max: max, tasks: make(map[string]*Task)}
-}
-
-type memoryTaskStore struct {
-	max   int
-	mu    sync.Mutex
-	tasks map[string]*Task
-}
-
-func (m *memoryTaskStore) Create(_ context.Context, t *Task) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.tasks) >= m.max {
-		now := time.Now()
-		for id, x := range m.tasks {
-			if x.expired(now) {
-				delete(m.tasks, id)
-			}
-		}
-		if len(m.tasks) >= m.max {
-			return ErrTaskLimit
-		}
-	}
-	m.tasks[t.TaskID] = t
-	return nil
-}
-
-func (m *memoryTaskStore) Get(_ context.Context, id string) (*Task, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t := m.tasks[id]
-	if t == nil {
-		return nil, ErrTaskNotFound
-	}
-	if t.expired(time.Now()) {
-		delete(m.tasks, id)
-		return nil, ErrTaskNotFound
-	}
-	return t, nil
-}
-
-func (m *memoryTaskStore) Update(_ context.Context, t *Task) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.tasks[t.TaskID] == nil {
-		return ErrTaskNotFound
-	}
-	m.tasks[t.TaskID] = t
-	return nil
-}
-
 // ---- the server's task runtime ----
 
 // taskRuntime is a server's tasks: the store and the tasks running here.
 type taskRuntime struct {
-	opts  TaskOptions
-	store TaskStore
+	opts   TaskOptions
+	store  TaskStore
+	shared SharedTaskStore // store, when it is shared by a fleet (tasks_fleet.go)
+	log    *slog.Logger
 
-	mu   sync.Mutex
-	live map[string]*liveTask
+	// The fleet's background work (renewing leases, receiving signals),
+	// started with the first task and stopped by cancelAll.
+	fleetOnce sync.Once
+	fleetCtx  context.Context
+	fleetStop context.CancelFunc
+
+	mu       sync.Mutex
+	live     map[string]*liveTask
+	reserved int // shared store: tasks being created, counted against MaxTasks
 }
 
-func newTaskRuntime(o TaskOptions) *taskRuntime {
+func newTaskRuntime(o TaskOptions, log *slog.Logger) *taskRuntime {
 	if o.MaxTasks <= 0 {
 		o.MaxTasks = 1000
 	}
@@ -242,16 +194,34 @@ func newTaskRuntime(o TaskOptions) *taskRuntime {
 	if o.MaxInputRequests <= 0 {
 		o.MaxInputRequests = 1000
 	}
+	if o.StoreTimeout <= 0 {
+		o.StoreTimeout = 5 * time.Second
+	}
 	if o.Store == nil {
 		o.Store = NewMemoryTaskStore(o.MaxTasks)
 	}
-	return &taskRuntime{opts: o, store: o.Store, live: make(map[string]*liveTask)}
+	rt := &taskRuntime{opts: o, store: o.Store, log: log, live: make(map[string]*liveTask)}
+	if sh, ok := o.Store.(SharedTaskStore); ok {
+		rt.shared = sh
+		rt.fleetCtx, rt.fleetStop = context.WithCancel(context.Background())
+	}
+	return rt
+}
+
+// local returns the task running here under id, or nil.
+func (rt *taskRuntime) local(id string) *liveTask {
+	rt.mu.Lock()
+	lt := rt.live[id]
+	rt.mu.Unlock()
+	return lt
 }
 
 // liveTask is a task running in this process.
 type liveTask struct {
-	rt     *taskRuntime
-	cancel context.CancelFunc
+	rt        *taskRuntime
+	id        string
+	principal string
+	cancel    context.CancelFunc
 
 	mu      sync.Mutex
 	snap    *Task                    // the last state written to the store
@@ -266,15 +236,51 @@ type pendingInput struct {
 	answer chan json.RawMessage
 }
 
+// newTaskID returns 128 bits from crypto/rand, base64url-encoded: an id
+// nobody can guess, which is all that protects a task on a server
+// without authentication (there the id is a bearer handle).
 func newTaskID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
+// samePrincipal compares two principals in constant time (for equal
+// lengths).
+func samePrincipal(a, b string) bool {
+	return subtle.ConstantTimeCompare(unsafe.Slice(unsafe.StringData(a), len(a)), unsafe.Slice(unsafe.StringData(b), len(b))) == 1
+}
+
+// taskPrincipal is the principal of a request, as the request-state
+// boundary derives it: RequestStateOptions.Principal, or the verified
+// token's client, issuer and subject.
+func (s *Server) taskPrincipal(ctx context.Context) (string, error) {
+	if f := s.opts.RequestState.Principal; f != nil {
+		return f(ctx)
+	}
+	return defaultPrincipal(ctx)
+}
+
+// storeUpdate writes a state on the task's own behalf: bounded by
+// StoreTimeout on a shared store.
+func (rt *taskRuntime) storeUpdate(t *Task) error {
+	if rt.shared == nil {
+		return rt.store.Update(context.Background(), t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), rt.opts.StoreTimeout)
+	defer cancel()
+	return rt.store.Update(ctx, t)
+}
+
+// endedInStore reports whether a store error says the stored task is
+// over (terminal, or gone): the task must stop here.
+func endedInStore(err error) bool {
+	return errors.Is(err, ErrTaskEnded) || errors.Is(err, ErrTaskNotFound)
+}
+
 // publishLocked writes a new snapshot: status from the pending questions
-// unless given. lt.mu is held.
-func (lt *liveTask) publishLocked(status TaskStatus, result json.RawMessage, e *Error) {
+// unless given. lt.mu is held. It returns the store's error.
+func (lt *liveTask) publishLocked(status TaskStatus, result json.RawMessage, e *Error) error {
 	t := *lt.snap
 	t.LastUpdatedAt = time.Now().UTC()
 	t.InputRequests, t.Result, t.Error = nil, nil, nil
@@ -291,7 +297,18 @@ func (lt *liveTask) publishLocked(status TaskStatus, result json.RawMessage, e *
 		t.Status = TaskWorking
 	}
 	lt.snap = &t
-	_ = lt.rt.store.Update(context.Background(), &t)
+	return lt.rt.storeUpdate(&t)
+}
+
+// republishLocked writes the state after the pending questions changed;
+// it reports whether the task ended in the store meanwhile (the caller
+// then calls drop, after unlocking). lt.mu is held.
+func (lt *liveTask) republishLocked() (ended bool) {
+	err := lt.publishLocked("", nil, nil)
+	if err != nil && !endedInStore(err) {
+		lt.rt.log.Warn("mcp: writing a task's state", "task", lt.id, "err", err)
+	}
+	return endedInStore(err)
 }
 
 // finish records a terminal state once; later outcomes are ignored (a
@@ -304,16 +321,50 @@ func (lt *liveTask) finish(status TaskStatus, result json.RawMessage, e *Error) 
 	}
 	lt.done = true
 	lt.pending = nil
-	lt.publishLocked(status, result, e)
+	err := lt.publishLocked(status, result, e)
+	if err != nil && !endedInStore(err) {
+		// The store refused the state (too large for it, unreachable):
+		// leave a small failed one rather than a running task that
+		// readers would see fail only when its lease lapses.
+		lt.rt.log.Error("mcp: writing a task's final state", "task", lt.id, "status", status, "err", err)
+		if status != TaskFailed || e != errInternal {
+			if err := lt.publishLocked(TaskFailed, nil, errInternal); err != nil && !endedInStore(err) {
+				lt.rt.log.Error("mcp: writing a task's final state", "task", lt.id, "status", TaskFailed, "err", err)
+			}
+		}
+	}
 	lt.mu.Unlock()
+	lt.end()
+}
+
+// drop stops a task that ended in the store without this process
+// (cancelled or failed through another instance, expired): nothing more
+// is written.
+func (lt *liveTask) drop() {
+	lt.mu.Lock()
+	if lt.done {
+		lt.mu.Unlock()
+		return
+	}
+	lt.done = true
+	lt.pending = nil
+	lt.mu.Unlock()
+	lt.end()
+}
+
+func (lt *liveTask) end() {
 	lt.cancel()
 	lt.rt.mu.Lock()
-	delete(lt.rt.live, lt.snap.TaskID)
+	delete(lt.rt.live, lt.id)
 	lt.rt.mu.Unlock()
 }
 
-// cancelAll cancels every running task (Server.Close).
+// cancelAll cancels every running task and stops the fleet's background
+// work (Server.Close).
 func (rt *taskRuntime) cancelAll() {
+	if rt.fleetStop != nil {
+		rt.fleetStop()
+	}
 	rt.mu.Lock()
 	live := make([]*liveTask, 0, len(rt.live))
 	for _, lt := range rt.live {
@@ -360,7 +411,16 @@ func (a *taskAsker) ask(ctx context.Context, q *question) (json.RawMessage, erro
 	lt.used[key] = true
 	p := &pendingInput{raw: raw, answer: make(chan json.RawMessage, 1)}
 	lt.pending[key] = p
-	lt.publishLocked("", nil, nil)
+	if err := lt.publishLocked("", nil, nil); err != nil {
+		// Nobody can see the question, so nobody will answer it.
+		delete(lt.pending, key)
+		lt.mu.Unlock()
+		if endedInStore(err) {
+			lt.drop()
+			return nil, context.Canceled
+		}
+		return nil, fmt.Errorf("mcp: recording the task's question: %w", err)
+	}
 	lt.mu.Unlock()
 
 	select {
@@ -371,11 +431,15 @@ func (a *taskAsker) ask(ctx context.Context, q *question) (json.RawMessage, erro
 		return ans, nil
 	case <-ctx.Done():
 		lt.mu.Lock()
+		ended := false
 		if !lt.done && lt.pending[key] == p {
 			delete(lt.pending, key)
-			lt.publishLocked("", nil, nil)
+			ended = lt.republishLocked()
 		}
 		lt.mu.Unlock()
+		if ended {
+			lt.drop()
+		}
 		return nil, ctx.Err()
 	}
 }
@@ -431,6 +495,11 @@ func StartTask(ctx context.Context) (context.Context, error) {
 		return ctx, errors.New("mcp: StartTask called after the handler returned")
 	}
 	rt := ts.srv.tasks
+	principal, err := ts.srv.taskPrincipal(ctx)
+	if err != nil {
+		ts.srv.log.Error("mcp: creating a task: principal", "err", err)
+		return ctx, errInternal
+	}
 	now := time.Now().UTC()
 	ttl := rt.opts.TTL.Milliseconds()
 	seed := &Task{
@@ -440,10 +509,22 @@ func StartTask(ctx context.Context) (context.Context, error) {
 		LastUpdatedAt:  now,
 		TTLMs:          &ttl,
 		PollIntervalMs: rt.opts.PollInterval.Milliseconds(),
+		Principal:      principal,
+	}
+	if rt.shared != nil {
+		// The shared store holds the whole fleet's tasks: MaxTasks bounds
+		// those running here.
+		if !rt.reserve() {
+			return ctx, errTooManyTasks
+		}
+		rt.startFleet()
 	}
 	if err := rt.store.Create(ctx, seed); err != nil {
+		if rt.shared != nil {
+			rt.unreserve(nil)
+		}
 		if errors.Is(err, ErrTaskLimit) {
-			return ctx, jsonrpcError(CodeInternalError, "Internal error: too many tasks, try again later")
+			return ctx, errTooManyTasks
 		}
 		ts.srv.log.Error("mcp: creating a task", "err", err)
 		return ctx, errInternal
@@ -451,7 +532,7 @@ func StartTask(ctx context.Context) (context.Context, error) {
 	// The task's context keeps the request's values (e.g. the principal)
 	// but not its cancellation; it ends at the TTL or on tasks/cancel.
 	cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), now.Add(rt.opts.TTL))
-	lt := &liveTask{rt: rt, cancel: cancel, snap: seed, pending: map[string]*pendingInput{}, used: map[string]bool{}}
+	lt := &liveTask{rt: rt, id: seed.TaskID, principal: principal, cancel: cancel, snap: seed, pending: map[string]*pendingInput{}, used: map[string]bool{}}
 	tsc := &requestScope{Context: cctx, s: ts.srv, method: MethodToolsCall}
 	if sc := scopeFrom(ctx); sc != nil {
 		tsc.id, tsc.meta = sc.id, sc.meta
@@ -460,9 +541,13 @@ func StartTask(ctx context.Context) (context.Context, error) {
 		sc.out, sc.asker = nil, nil
 	}
 	tsc.asker = &taskAsker{lt: lt, caps: ts.caps}
-	rt.mu.Lock()
-	rt.live[seed.TaskID] = lt
-	rt.mu.Unlock()
+	if rt.shared != nil {
+		rt.unreserve(lt)
+	} else {
+		rt.mu.Lock()
+		rt.live[seed.TaskID] = lt
+		rt.mu.Unlock()
+	}
 	ts.lt, ts.taskCtx = lt, tsc
 	ts.created <- &CreateTaskResult{Task: *seed}
 	return tsc, nil
@@ -675,7 +760,10 @@ func taskNotFound() *Error {
 	return jsonrpcError(CodeInvalidParams, "Invalid params: task not found (unknown or expired taskId)")
 }
 
-// taskMethod serves tasks/get, tasks/update and tasks/cancel.
+var errTooManyTasks = jsonrpcError(CodeInternalError, "Internal error: too many tasks, try again later")
+
+// taskMethod serves tasks/get, tasks/update and tasks/cancel. A task of
+// another principal is answered exactly as an unknown one.
 func (s *Server) taskMethod(ctx context.Context, method string, p *TaskRequest) (any, error) {
 	if s.tasks == nil {
 		return nil, methodNotFound(method)
@@ -683,48 +771,81 @@ func (s *Server) taskMethod(ctx context.Context, method string, p *TaskRequest) 
 	if !hasTasksExtension(&p.Meta.ClientCapabilities) {
 		return nil, missingTasksExtension(method)
 	}
+	principal, err := s.taskPrincipal(ctx)
+	if err != nil {
+		s.log.Error("mcp: "+method+": principal", "err", err)
+		return nil, errInternal
+	}
 	rt := s.tasks
-	rt.mu.Lock()
-	lt := rt.live[p.TaskID]
-	rt.mu.Unlock()
 	switch method {
 	case MethodTasksGet:
-		t, err := rt.store.Get(ctx, p.TaskID)
-		if err != nil {
-			if errors.Is(err, ErrTaskNotFound) {
-				return nil, taskNotFound()
-			}
-			return nil, err
-		}
-		return t, nil
+		return rt.get(ctx, p.TaskID, principal)
 	case MethodTasksUpdate:
 		// Acknowledged whatever the id (SEP-2663); answers to keys not
 		// pending are ignored.
-		if lt != nil {
-			lt.deliver(p.InputResponses)
+		if lt := rt.local(p.TaskID); lt != nil {
+			if samePrincipal(lt.principal, principal) {
+				lt.deliver(p.InputResponses)
+			}
+			return &taskAck{}, nil
+		}
+		if rt.shared != nil && len(p.InputResponses) > 0 {
+			if err := rt.forward(ctx, p, principal); err != nil {
+				return nil, err
+			}
 		}
 		return &taskAck{}, nil
 	case MethodTasksCancel:
-		if lt != nil {
+		if lt := rt.local(p.TaskID); lt != nil && samePrincipal(lt.principal, principal) {
 			lt.finish(TaskCancelled, nil, nil)
 			return &taskAck{}, nil
 		}
-		if _, err := rt.store.Get(ctx, p.TaskID); err != nil {
-			if errors.Is(err, ErrTaskNotFound) {
-				return nil, taskNotFound()
-			}
+		t, err := rt.get(ctx, p.TaskID, principal)
+		if err != nil {
 			return nil, err
 		}
-		return &taskAck{}, nil // already terminal: idempotent
+		if t.Status.Terminal() || rt.shared == nil {
+			return &taskAck{}, nil // already terminal: idempotent
+		}
+		// Running on another instance: the store records the
+		// cancellation (unless the task ended meanwhile) and tells it.
+		c := *t
+		c.Status, c.LastUpdatedAt = TaskCancelled, time.Now().UTC()
+		c.InputRequests, c.Result, c.Error = nil, nil, nil
+		switch err := rt.shared.Cancel(ctx, &c); {
+		case err == nil, errors.Is(err, ErrTaskEnded):
+			return &taskAck{}, nil
+		case errors.Is(err, ErrTaskNotFound):
+			return nil, taskNotFound()
+		default:
+			s.log.Error("mcp: cancelling a task", "task", p.TaskID, "err", err)
+			return nil, errInternal
+		}
 	}
 	return nil, methodNotFound(method)
+}
+
+// get reads a task for principal: -32602 when it is unknown, expired or
+// another principal's.
+func (rt *taskRuntime) get(ctx context.Context, id, principal string) (*Task, error) {
+	t, err := rt.store.Get(ctx, id)
+	switch {
+	case errors.Is(err, ErrTaskNotFound):
+		return nil, taskNotFound()
+	case err != nil:
+		rt.log.Error("mcp: reading a task", "task", id, "err", err)
+		return nil, errInternal
+	case !samePrincipal(t.Principal, principal):
+		return nil, taskNotFound()
+	}
+	return t, nil
 }
 
 // deliver hands answers to the questions waiting for them.
 func (lt *liveTask) deliver(responses InputResponses) {
 	lt.mu.Lock()
-	defer lt.mu.Unlock()
 	if lt.done {
+		lt.mu.Unlock()
 		return
 	}
 	n := 0
@@ -737,7 +858,9 @@ func (lt *liveTask) deliver(responses InputResponses) {
 		p.answer <- raw // buffered, and each question is answered once
 		n++
 	}
-	if n > 0 {
-		lt.publishLocked("", nil, nil)
+	ended := n > 0 && lt.republishLocked()
+	lt.mu.Unlock()
+	if ended {
+		lt.drop()
 	}
 }
