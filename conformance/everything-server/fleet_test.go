@@ -8,15 +8,27 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testredis"
 )
 
 // startHTTP runs the binary on a free loopback port with extra flags and
 // returns its endpoint URL. Cleanup kills it.
 func startHTTP(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	url, _ := startHTTPProcess(t, bin, args...)
+	return url
+}
+
+// startHTTPProcess is startHTTP that also returns the process.
+func startHTTPProcess(t *testing.T, bin string, args ...string) (string, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"-http", "127.0.0.1:0"}, args...)...)
 	out, err := cmd.StdoutPipe()
@@ -48,11 +60,11 @@ func startHTTP(t *testing.T, bin string, args ...string) string {
 		if !ok {
 			t.Fatalf("unexpected first line %q", l)
 		}
-		return url
+		return url, cmd
 	case <-time.After(20 * time.Second):
 		t.Fatal("server did not announce its address")
 	}
-	return ""
+	return "", nil
 }
 
 // callTool posts one tools/call and returns the decoded response.
@@ -144,5 +156,77 @@ func TestStateTTLIsObservable(t *testing.T) {
 	late := callTool(t, url, 2, multiRound, map[string]any{"requestState": s1, "inputResponses": answer("step1", "name", "Ada")})
 	if !strings.Contains(string(late["error"]), "Invalid or expired requestState") {
 		t.Errorf("expired state accepted: %s %s", late["result"], late["error"])
+	}
+}
+
+// Two processes sharing a Redis guard: a state used on one is refused on
+// the other with other answers, and the identical leg gets the recorded
+// answer there.
+func TestSingleUseIsSharedThroughTheGuardFlag(t *testing.T) {
+	bin := buildServer(t)
+	sock := testredis.Start(t)
+	keys := newKey()
+	a := startHTTP(t, bin, "-state-keys", keys, "-guard", "unix://"+sock)
+	b := startHTTP(t, bin, "-state-keys", keys, "-guard", "unix://"+sock)
+	s1 := stateOf(t, callTool(t, a, 1, multiRound, nil))
+	leg := map[string]any{"requestState": s1, "inputResponses": answer("step1", "name", "Ada")}
+	first := callTool(t, a, 2, multiRound, leg)
+	again := callTool(t, b, 2, multiRound, leg)
+	if string(first["result"]) != string(again["result"]) || first["result"] == nil {
+		t.Errorf("the identical leg on the other process: %s %s, want %s", again["result"], again["error"], first["result"])
+	}
+	other := callTool(t, b, 3, multiRound, map[string]any{"requestState": s1, "inputResponses": answer("step1", "name", "Eve")})
+	if !strings.Contains(string(other["error"]), "Invalid or expired requestState") {
+		t.Errorf("the used state with other answers: %s %s", other["result"], other["error"])
+	}
+}
+
+// The key file is re-read on SIGHUP: a rotation needs no restart.
+func TestKeyFileIsReloadedOnSIGHUP(t *testing.T) {
+	bin := buildServer(t)
+	file := filepath.Join(t.TempDir(), "keys")
+	oldKey, newK := newKey(), newKey()
+	os.WriteFile(file, []byte(oldKey+"\n"), 0o600)
+	url, proc := startHTTPProcess(t, bin, "-state-key-file", file)
+	sOld := stateOf(t, callTool(t, url, 1, multiRound, nil))
+	os.WriteFile(file, []byte(newK+"\n"), 0o600) // OLD retired at once
+	proc.Process.Signal(syscall.SIGHUP)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := callTool(t, url, 2, multiRound, map[string]any{"requestState": sOld, "inputResponses": answer("step1", "name", "Ada")})
+		if strings.Contains(string(r["error"]), "Invalid or expired requestState") {
+			break // the process now holds only NEW
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the key file was not reloaded: %s", r["result"])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// A state sealed now verifies with NEW: the same process, no restart.
+	sNew := stateOf(t, callTool(t, url, 3, multiRound, nil))
+	if r := callTool(t, url, 4, multiRound, map[string]any{"requestState": sNew, "inputResponses": answer("step1", "name", "Ada")}); r["error"] != nil {
+		t.Errorf("a state sealed after the reload: %s", r["error"])
+	}
+}
+
+func TestDrainOnSIGTERMAnswersReadinessThenExits(t *testing.T) {
+	bin := buildServer(t)
+	url, proc := startHTTPProcess(t, bin)
+	base := strings.TrimSuffix(url, "/mcp")
+	resp, err := http.Get(base + "/readyz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("readyz before SIGTERM: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	proc.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- proc.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("no exit within 15 s of SIGTERM")
 	}
 }

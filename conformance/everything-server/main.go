@@ -97,9 +97,13 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, addr string, logger *slog.L
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewHTTPHandler(srv, nil))
+	mux.Handle("/livez", mcp.HealthHandler(srv))
+	mux.Handle("/readyz", mcp.HealthHandler(srv))
 	hs := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	// The first stdout line is the contract with scripts/conformance.sh.
@@ -116,8 +120,14 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, addr string, logger *slog.L
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("everything-server: shutting down")
-	srv.Close() // ends open subscriptions/listen streams
+	logger.Info("everything-server: draining")
+	// Readiness off, new requests answered 503 (retried elsewhere),
+	// listen streams ended, requests in flight finished; then closed.
+	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if err := srv.Drain(dctx); err != nil {
+		logger.Warn("everything-server: requests still running after the drain timeout", "inFlight", srv.InFlight())
+	}
+	dcancel()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {

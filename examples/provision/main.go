@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
@@ -74,7 +75,11 @@ func run(out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: mcp.NewHTTPHandler(srv, nil)}
+	// Header, body and idle timeouts bound what a slow or silent client
+	// costs; no WriteTimeout, since SSE responses stay open (the handler
+	// gives each SSE write its own deadline).
+	hs := &http.Server{Handler: mcp.NewHTTPHandler(srv, nil),
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	go hs.Serve(ln)
 	defer hs.Close()
 	url := "http://" + ln.Addr().String() + "/mcp"

@@ -122,7 +122,8 @@ func serve(out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: mcp.NewHTTPHandler(srv, nil), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: mcp.NewHTTPHandler(srv, nil),
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	fmt.Fprintf(out, "listening on http://%s/mcp\n", ln.Addr())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
