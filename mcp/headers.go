@@ -78,8 +78,8 @@ func single(h http.Header, name string) (string, bool, *Error) {
 	return "", false, headerMismatch(name + " appears more than once")
 }
 
-// checkHeaders validates the standard and custom MCP headers against the
-// decoded body.
+// checkHeaders validates the standard and custom MCP headers of a
+// 2026-07-28 request against the decoded body: every one is required.
 func checkHeaders(s *Server, c *call, h http.Header) *Error {
 	meta := c.params.RequestMeta()
 	v, ok, e := single(h, HeaderProtocolVersion)
@@ -92,15 +92,17 @@ func checkHeaders(s *Server, c *call, h http.Header) *Error {
 	if strings.Trim(v, " \t") != meta.ProtocolVersion {
 		return headerMismatch(HeaderProtocolVersion + " header does not match _meta." + MetaProtocolVersion)
 	}
-	m, ok, e := single(h, HeaderMethod)
-	if e != nil {
+	return checkBindings(s, c, h, true)
+}
+
+// checkBindings checks Mcp-Method, Mcp-Name and the Mcp-Param-* headers
+// against the body. With required unset (a legacy request: its revision
+// defines none of these headers) an absent header is fine, but one that
+// is present must agree, so that intermediaries routing on headers see
+// what the server executes.
+func checkBindings(s *Server, c *call, h http.Header, required bool) *Error {
+	if e := checkMethodHeader(c.msg.Method, h, required); e != nil {
 		return e
-	}
-	if !ok {
-		return headerMismatch("missing " + HeaderMethod + " header")
-	}
-	if strings.Trim(m, " \t") != c.msg.Method {
-		return headerMismatch(HeaderMethod + " header does not match the request method")
 	}
 	var name string
 	switch p := c.params.(type) {
@@ -119,15 +121,17 @@ func checkHeaders(s *Server, c *call, h http.Header) *Error {
 	if e != nil {
 		return e
 	}
-	if !ok {
+	switch {
+	case !ok && required:
 		return headerMismatch("missing " + HeaderName + " header")
-	}
-	dn, valid := decodeHeaderValue(n)
-	if !valid {
-		return headerMismatch(HeaderName + " header has invalid characters or invalid base64")
-	}
-	if dn != name {
-		return headerMismatch(HeaderName + " header does not match the request")
+	case ok:
+		dn, valid := decodeHeaderValue(n)
+		if !valid {
+			return headerMismatch(HeaderName + " header has invalid characters or invalid base64")
+		}
+		if dn != name {
+			return headerMismatch(HeaderName + " header does not match the request")
+		}
 	}
 	if p, ok := c.params.(*CallToolRequest); ok {
 		s.mu.RLock()
@@ -135,11 +139,34 @@ func checkHeaders(s *Server, c *call, h http.Header) *Error {
 		s.mu.RUnlock()
 		if t != nil {
 			for i := range t.headers {
-				if e := checkParamHeader(&t.headers[i], p.Arguments, h); e != nil {
+				ph := &t.headers[i]
+				if !required && len(h.Values(HeaderParamPrefix+ph.name)) == 0 {
+					continue
+				}
+				if e := checkParamHeader(ph, p.Arguments, h); e != nil {
 					return e
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// checkMethodHeader checks the Mcp-Method header against the body's
+// method; an absent one is an error only when required.
+func checkMethodHeader(method string, h http.Header, required bool) *Error {
+	m, ok, e := single(h, HeaderMethod)
+	if e != nil {
+		return e
+	}
+	if !ok {
+		if required {
+			return headerMismatch("missing " + HeaderMethod + " header")
+		}
+		return nil
+	}
+	if strings.Trim(m, " \t") != method {
+		return headerMismatch(HeaderMethod + " header does not match the request method")
 	}
 	return nil
 }

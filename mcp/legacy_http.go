@@ -456,7 +456,7 @@ func (lh *legacyHTTP) post(w http.ResponseWriter, r *http.Request, body []byte) 
 			writeHTTPError(w, http.StatusOK, msg.ID, f.err)
 			return true
 		}
-		if e := checkLegacyHeaders(lh.s, c, r.Header); e != nil {
+		if e := checkBindings(lh.s, c, r.Header, false); e != nil {
 			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 			return true
 		}
@@ -574,7 +574,7 @@ func sessionNotFound(w http.ResponseWriter, id jsonrpc.ID) {
 
 // initialize opens a session.
 func (lh *legacyHTTP) initialize(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message) {
-	if e := checkLegacyMethodHeader(msg.Method, r.Header); e != nil {
+	if e := checkMethodHeader(msg.Method, r.Header, false); e != nil {
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 		return
 	}
@@ -680,14 +680,14 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 	}
 	c, f := lh.s.decodeLegacy(msg, hs.scope())
 	if f != nil {
-		if e := checkLegacyMethodHeader(msg.Method, r.Header); e != nil {
+		if e := checkMethodHeader(msg.Method, r.Header, false); e != nil {
 			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 			return
 		}
 		writeHTTPError(w, http.StatusOK, msg.ID, f.err)
 		return
 	}
-	if e := checkLegacyHeaders(lh.s, c, r.Header); e != nil {
+	if e := checkBindings(lh.s, c, r.Header, false); e != nil {
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 		return
 	}
@@ -804,73 +804,6 @@ func parseEventID(s string) (num, seq uint64, ok bool) {
 	n, err1 := strconv.ParseUint(a, 10, 64)
 	q, err2 := strconv.ParseUint(b, 10, 64)
 	return n, q, err1 == nil && err2 == nil
-}
-
-// ---- the header bindings, for legacy requests ----
-
-// checkLegacyHeaders applies the 2026-07-28 header bindings (headers.go)
-// to a legacy request: 2025-11-25 and 2025-06-18 define none of these
-// headers, so an absent Mcp-Method, Mcp-Name or Mcp-Param-* is fine, but
-// one that is present must agree with the body, so that intermediaries
-// routing on headers see what the server executes. (The
-// MCP-Protocol-Version header is checked against the session's version
-// by the caller.)
-func checkLegacyHeaders(s *Server, c *call, h http.Header) *Error {
-	if e := checkLegacyMethodHeader(c.msg.Method, h); e != nil {
-		return e
-	}
-	var name string
-	switch p := c.params.(type) {
-	case *CallToolRequest:
-		name = p.Name
-	case *GetPromptRequest:
-		name = p.Name
-	case *ReadResourceRequest:
-		name = p.URI
-	default:
-		return nil
-	}
-	if n, ok, e := single(h, HeaderName); e != nil {
-		return e
-	} else if ok {
-		dn, valid := decodeHeaderValue(n)
-		if !valid {
-			return headerMismatch(HeaderName + " header has invalid characters or invalid base64")
-		}
-		if dn != name {
-			return headerMismatch(HeaderName + " header does not match the request")
-		}
-	}
-	if p, ok := c.params.(*CallToolRequest); ok {
-		s.mu.RLock()
-		t := s.tools[p.Name]
-		s.mu.RUnlock()
-		if t != nil {
-			for i := range t.headers {
-				ph := &t.headers[i]
-				if len(h.Values(HeaderParamPrefix+ph.name)) == 0 {
-					continue // absent: fine for a legacy client
-				}
-				if e := checkParamHeader(ph, p.Arguments, h); e != nil {
-					return e
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// checkLegacyMethodHeader checks an Mcp-Method header, if any, against
-// the body's method.
-func checkLegacyMethodHeader(method string, h http.Header) *Error {
-	m, ok, e := single(h, HeaderMethod)
-	if e != nil {
-		return e
-	}
-	if ok && strings.Trim(m, " \t") != method {
-		return headerMismatch(HeaderMethod + " header does not match the request method")
-	}
-	return nil
 }
 
 // ---- the session's bookkeeping ----

@@ -350,27 +350,6 @@ func hex4(b []byte) (rune, bool) {
 	return r, true
 }
 
-// EqualFoldASCII reports whether a and b are equal under ASCII case
-// folding. It is not the rule for JSON member names (see EqualFold).
-func EqualFoldASCII(a []byte, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
-}
-
 // EqualFold reports whether the member name a and the name b are equal
 // under Unicode simple case folding, the relation bytes.EqualFold
 // computes and encoding/json uses to match a member to a struct field:
