@@ -184,27 +184,48 @@ func missingCapability(caps *ClientCapabilities, q *question) *Error {
 
 var errMixedForms = jsonrpcError(CodeInternalError, "Internal error: the handler both asked through the asking API and returned its own InputRequiredResult; a call has one inputResponses/requestState channel, so use one form")
 
-// askContext installs the asker of one handler run: the legacy asker on a
-// 2025-11-25 request; otherwise the modern asker, unless the server cannot
-// seal state (then asking fails with ErrCannotAsk). It returns the modern
-// asker's scope, nil when none was installed.
-func (srv *Server) askContext(ctx context.Context, caps *ClientCapabilities, rp *retryParams) (context.Context, *askScope) {
-	sc := scopeFrom(ctx)
-	if sc != nil && sc.legacy != nil {
-		// A 2025-11-25 request: questions become live requests (legacy_ask.go).
-		sc.asker = &legacyAsker{scope: sc.legacy, caps: caps, out: sc.out}
-		return ctx, nil
+// askMiddleware installs the asking API for the handlers that may ask:
+// tools, prompts and resource templates (a static resource cannot ask,
+// by its handler's type). It sits just inside the request-state
+// boundary, so the answers and questions it keeps in the state are
+// sealed on the way out. The era decides how a question is answered: a
+// multi round-trip scope that turns the questions still open into an
+// InputRequiredResult when the handler unwinds, or live requests on a
+// session.
+func (srv *Server) askMiddleware(next MethodHandler) MethodHandler {
+	return func(ctx context.Context, method string, params Params) (Result, error) {
+		sc := scopeFrom(ctx)
+		rp, caps := srv.askable(params)
+		if sc == nil || rp == nil {
+			return next(ctx, method, params)
+		}
+		as := sc.era.installAsker(sc, caps, rp)
+		res, err := next(ctx, method, params)
+		if as != nil {
+			return as.finish(res, err)
+		}
+		return res, err
 	}
-	if !srv.canAsk {
-		return ctx, nil
+}
+
+// askable returns what the asker of a request needs, or nil when its
+// handler cannot ask.
+func (srv *Server) askable(params Params) (*retryParams, *ClientCapabilities) {
+	switch p := params.(type) {
+	case *CallToolRequest:
+		return &p.retryParams, &p.Meta.ClientCapabilities
+	case *GetPromptRequest:
+		return &p.retryParams, &p.Meta.ClientCapabilities
+	case *ReadResourceRequest:
+		srv.mu.RLock()
+		static := srv.resources[p.URI] != nil
+		srv.mu.RUnlock()
+		if static {
+			return nil, nil
+		}
+		return &p.retryParams, &p.Meta.ClientCapabilities
 	}
-	if sc == nil {
-		as := newAskScope(caps, rp.InputResponses, rp.askState)
-		return context.WithValue(ctx, askerKey{}, asker(as)), as
-	}
-	sc.modern.init(caps, rp.InputResponses, rp.askState)
-	sc.asker = &sc.modern
-	return ctx, &sc.modern
+	return nil, nil
 }
 
 // askOutcomeError maps the asking API's errors for methods without an
@@ -310,7 +331,7 @@ func (s *askScope) ask(ctx context.Context, q *question) (json.RawMessage, error
 // finish turns the handler's outcome into the response: pending
 // questions become an InputRequiredResult whose state carries the
 // answers of this run and the digests of the new questions.
-func (s *askScope) finish(res any, err error) (any, error) {
+func (s *askScope) finish(res Result, err error) (Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if irr, ok := res.(*InputRequiredResult); ok && irr != nil && s.used {

@@ -13,11 +13,12 @@ import (
 // params type (*CallToolRequest, *ListRequest, ...). The result is the
 // method's result type, or *InputRequiredResult for tools/call,
 // prompts/get and resources/read, or *CreateTaskResult for a tools/call
-// that became a task (tasks.go).
-type MethodHandler func(ctx context.Context, method string, params Params) (any, error)
+// that became a task (see Result).
+type MethodHandler func(ctx context.Context, method string, params Params) (Result, error)
 
-// Middleware wraps a MethodHandler. The request-state boundary, era
-// bridging and logging are middleware.
+// Middleware wraps a MethodHandler. The request-state boundary, the
+// asking API and logging are middleware; ServerOptions.Middleware adds
+// the user's, inside those two.
 type Middleware func(next MethodHandler) MethodHandler
 
 // methodSpec describes a method the server answers.
@@ -59,7 +60,7 @@ type requestScope struct {
 	method          string
 	meta            *RequestMeta
 	out             outbound
-	legacy          *legacyScope // a 2025-11-25 request (legacy.go)
+	era             serverEra // the protocol era of the request (era.go)
 	// asker answers the asking API for this request's handler; modern is
 	// the 2026-07-28 asker, kept here to save an allocation per call.
 	asker  asker
@@ -89,7 +90,7 @@ type outbound interface {
 }
 
 // route is the innermost handler: it calls the registered handler.
-func (s *Server) route(ctx context.Context, method string, params Params) (any, error) {
+func (s *Server) route(ctx context.Context, method string, params Params) (Result, error) {
 	switch p := params.(type) {
 	case *CallToolRequest:
 		return s.callTool(ctx, p)
@@ -107,13 +108,15 @@ func (s *Server) route(ctx context.Context, method string, params Params) (any, 
 		return s.listen(ctx, p)
 	case *TaskRequest: // tasks extension (tasks.go)
 		return s.taskMethod(ctx, method, p)
-	case *PingRequest, *SetLevelRequest, *SubscribeRequest:
-		return s.legacyOnly(ctx, method, params)
+	default:
+		if sc := scopeFrom(ctx); sc != nil {
+			return sc.era.extra(ctx, method, params) // methods of one era only
+		}
 	}
 	return nil, jsonrpc.NewError(CodeMethodNotFound, "Method not found: "+method)
 }
 
-func (s *Server) callTool(ctx context.Context, p *CallToolRequest) (any, error) {
+func (s *Server) callTool(ctx context.Context, p *CallToolRequest) (Result, error) {
 	s.mu.RLock()
 	t := s.tools[p.Name]
 	s.mu.RUnlock()
@@ -127,18 +130,13 @@ func (s *Server) callTool(ctx context.Context, p *CallToolRequest) (any, error) 
 }
 
 // runTool runs a tool's handler on the request's goroutine.
-func (s *Server) runTool(ctx context.Context, t *serverTool, p *CallToolRequest) (any, error) {
-	actx, sc := s.askContext(ctx, &p.Meta.ClientCapabilities, &p.retryParams)
-	resp, err := t.handler(actx, p)
-	var res any = resp
-	if sc != nil {
-		res, err = sc.finish(resp, err)
-	}
-	return s.toolResult(ctx, p.Name, res, err)
+func (s *Server) runTool(ctx context.Context, t *serverTool, p *CallToolRequest) (Result, error) {
+	resp, err := t.handler(ctx, p)
+	return s.toolResult(ctx, p.Name, resp, err)
 }
 
 // toolResult maps a tool handler's outcome to the response.
-func (s *Server) toolResult(ctx context.Context, name string, res any, err error) (any, error) {
+func (s *Server) toolResult(ctx context.Context, name string, res ToolResponse, err error) (Result, error) {
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -170,7 +168,7 @@ func (s *Server) toolResult(ctx context.Context, name string, res any, err error
 	return nil, fmt.Errorf("tool %q handler returned no result", name)
 }
 
-func (s *Server) getPrompt(ctx context.Context, p *GetPromptRequest) (any, error) {
+func (s *Server) getPrompt(ctx context.Context, p *GetPromptRequest) (Result, error) {
 	s.mu.RLock()
 	pr := s.prompts[p.Name]
 	s.mu.RUnlock()
@@ -184,12 +182,7 @@ func (s *Server) getPrompt(ctx context.Context, p *GetPromptRequest) (any, error
 			}
 		}
 	}
-	actx, sc := s.askContext(ctx, &p.Meta.ClientCapabilities, &p.retryParams)
-	resp, err := pr.handler(actx, p)
-	var res any = resp
-	if sc != nil {
-		res, err = sc.finish(resp, err)
-	}
+	res, err := pr.handler(ctx, p)
 	if err != nil {
 		return nil, askOutcomeError(err)
 	}
@@ -217,7 +210,7 @@ func ResourceNotFoundError(uri string) *Error {
 	return jsonrpc.NewErrorData(CodeInvalidParams, "Resource not found: "+uri, map[string]string{"uri": uri})
 }
 
-func (s *Server) readResource(ctx context.Context, p *ReadResourceRequest) (any, error) {
+func (s *Server) readResource(ctx context.Context, p *ReadResourceRequest) (Result, error) {
 	s.mu.RLock()
 	r := s.resources[p.URI]
 	var tmpl *serverTemplate
@@ -240,13 +233,7 @@ func (s *Server) readResource(ctx context.Context, p *ReadResourceRequest) (any,
 			resp = res
 		}
 	case tmpl != nil:
-		actx, sc := s.askContext(ctx, &p.Meta.ClientCapabilities, &p.retryParams)
-		resp, err = tmpl.handler(actx, p)
-		if sc != nil {
-			var res any
-			res, err = sc.finish(resp, err)
-			resp, _ = res.(ResourceResponse)
-		}
+		resp, err = tmpl.handler(ctx, p)
 	default:
 		return nil, ResourceNotFoundError(p.URI)
 	}
@@ -295,7 +282,7 @@ func (s *Server) SupportedVersions() []string {
 	return append([]string{LatestProtocolVersion}, legacyVersions...)
 }
 
-func (s *Server) complete(ctx context.Context, p *CompleteRequest) (any, error) {
+func (s *Server) complete(ctx context.Context, p *CompleteRequest) (Result, error) {
 	switch p.Ref.Type {
 	case "ref/prompt":
 		s.mu.RLock()

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
 // ---- wire schema ----
@@ -385,4 +387,18 @@ func newPost(body string) *http.Request {
 		r.Header[k] = v
 	}
 	return r
+}
+
+// decodeCall decodes one 2026-07-28 message as the transports do:
+// envelope, then params in the modern era.
+func (s *Server) decodeCall(raw []byte) (*call, *failure) {
+	msg, e := jsonrpc.Decode(raw)
+	c := &call{msg: msg, era: modern}
+	if e != nil {
+		return c, &failure{e, http.StatusBadRequest}
+	}
+	if f := c.era.decode(c); f != nil {
+		return c, f
+	}
+	return c, nil
 }

@@ -151,29 +151,35 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(CodeParseError, "Parse error: reading body failed"))
 		return
 	}
-	c, f := h.s.decodeCall(body)
-	if f != nil {
-		// What the modern path rejects may be 2025-11-25 traffic.
-		if h.legacy != nil && h.legacy.post(w, r, body) {
-			return
-		}
-		writeHTTPError(w, f.status, c.msg.ID, f.err)
+	msg, e := jsonrpc.Decode(body)
+	if e != nil {
+		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 		return
 	}
-	if c.msg.IsNotification() {
-		if h.legacy != nil && h.legacy.notification(w, r, c.msg) {
-			return
-		}
+	if h.legacy != nil && h.legacy.classify(r, &msg) {
+		h.legacy.serve(w, r, msg) // 2025-11-25 traffic (legacy_http.go)
+		return
+	}
+	switch {
+	case msg.IsResponse():
+		writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: clients send no responses in protocol revision "+LatestProtocolVersion))
+		return
+	case msg.IsNotification():
 		// No client notification is defined over HTTP in this revision;
 		// accept and ignore (cancellation is closing the stream).
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if e := checkHeaders(h.s, c, r.Header); e != nil {
+	c := &call{msg: msg, era: modern}
+	if f := c.era.decode(c); f != nil {
+		writeHTTPError(w, f.status, msg.ID, f.err)
+		return
+	}
+	if e := c.era.checkHeaders(h.s, c, r.Header); e != nil {
 		writeHTTPError(w, http.StatusBadRequest, c.msg.ID, e)
 		return
 	}
-	if f := h.s.checkVersion(c); f != nil {
+	if f := c.era.checkVersion(h.s, c); f != nil {
 		writeHTTPError(w, f.status, c.msg.ID, f.err)
 		return
 	}
@@ -343,7 +349,7 @@ func (o *httpOut) notify(method string, params any) error {
 }
 
 // finish writes the final response.
-func (o *httpOut) finish(s *Server, c *call, res any, f *failure, ctx context.Context) {
+func (o *httpOut) finish(s *Server, c *call, res Result, f *failure, ctx context.Context) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.done = true
@@ -357,25 +363,12 @@ func (o *httpOut) finish(s *Server, c *call, res any, f *failure, ctx context.Co
 		return // the client went away: nobody to answer
 	}
 	bp := bufPool.Get().(*[]byte)
-	b := (*bp)[:0]
-	if f == nil {
-		var err error
-		b, err = s.appendResult(b, c.msg.ID, res)
-		if err != nil {
-			s.log.Error("mcp: encoding result", "method", c.msg.Method, "err", err)
-			f = &failure{errInternal, http.StatusOK}
-		}
-	}
-	status := http.StatusOK
-	if f != nil {
-		b = appendFailure(b[:0], c.msg.ID, f)
-		status = f.status
-	}
+	b, status := s.encodeResult((*bp)[:0], c, res, f)
 	if o.sse {
 		o.writeEvent(b)
 	} else {
 		o.w.Header()["Content-Type"] = ctJSON
-		if status == http.StatusServiceUnavailable {
+		if status == http.StatusServiceUnavailable && f != nil {
 			d, _ := RetryAfter(f.err)
 			o.w.Header().Set("Retry-After", retryAfterHeader(d))
 		}

@@ -108,12 +108,6 @@ func (e *ClientRequestError) Error() string {
 // when its session ends (DELETE, expiry, end of the stream).
 var errLegacySessionEnded = errors.New("mcp: the session ended before the client answered")
 
-// legacyScope marks a call served in the legacy era.
-type legacyScope struct {
-	sess    *legacySession // nil for a stateless request
-	version string
-}
-
 // legacyReply is the client's answer to a server-to-client request.
 type legacyReply struct {
 	result json.RawMessage
@@ -468,7 +462,8 @@ type legacyInitParams struct {
 	ClientInfo      Implementation     `json:"clientInfo"`
 }
 
-type legacyInitResult struct {
+// initializeResult is the result of initialize.
+type initializeResult struct {
 	ProtocolVersion string             `json:"protocolVersion"`
 	Capabilities    ServerCapabilities `json:"capabilities"`
 	ServerInfo      Implementation     `json:"serverInfo"`
@@ -516,7 +511,7 @@ func decodeInitialize(raw []byte) (*legacyInitParams, *failure) {
 
 // initializeResult encodes the answer to initialize.
 func (s *Server) initializeResult(id jsonrpc.ID, ls *legacySession) []byte {
-	b, err := s.appendLegacyResult(nil, id, &legacyInitResult{
+	b, err := s.appendLegacyResult(nil, id, &initializeResult{
 		ProtocolVersion: ls.version,
 		Capabilities:    s.capabilities(),
 		ServerInfo:      s.impl,
@@ -536,221 +531,3 @@ func newSessionID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// ---- decoding a legacy request ----
-
-var legacyMethods = func() map[string]*methodSpec {
-	m := map[string]*methodSpec{
-		MethodPing:        {decode: decodePing},
-		MethodSetLevel:    {decode: decodeSetLevel},
-		MethodSubscribe:   {decode: decodeSubscribe},
-		MethodUnsubscribe: {decode: decodeSubscribe},
-	}
-	for name, spec := range methods {
-		switch name {
-		case MethodDiscover, MethodSubscriptionsListen:
-			// 2026-07-28 only
-		default:
-			m[name] = spec
-		}
-	}
-	return m
-}()
-
-func decodePing(raw []byte, p *metaPresence) (Params, *Error) {
-	r := new(PingRequest)
-	return r, scanObject(raw, "params", metaOnlyNames, func(_ int, v []byte) *Error {
-		return decodeMeta(v, &r.Meta, p)
-	})
-}
-
-func decodeSetLevel(raw []byte, p *metaPresence) (Params, *Error) {
-	r := new(SetLevelRequest)
-	var has bool
-	err := scanObject(raw, "params", []string{"_meta", "level"}, func(i int, v []byte) *Error {
-		if i == 0 {
-			return decodeMeta(v, &r.Meta, p)
-		}
-		s, e := decodeString(v, "level")
-		if e != nil {
-			return e
-		}
-		if !LoggingLevel(s).valid() {
-			return paramsError("level: unknown logging level \"%s\"", s)
-		}
-		r.Level, has = LoggingLevel(s), true
-		return nil
-	})
-	if err == nil && !has {
-		err = paramsError("missing level")
-	}
-	return r, err
-}
-
-func decodeSubscribe(raw []byte, p *metaPresence) (Params, *Error) {
-	r := new(SubscribeRequest)
-	var has bool
-	err := scanObject(raw, "params", []string{"_meta", "uri"}, func(i int, v []byte) *Error {
-		if i == 0 {
-			return decodeMeta(v, &r.Meta, p)
-		}
-		s, e := decodeString(v, "uri")
-		r.URI, has = s, true
-		return e
-	})
-	if err == nil && !has {
-		err = paramsError("missing uri")
-	}
-	return r, err
-}
-
-// decodeLegacy decodes a 2025-11-25 request. Errors are in-band (HTTP
-// 200): the transport accepted the request.
-func (s *Server) decodeLegacy(msg jsonrpc.Message, ls *legacyScope) (*call, *failure) {
-	c := &call{msg: msg, legacy: ls}
-	spec := legacyMethods[msg.Method]
-	if spec == nil {
-		e := jsonrpcError(CodeMethodNotFound, "Method not found: "+msg.Method)
-		if methods[msg.Method] != nil {
-			e = jsonrpcError(CodeMethodNotFound, "Method not found: "+msg.Method+" is not part of protocol revision "+ls.version)
-		}
-		return c, &failure{e, http.StatusOK}
-	}
-	c.spec = spec
-	raw := msg.Params
-	if raw == nil {
-		raw = []byte("{}")
-	}
-	// _meta is optional in 2025-11-25; required members are checked as if
-	// it were there.
-	pres := metaPresence{meta: true}
-	params, perr := spec.decode(raw, &pres)
-	c.params = params
-	if perr != nil {
-		return c, &failure{perr, http.StatusOK}
-	}
-	m := params.RequestMeta()
-	if ls.sess != nil {
-		ls.sess.fillMeta(m)
-	} else {
-		m.ProtocolVersion, m.ClientCapabilities, m.LogLevel, m.ClientInfo = ls.version, ClientCapabilities{}, "", nil
-	}
-	// inputResponses and requestState do not exist in 2025-11-25.
-	if rp, _ := binding(msg.Method, params); rp != nil {
-		*rp = retryParams{}
-	}
-	return c, nil
-}
-
-// hasModernMeta reports whether params carry the 2026-07-28 _meta
-// envelope (a protocolVersion member in _meta): such a request is modern
-// whatever else it carries.
-func hasModernMeta(params []byte) bool {
-	if jsonrpc.KindOf(params) != jsonrpc.KindObject {
-		return false
-	}
-	found := false
-	_ = jsonrpc.Fields(params, func(k, v []byte) error {
-		if string(jsonrpc.Key(k)) != "_meta" || jsonrpc.KindOf(v) != jsonrpc.KindObject {
-			return nil
-		}
-		_ = jsonrpc.Fields(v, func(k, _ []byte) error {
-			if string(jsonrpc.Key(k)) == MetaProtocolVersion {
-				found = true
-				return errStopScan
-			}
-			return nil
-		})
-		return errStopScan
-	})
-	return found
-}
-
-// ---- the legacy-only methods ----
-
-// legacyOnly answers ping, logging/setLevel and resources/(un)subscribe.
-// ls is nil for a stateless request.
-func (s *Server) legacyOnly(ctx context.Context, method string, params Params) (any, error) {
-	sc := scopeFrom(ctx)
-	if sc == nil || sc.legacy == nil {
-		return nil, methodNotFound(method)
-	}
-	ls := sc.legacy.sess
-	switch p := params.(type) {
-	case *PingRequest:
-		return struct{}{}, nil
-	case *SetLevelRequest:
-		if ls != nil {
-			ls.mu.Lock()
-			ls.level = p.Level
-			ls.mu.Unlock()
-		}
-		return struct{}{}, nil
-	case *SubscribeRequest:
-		if ls == nil {
-			return nil, jsonrpcError(CodeInvalidRequest, "Invalid request: "+method+" needs a session (this 2025-11-25 request has none)")
-		}
-		if len(p.URI) > maxLegacySubscriptionURI {
-			return nil, jsonrpcError(CodeInvalidParams, "Invalid params: uri is too long")
-		}
-		if e := ls.subscribe(p.URI, method == MethodSubscribe); e != nil {
-			return nil, e
-		}
-		return struct{}{}, nil
-	}
-	return nil, jsonrpcError(CodeMethodNotFound, "Method not found: "+method)
-}
-
-// ---- the handler's answer ----
-
-// legacyIRRFailure is the answer to a legacy request whose handler built
-// its own InputRequiredResult: 2025-11-25 cannot express it.
-func (s *Server) legacyIRRFailure(c *call) *failure {
-	s.log.Error("mcp: handler returned an input_required result on a 2025-11-25 request", "method", c.msg.Method)
-	return &failure{jsonrpcError(CodeInternalError, "Internal error: the "+c.msg.Method+" handler returned an input_required result, but this request is served on protocol revision "+
-		c.legacy.version+", which has no input_required vocabulary (ask with mcp.Elicit, mcp.Sample or mcp.ListRoots instead: on a 2025-11-25 session they send live requests)"), http.StatusOK}
-}
-
-// appendLegacyResult appends the response of a legacy request: the result
-// as its handler made it, without resultType, server identity or cache
-// hints (2025-11-25 has none of them).
-func (s *Server) appendLegacyResult(dst []byte, id jsonrpc.ID, res any) ([]byte, error) {
-	start := len(dst)
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id.Raw()...)
-	dst = append(dst, `,"result":`...)
-	body := len(dst)
-	dst, err := marshalAppend(dst, res)
-	if err != nil {
-		return dst[:start], err
-	}
-	if len(dst)-body < 2 || dst[body] != '{' {
-		return dst[:start], errors.New("result is not a JSON object")
-	}
-	switch res.(type) {
-	case *ReadResourceResult, *ListToolsResult, *ListPromptsResult, *ListResourcesResult, *ListResourceTemplatesResult:
-		obj := append([]byte(nil), dst[body:]...)
-		dst = dropMembers(dst[:body], obj, "ttlMs", "cacheScope")
-	}
-	return append(dst, '}'), nil
-}
-
-// dropMembers appends obj without the named top-level members.
-func dropMembers(dst, obj []byte, names ...string) []byte {
-	dst = append(dst, '{')
-	first := true
-	_ = jsonrpc.Fields(obj, func(k, v []byte) error {
-		if slices.Contains(names, string(k)) {
-			return nil
-		}
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-		dst = append(dst, '"')
-		dst = append(dst, k...)
-		dst = append(dst, `":`...)
-		dst = append(dst, v...)
-		return nil
-	})
-	return append(dst, '}')
-}

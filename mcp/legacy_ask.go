@@ -114,7 +114,7 @@ func WithElicitationID(id string) AskOption {
 // stdio; a JSON-only response).
 func CloseSSEStream(ctx context.Context) bool {
 	sc := scopeFrom(ctx)
-	if sc == nil || sc.legacy == nil {
+	if sc == nil {
 		return false
 	}
 	c, ok := sc.out.(interface{ closeSSE() bool })

@@ -419,69 +419,76 @@ func (lh *legacyHTTP) closeSession(hs *httpSession) {
 
 // ---- entry points from the HTTP handler ----
 
-// post handles a POST the modern path rejected, when it is legacy
-// traffic. It reports whether it answered.
-func (lh *legacyHTTP) post(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	msg, e := jsonrpc.Decode(body)
-	if e != nil || (msg.IsRequest() && hasModernMeta(msg.Params)) {
+// classify is the era decision for a POST (the one place that asks): a
+// message is 2025-11-25 traffic when it belongs to a session
+// (Mcp-Session-Id), opens one (initialize), or names a legacy revision
+// in MCP-Protocol-Version, unless it is a request carrying the
+// 2026-07-28 _meta envelope, which is modern whatever else it carries.
+// The modern hot path (no session, the modern or no version header, not
+// initialize) is decided from the headers alone.
+func (lh *legacyHTTP) classify(r *http.Request, msg *jsonrpc.Message) bool {
+	session := len(r.Header[headerSessionID]) > 0
+	if !msg.IsRequest() {
+		return session // a session's notification or answer
+	}
+	v := r.Header[canonicalProtocolVersion]
+	if !session && msg.Method != MethodInitialize && (len(v) == 0 || strings.TrimSpace(v[0]) == LatestProtocolVersion) {
 		return false
 	}
+	if hasModernMeta(msg.Params) {
+		return false
+	}
+	return session || msg.Method == MethodInitialize || len(v) == 1 && slices.Contains(legacyHeaderVersions, strings.TrimSpace(v[0]))
+}
+
+// canonicalProtocolVersion is MCP-Protocol-Version as net/http keys it.
+var canonicalProtocolVersion = http.CanonicalHeaderKey(HeaderProtocolVersion)
+
+// serve answers a POST that classify called legacy traffic.
+func (lh *legacyHTTP) serve(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message) {
 	sid, ok := sessionHeader(w, r, msg.ID)
 	if !ok {
-		return true
+		return
 	}
 	if sid != "" {
 		hs := lh.session(r, sid)
 		if hs == nil {
 			sessionNotFound(w, msg.ID)
-			return true
+			return
+		}
+		if msg.IsNotification() {
+			lh.notification(w, hs, msg)
+			return
 		}
 		lh.serveSession(w, r, hs, msg)
-		return true
+		return
 	}
 	switch {
-	case msg.IsRequest() && msg.Method == MethodInitialize:
+	case msg.Method == MethodInitialize:
 		lh.initialize(w, r, msg)
-		return true
-	case !slices.Contains(legacyHeaderVersions, strings.TrimSpace(r.Header.Get(HeaderProtocolVersion))):
-		return false
 	case lh.opts.Stateless:
 		if !msg.IsRequest() {
 			w.WriteHeader(http.StatusAccepted)
-			return true
+			return
 		}
 		version := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion))
-		c, f := lh.s.decodeLegacy(msg, &legacyScope{version: negotiateLegacy(version)})
-		if f != nil {
+		c := &call{msg: msg, era: &legacyScope{version: negotiateLegacy(version)}}
+		if f := c.era.decode(c); f != nil {
 			writeHTTPError(w, http.StatusOK, msg.ID, f.err)
-			return true
+			return
 		}
-		if e := checkBindings(lh.s, c, r.Header, false); e != nil {
+		if e := c.era.checkHeaders(lh.s, c, r.Header); e != nil {
 			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
-			return true
+			return
 		}
 		lh.serveCall(w, r, nil, c)
-		return true
+	default:
+		writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpcError(CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first)"))
 	}
-	writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpcError(CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first)"))
-	return true
 }
 
-// notification handles a notification POSTed with a session header. It
-// reports whether it answered.
-func (lh *legacyHTTP) notification(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message) bool {
-	sid, ok := sessionHeader(w, r, msg.ID)
-	if !ok {
-		return true
-	}
-	if sid == "" {
-		return false
-	}
-	hs := lh.session(r, sid)
-	if hs == nil {
-		sessionNotFound(w, msg.ID)
-		return true
-	}
+// notification handles a notification POSTed to a session.
+func (lh *legacyHTTP) notification(w http.ResponseWriter, hs *httpSession, msg jsonrpc.Message) {
 	hs.touch()
 	switch msg.Method {
 	case NotificationInitialized:
@@ -491,7 +498,6 @@ func (lh *legacyHTTP) notification(w http.ResponseWriter, r *http.Request, msg j
 	}
 	w.Header()[headerSessionID] = []string{hs.id}
 	w.WriteHeader(http.StatusAccepted)
-	return true
 }
 
 // other handles GET and DELETE. It reports whether it answered.
@@ -678,8 +684,8 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpcError(CodeInvalidRequest, "Invalid request: the session is already initialized"))
 		return
 	}
-	c, f := lh.s.decodeLegacy(msg, hs.scope())
-	if f != nil {
+	c := &call{msg: msg, era: hs.scope()}
+	if f := c.era.decode(c); f != nil {
 		if e := checkMethodHeader(msg.Method, r.Header, false); e != nil {
 			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 			return
@@ -687,7 +693,7 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 		writeHTTPError(w, http.StatusOK, msg.ID, f.err)
 		return
 	}
-	if e := checkBindings(lh.s, c, r.Header, false); e != nil {
+	if e := c.era.checkHeaders(lh.s, c, r.Header); e != nil {
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 		return
 	}
@@ -1364,7 +1370,7 @@ func (st *legacyStream) keepLocked(seq uint64, msg []byte) {
 
 // finish sends the response of the request, unless it was cancelled (then
 // nothing more is sent and the exchange is let go).
-func (st *legacyStream) finish(c *call, res any, f *failure) {
+func (st *legacyStream) finish(c *call, res Result, f *failure) {
 	if st.ctx.Err() != nil {
 		st.mu.Lock()
 		st.done = true
@@ -1378,18 +1384,7 @@ func (st *legacyStream) finish(c *call, res any, f *failure) {
 		}
 		return
 	}
-	s := st.lh.s
-	var b []byte
-	if f == nil {
-		var err error
-		if b, err = s.appendLegacyResult(nil, c.msg.ID, res); err != nil {
-			s.log.Error("mcp: encoding result", "method", c.msg.Method, "err", err)
-			f = &failure{err: errInternal}
-		}
-	}
-	if f != nil {
-		b = appendFailure(nil, c.msg.ID, f)
-	}
+	b, _ := st.lh.s.encodeResult(nil, c, res, f)
 	_ = st.emit(b, true)
 }
 

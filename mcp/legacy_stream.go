@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"context"
 	"errors"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
@@ -15,53 +14,21 @@ import (
 // lines once the client sent notifications/initialized. A request with
 // the modern envelope stays modern on the same connection.
 
-// legacyMessage handles a line the modern path rejected, when it is
-// 2025-11-25 traffic: initialize, a request of the connection's session,
-// or a response to one of the session's requests. It reports whether it
-// handled the line.
-func (c *streamConn) legacyMessage(ctx context.Context, line []byte) bool {
-	if !c.s.legacyEnabled() {
-		return false
+// initialize opens the connection's session.
+func (c *streamConn) initialize(msg jsonrpc.Message) {
+	if c.legacy.Load() != nil {
+		c.writeMsg(jsonrpc.AppendError(nil, msg.ID, jsonrpcError(CodeInvalidRequest, "Invalid request: this connection is already initialized")))
+		return
 	}
-	msg, e := jsonrpc.Decode(line)
-	if e != nil {
-		return false
-	}
-	ls := c.legacy.Load()
-	switch {
-	case msg.IsResponse():
-		if ls == nil {
-			return false
-		}
-		ls.deliver(msg)
-		return true
-	case !msg.IsRequest() || hasModernMeta(msg.Params):
-		return false
-	case msg.Method == MethodInitialize:
-		if ls != nil {
-			c.writeMsg(jsonrpc.AppendError(nil, msg.ID, jsonrpcError(CodeInvalidRequest, "Invalid request: this connection is already initialized")))
-			return true
-		}
-		p, f := decodeInitialize(msg.Params)
-		if f != nil {
-			c.writeMsg(appendFailure(nil, msg.ID, f))
-			return true
-		}
-		ls = c.s.newLegacySession("", p)
-		ls.unrelated = func(method string, params any) { _ = c.writeNotification(method, params) }
-		c.legacy.Store(ls)
-		c.writeMsg(c.s.initializeResult(msg.ID, ls))
-		return true
-	case ls == nil:
-		return false
-	}
-	call, f := c.s.decodeLegacy(msg, ls.scope())
+	p, f := decodeInitialize(msg.Params)
 	if f != nil {
 		c.writeMsg(appendFailure(nil, msg.ID, f))
-		return true
+		return
 	}
-	c.run(ctx, call)
-	return true
+	ls := c.s.newLegacySession("", p)
+	ls.unrelated = func(method string, params any) { _ = c.writeNotification(method, params) }
+	c.legacy.Store(ls)
+	c.writeMsg(c.s.initializeResult(msg.ID, ls))
 }
 
 // legacyNotification handles a client notification of the session.

@@ -52,7 +52,7 @@ func page[T any](items []T, key func(T) string, cursor *string, size int) ([]T, 
 	return out, next, nil
 }
 
-func (s *Server) list(method string, p *ListRequest) (any, error) {
+func (s *Server) list(method string, p *ListRequest) (Result, error) {
 	cache := Cache{TTLMs: s.opts.ListTTL.Milliseconds(), CacheScope: s.opts.CacheScope}
 	size := s.opts.PageSize
 	s.mu.RLock()

@@ -141,7 +141,7 @@ type resourceUpdatedParams struct {
 	Meta subscriptionMeta `json:"_meta"`
 }
 
-func (s *Server) listen(ctx context.Context, p *ListenRequest) (any, error) {
+func (s *Server) listen(ctx context.Context, p *ListenRequest) (Result, error) {
 	sc := scopeFrom(ctx)
 	if sc == nil || sc.out == nil {
 		return nil, jsonrpc.NewError(CodeInternalError, "subscriptions/listen needs a streaming transport")

@@ -18,7 +18,7 @@ import (
 // logged. A nil logger means slog.Default().
 func LogRequests(logger *slog.Logger) Middleware {
 	return func(next MethodHandler) MethodHandler {
-		return func(ctx context.Context, method string, params Params) (any, error) {
+		return func(ctx context.Context, method string, params Params) (Result, error) {
 			log := logger
 			if log == nil {
 				log = slog.Default()
@@ -37,15 +37,15 @@ func LogRequests(logger *slog.Logger) Middleware {
 			}
 			if sc := scopeFrom(ctx); sc != nil {
 				attrs = append(attrs, slog.String("id", string(sc.id.Raw())))
-				if sc.legacy != nil {
-					attrs = append(attrs, slog.String("protocol", sc.legacy.version))
-				} else {
-					attrs = append(attrs, slog.String("protocol", LatestProtocolVersion))
-				}
+				attrs = append(attrs, slog.String("protocol", sc.era.protocolVersion()))
 			}
 			attrs = append(attrs, slog.Duration("duration", time.Since(start)))
 			level := slog.LevelInfo
-			if err != nil {
+			if errors.Is(err, ErrInputRequired) {
+				// Questions asked with the asking API: the SDK turns them
+				// into an InputRequiredResult outside this middleware.
+				attrs = append(attrs, slog.String("outcome", "input_required"))
+			} else if err != nil {
 				level = slog.LevelWarn
 				var rpc *Error
 				code := CodeInternalError

@@ -12,18 +12,19 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// The transport-independent request path. A transport reads one message
-// and calls decodeCall; it may then check transport bindings (HTTP
-// headers); checkVersion; execute; and write what encodeResponse made.
+// The transport-independent request path. A transport decodes one
+// message's envelope (internal/jsonrpc), chooses its era (classify), has
+// the era decode the params (serverEra.decode), checks its bindings
+// (headers on HTTP, the version), runs execute, and writes what the era
+// encodes (serverEra.appendResult) or appendFailure.
 
 // call is one decoded, validated request.
 type call struct {
 	msg    jsonrpc.Message
 	spec   *methodSpec
 	params Params
-	// legacy is set for a request served in the 2025-11-25 era
-	// (legacy.go).
-	legacy *legacyScope
+	// era is the protocol era the request is served in (era.go).
+	era serverEra
 }
 
 // failure is an error response with the HTTP status it maps to.
@@ -36,90 +37,40 @@ func fail(code int, status int, msg string) *failure {
 	return &failure{jsonrpc.NewError(code, msg), status}
 }
 
-// decodeCall decodes one message into a request. A notification returns
-// (nil, nil) after being handled by notify (which may be nil).
-func (s *Server) decodeCall(raw []byte) (*call, *failure) {
-	msg, e := jsonrpc.Decode(raw)
-	c := &call{msg: msg}
-	if e != nil {
-		return c, &failure{e, http.StatusBadRequest}
+// encodeResult appends the response to a successful call, in its era;
+// on an encoding error it appends the internal-error response instead.
+func (s *Server) encodeResult(dst []byte, c *call, res Result, f *failure) ([]byte, int) {
+	if f == nil {
+		b, err := c.era.appendResult(s, dst, c.msg.ID, res)
+		if err == nil {
+			return b, http.StatusOK
+		}
+		s.log.Error("mcp: encoding result", "method", c.msg.Method, "err", err)
+		f = &failure{errInternal, http.StatusOK}
+		dst = b[:len(dst)]
 	}
-	if msg.IsResponse() {
-		return c, fail(CodeInvalidRequest, http.StatusBadRequest, "Invalid request: clients send no responses in protocol revision "+LatestProtocolVersion)
-	}
-	if msg.IsNotification() {
-		return c, nil
-	}
-	spec := methods[msg.Method]
-	if spec == nil {
-		return c, &failure{methodNotFound(msg.Method), http.StatusNotFound}
-	}
-	c.spec = spec
-	var pres metaPresence
-	raw = msg.Params
-	if raw == nil {
-		raw = []byte("{}")
-	}
-	params, perr := spec.decode(raw, &pres)
-	c.params = params
-	switch {
-	case !pres.meta:
-		return c, fail(CodeInvalidParams, http.StatusBadRequest, "Invalid params: missing _meta (protocol revision "+LatestProtocolVersion+" requires it on every request)")
-	case perr != nil && (!pres.version || !pres.caps):
-		// A malformed _meta member is reported as such.
-		return c, &failure{perr, http.StatusBadRequest}
-	case !pres.version:
-		return c, fail(CodeInvalidParams, http.StatusBadRequest, "Invalid params: missing _meta."+MetaProtocolVersion)
-	case !pres.caps:
-		return c, fail(CodeInvalidParams, http.StatusBadRequest, "Invalid params: missing _meta."+MetaClientCapabilities)
-	case perr != nil:
-		return c, &failure{perr, http.StatusBadRequest}
-	}
-	return c, nil
-}
-
-// unsupportedVersion is the -32022 error.
-func (s *Server) unsupportedVersion(requested string) *failure {
-	return &failure{jsonrpc.NewErrorData(CodeUnsupportedProtocolVersion, "Unsupported protocol version",
-		struct {
-			Supported []string `json:"supported"`
-			Requested string   `json:"requested"`
-		}{s.SupportedVersions(), requested}), http.StatusBadRequest}
-}
-
-// checkVersion accepts the modern revision only: an earlier one is served
-// through initialize and a session (legacy.go), never in a _meta envelope.
-func (s *Server) checkVersion(c *call) *failure {
-	v := c.params.RequestMeta().ProtocolVersion
-	if v == LatestProtocolVersion {
-		return nil
-	}
-	return s.unsupportedVersion(v)
+	return appendFailure(dst, c.msg.ID, f), f.status
 }
 
 // execute runs the middleware chain and the handler, then checks the
 // result against the method's rules. The returned failure is nil on
 // success.
-func (s *Server) execute(ctx context.Context, c *call, out outbound) (any, *failure) {
+func (s *Server) execute(ctx context.Context, c *call, out outbound) (Result, *failure) {
 	if !s.drain.enter() {
 		return nil, s.errorFailure(ctx, c, Unavailable(drainRetryAfter))
 	}
 	defer s.drain.leave()
 	// The scope is itself the handler's context (one allocation instead
 	// of a scope plus a context.WithValue).
-	sc := &requestScope{Context: ctx, s: s, id: c.msg.ID, method: c.msg.Method, meta: c.params.RequestMeta(), out: out, legacy: c.legacy}
+	sc := &requestScope{Context: ctx, s: s, id: c.msg.ID, method: c.msg.Method, meta: c.params.RequestMeta(), out: out, era: c.era}
 	ctx = sc
 	res, err := s.safeCall(ctx, c)
 	if err != nil {
 		return nil, s.errorFailure(ctx, c, err)
 	}
 	if irr, ok := res.(*InputRequiredResult); ok {
-		if c.legacy != nil {
-			return nil, s.legacyIRRFailure(c)
-		}
-		if !c.spec.carrier {
-			s.log.Error("mcp: handler returned an input_required result on a method that cannot carry one", "method", c.msg.Method)
-			return nil, &failure{errInternal, http.StatusOK}
+		if f := c.era.inputRequired(s, c); f != nil {
+			return nil, f
 		}
 		if err := irr.validate(); err != nil {
 			s.log.Error("mcp: invalid InputRequiredResult (server bug)", "method", c.msg.Method, "err", err)
@@ -133,7 +84,7 @@ func (s *Server) execute(ctx context.Context, c *call, out outbound) (any, *fail
 }
 
 // safeCall runs the chain, turning a panic in user code into an error.
-func (s *Server) safeCall(ctx context.Context, c *call) (res any, err error) {
+func (s *Server) safeCall(ctx context.Context, c *call) (res Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("mcp: handler panicked", "method", c.msg.Method, "panic", p)
@@ -194,35 +145,8 @@ func marshalAppend(dst []byte, v any) ([]byte, error) {
 	return dst, err
 }
 
-// resultMeta reports whether the result sets its own _meta.
-func resultHasMeta(v any) bool {
-	switch r := v.(type) {
-	case *CallToolResult:
-		return r.Meta != nil
-	case *GetPromptResult:
-		return r.Meta != nil
-	case *ReadResourceResult:
-		return r.Meta != nil
-	case *ListToolsResult:
-		return r.Meta != nil
-	case *ListPromptsResult:
-		return r.Meta != nil
-	case *ListResourcesResult:
-		return r.Meta != nil
-	case *ListResourceTemplatesResult:
-		return r.Meta != nil
-	case *CompleteResult:
-		return r.Meta != nil
-	case *DiscoverResult:
-		return r.Meta != nil
-	case *listenResult:
-		return true
-	}
-	return false
-}
-
 // appendResult appends the response for a successful call.
-func (s *Server) appendResult(dst []byte, id jsonrpc.ID, res any) ([]byte, error) {
+func (s *Server) appendResult(dst []byte, id jsonrpc.ID, res Result) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = append(dst, id.Raw()...)
@@ -242,7 +166,7 @@ type replayedResult []byte
 // Complete results get resultType "complete" and, unless they set their
 // own _meta, the server's identity in _meta. On error dst may hold a
 // partial body: the caller truncates it.
-func (s *Server) appendResultBody(dst []byte, res any) ([]byte, error) {
+func (s *Server) appendResultBody(dst []byte, res Result) ([]byte, error) {
 	switch r := res.(type) {
 	case replayedResult:
 		return append(dst, r...), nil
@@ -268,7 +192,7 @@ func (s *Server) appendResultBody(dst []byte, res any) ([]byte, error) {
 	// Splice `"resultType":"complete",` (and _meta) after the brace.
 	ins := `"resultType":"complete"`
 	extra := len(ins) + 1
-	withMeta := !resultHasMeta(res)
+	withMeta := !res.ownMeta()
 	if withMeta {
 		extra += len(s.serverInfoMeta) + 1
 	}

@@ -168,8 +168,10 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	for _, m := range slices.Backward(s.opts.Middleware) {
 		h = m(h)
 	}
-	// The request-state boundary sits outside user middleware, so that
-	// middleware and handlers see plaintext only.
+	// The asking API sits just inside the request-state boundary, which
+	// sits outside everything else, so that middleware and handlers see
+	// plaintext only.
+	h = s.askMiddleware(h)
 	b, err := newStateBoundary(s, s.opts.RequestState)
 	if err != nil {
 		panic(err)

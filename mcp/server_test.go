@@ -291,7 +291,7 @@ func TestEmptyInputRequiredResultIsInternalError(t *testing.T) {
 func TestInputRequiredOnlyOnCarrierMethods(t *testing.T) {
 	// Middleware that tries to answer tools/list with input_required.
 	mw := func(next MethodHandler) MethodHandler {
-		return func(ctx context.Context, method string, p Params) (any, error) {
+		return func(ctx context.Context, method string, p Params) (Result, error) {
 			if method == MethodToolsList {
 				return &InputRequiredResult{RequestState: "x"}, nil
 			}

@@ -186,13 +186,13 @@ func binding(method string, p Params) (*retryParams, requeststate.Binding) {
 	return nil, requeststate.Binding{}
 }
 
-func (b *stateBoundary) reject(method, reason string) (any, error) {
+func (b *stateBoundary) reject(method, reason string) (Result, error) {
 	b.s.log.Warn("requestState rejected on "+method+": "+reason, "method", method, "reason", reason)
 	return nil, ErrInvalidRequestState
 }
 
 func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
-	return func(ctx context.Context, method string, params Params) (any, error) {
+	return func(ctx context.Context, method string, params Params) (Result, error) {
 		rp, bind := binding(method, params)
 		if rp == nil {
 			return next(ctx, method, params)
@@ -232,7 +232,7 @@ func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
 			}
 		}
 		if leg != nil {
-			return b.once(ctx, method, leg, func() (any, error) {
+			return b.once(ctx, method, leg, func() (Result, error) {
 				return b.sealResult(method, bind, principalErr)(next(ctx, method, params))
 			})
 		}
@@ -242,8 +242,8 @@ func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
 
 // sealResult returns what seals the state of an InputRequiredResult the
 // handler returned; other results pass as they are.
-func (b *stateBoundary) sealResult(method string, bind requeststate.Binding, principalErr error) func(any, error) (any, error) {
-	return func(res any, err error) (any, error) {
+func (b *stateBoundary) sealResult(method string, bind requeststate.Binding, principalErr error) func(Result, error) (Result, error) {
+	return func(res Result, err error) (Result, error) {
 		irr, ok := res.(*InputRequiredResult)
 		if err != nil || !ok || irr == nil || (irr.RequestState == "" && irr.askState == nil) {
 			return res, err

@@ -131,7 +131,7 @@ const (
 )
 
 // once runs a guarded leg (see the top of this file).
-func (b *stateBoundary) once(ctx context.Context, method string, leg *requeststate.Leg, run func() (any, error)) (any, error) {
+func (b *stateBoundary) once(ctx context.Context, method string, leg *requeststate.Leg, run func() (Result, error)) (Result, error) {
 	v, err := b.guard.Begin(ctx, leg)
 	if err != nil {
 		b.s.log.Warn("requestState single-use store unavailable on "+method+": "+err.Error(), "method", method, "err", err)
@@ -204,7 +204,7 @@ func (b *stateBoundary) renew(leg *requeststate.Leg, lease time.Duration) (stop 
 
 // encodeOutcome encodes what the client receives for res, err; nil when
 // it cannot be recorded.
-func (b *stateBoundary) encodeOutcome(res any, err error) []byte {
+func (b *stateBoundary) encodeOutcome(res Result, err error) []byte {
 	if err != nil {
 		var e *Error
 		if !errors.As(err, &e) {
@@ -235,7 +235,7 @@ func (b *stateBoundary) encodeOutcome(res any, err error) []byte {
 
 // replayOutcome turns a recorded outcome back into what the chain
 // returns.
-func replayOutcome(o []byte) (any, error) {
+func replayOutcome(o []byte) (Result, error) {
 	if len(o) < 2 {
 		return nil, errInternal
 	}

@@ -186,28 +186,58 @@ func (c *streamConn) writeMsg(b []byte) error {
 }
 
 func (c *streamConn) handle(ctx context.Context, line []byte) {
-	call, f := c.s.decodeCall(line)
-	if f != nil {
-		// What the modern path rejects may be 2025-11-25 traffic.
-		if c.legacyMessage(ctx, line) {
+	msg, e := jsonrpc.Decode(line)
+	if e != nil {
+		c.writeMsg(jsonrpc.AppendError(nil, msg.ID, e))
+		return
+	}
+	switch {
+	case msg.IsResponse():
+		if ls := c.legacy.Load(); ls != nil {
+			ls.deliver(msg) // an answer to the session's live request
 			return
 		}
-		c.writeMsg(appendFailure(nil, call.msg.ID, f))
+		c.writeMsg(jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: clients send no responses in protocol revision "+LatestProtocolVersion)))
 		return
-	}
-	if call.msg.IsNotification() {
-		if call.msg.Method == NotificationCancelled {
-			c.cancelled(call.msg.Params)
+	case msg.IsNotification():
+		if msg.Method == NotificationCancelled {
+			c.cancelled(msg.Params)
 		} else {
-			c.legacyNotification(call.msg)
+			c.legacyNotification(msg)
 		}
 		return
 	}
-	if f := c.s.checkVersion(call); f != nil {
-		c.writeMsg(appendFailure(nil, call.msg.ID, f))
+	call := &call{msg: msg, era: c.classify(&msg)}
+	if call.era == nil {
+		c.initialize(msg) // opens the connection's 2025-11-25 session
+		return
+	}
+	if f := call.era.decode(call); f != nil {
+		c.writeMsg(appendFailure(nil, msg.ID, f))
+		return
+	}
+	if f := call.era.checkVersion(c.s, call); f != nil {
+		c.writeMsg(appendFailure(nil, msg.ID, f))
 		return
 	}
 	c.run(ctx, call)
+}
+
+// classify is the era decision for a request on the connection (the one
+// place that asks): a request carrying the 2026-07-28 _meta envelope is
+// modern, always; otherwise initialize opens the legacy session (nil is
+// returned for it) and the requests after it are the session's. Without
+// a session nothing needs a look at the params.
+func (c *streamConn) classify(msg *jsonrpc.Message) serverEra {
+	ls := c.legacy.Load()
+	legacy := c.s.legacyEnabled()
+	if !legacy || ls == nil && msg.Method != MethodInitialize || hasModernMeta(msg.Params) {
+		return modern
+	}
+	if msg.Method == MethodInitialize {
+		return nil
+	}
+	return ls.scope()
 }
 
 // run serves one request on a worker goroutine of its own.
@@ -238,22 +268,7 @@ func (c *streamConn) run(ctx context.Context, call *call) {
 			// Cancelled: the client expects nothing more for this id.
 			return
 		}
-		var b []byte
-		if f == nil {
-			var err error
-			if call.legacy != nil {
-				b, err = c.s.appendLegacyResult(nil, call.msg.ID, res)
-			} else {
-				b, err = c.s.appendResult(nil, call.msg.ID, res)
-			}
-			if err != nil {
-				c.s.log.Error("mcp: encoding result", "method", call.msg.Method, "err", err)
-				f = &failure{err: errInternal}
-			}
-		}
-		if f != nil {
-			b = appendFailure(nil, call.msg.ID, f)
-		}
+		b, _ := c.s.encodeResult(nil, call, res, f)
 		c.writeMsg(b)
 	})
 }

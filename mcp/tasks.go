@@ -533,7 +533,7 @@ func StartTask(ctx context.Context) (context.Context, error) {
 	// but not its cancellation; it ends at the TTL or on tasks/cancel.
 	cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), now.Add(rt.opts.TTL))
 	lt := &liveTask{rt: rt, id: seed.TaskID, principal: principal, cancel: cancel, snap: seed, pending: map[string]*pendingInput{}, used: map[string]bool{}}
-	tsc := &requestScope{Context: cctx, s: ts.srv, method: MethodToolsCall}
+	tsc := &requestScope{Context: cctx, s: ts.srv, method: MethodToolsCall, era: modern}
 	if sc := scopeFrom(ctx); sc != nil {
 		tsc.id, tsc.meta = sc.id, sc.meta
 		// The request's response is being written: nothing more goes to
@@ -584,9 +584,9 @@ type toolOutcome struct {
 // the extension it is an ordinary call (or -32021 for a required one);
 // with it, the handler runs on its own goroutine so that StartTask can
 // answer the request while the handler goes on.
-func (s *Server) callTaskTool(ctx context.Context, t *serverTool, p *CallToolRequest) (any, error) {
+func (s *Server) callTaskTool(ctx context.Context, t *serverTool, p *CallToolRequest) (Result, error) {
 	sc := scopeFrom(ctx)
-	negotiated := s.tasks != nil && (sc == nil || sc.legacy == nil) && hasTasksExtension(&p.Meta.ClientCapabilities)
+	negotiated := s.tasks != nil && (sc == nil || sc.era.tasks()) && hasTasksExtension(&p.Meta.ClientCapabilities)
 	if !negotiated {
 		if t.task == TaskRequired {
 			return nil, missingTasksExtension("tool " + strconv.Quote(p.Name))
@@ -594,8 +594,7 @@ func (s *Server) callTaskTool(ctx context.Context, t *serverTool, p *CallToolReq
 		return s.runTool(ctx, t, p)
 	}
 	ts := &taskStart{srv: s, req: p, caps: &p.Meta.ClientCapabilities, created: make(chan *CreateTaskResult, 1)}
-	actx, as := s.askContext(ctx, &p.Meta.ClientCapabilities, &p.retryParams)
-	actx = context.WithValue(actx, taskStartKey{}, ts)
+	actx := context.WithValue(ctx, taskStartKey{}, ts)
 	done := make(chan toolOutcome, 1)
 	go func() {
 		resp, err := s.safeToolCall(actx, t, p)
@@ -611,12 +610,7 @@ func (s *Server) callTaskTool(ctx context.Context, t *serverTool, p *CallToolReq
 	}()
 	select {
 	case o := <-done:
-		var res any = o.resp
-		err := o.err
-		if as != nil {
-			res, err = as.finish(o.resp, o.err)
-		}
-		return s.toolResult(ctx, p.Name, res, err)
+		return s.toolResult(ctx, p.Name, o.resp, o.err)
 	case ct := <-ts.created:
 		return ct, nil
 	}
@@ -753,8 +747,6 @@ func decodeTask(raw []byte, p *metaPresence, names []string) (Params, *Error) {
 	return r, err
 }
 
-// taskAck is the empty acknowledgement of tasks/update and tasks/cancel.
-type taskAck struct{}
 
 func taskNotFound() *Error {
 	return jsonrpcError(CodeInvalidParams, "Invalid params: task not found (unknown or expired taskId)")
@@ -764,7 +756,7 @@ var errTooManyTasks = jsonrpcError(CodeInternalError, "Internal error: too many 
 
 // taskMethod serves tasks/get, tasks/update and tasks/cancel. A task of
 // another principal is answered exactly as an unknown one.
-func (s *Server) taskMethod(ctx context.Context, method string, p *TaskRequest) (any, error) {
+func (s *Server) taskMethod(ctx context.Context, method string, p *TaskRequest) (Result, error) {
 	if s.tasks == nil {
 		return nil, methodNotFound(method)
 	}
@@ -787,25 +779,25 @@ func (s *Server) taskMethod(ctx context.Context, method string, p *TaskRequest) 
 			if samePrincipal(lt.principal, principal) {
 				lt.deliver(p.InputResponses)
 			}
-			return &taskAck{}, nil
+			return EmptyResult{}, nil
 		}
 		if rt.shared != nil && len(p.InputResponses) > 0 {
 			if err := rt.forward(ctx, p, principal); err != nil {
 				return nil, err
 			}
 		}
-		return &taskAck{}, nil
+		return EmptyResult{}, nil
 	case MethodTasksCancel:
 		if lt := rt.local(p.TaskID); lt != nil && samePrincipal(lt.principal, principal) {
 			lt.finish(TaskCancelled, nil, nil)
-			return &taskAck{}, nil
+			return EmptyResult{}, nil
 		}
 		t, err := rt.get(ctx, p.TaskID, principal)
 		if err != nil {
 			return nil, err
 		}
 		if t.Status.Terminal() || rt.shared == nil {
-			return &taskAck{}, nil // already terminal: idempotent
+			return EmptyResult{}, nil // already terminal: idempotent
 		}
 		// Running on another instance: the store records the
 		// cancellation (unless the task ended meanwhile) and tells it.
@@ -814,7 +806,7 @@ func (s *Server) taskMethod(ctx context.Context, method string, p *TaskRequest) 
 		c.InputRequests, c.Result, c.Error = nil, nil, nil
 		switch err := rt.shared.Cancel(ctx, &c); {
 		case err == nil, errors.Is(err, ErrTaskEnded):
-			return &taskAck{}, nil
+			return EmptyResult{}, nil
 		case errors.Is(err, ErrTaskNotFound):
 			return nil, taskNotFound()
 		default:
