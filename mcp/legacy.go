@@ -530,4 +530,3 @@ func newSessionID() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
-

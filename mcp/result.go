@@ -49,4 +49,4 @@ func (*Task) ownMeta() bool                          { return false }
 func (EmptyResult) ownMeta() bool                    { return false }
 func (*listenResult) ownMeta() bool                  { return true }
 func (replayedResult) ownMeta() bool                 { return true }
-func (*initializeResult) ownMeta() bool { return true }
+func (*initializeResult) ownMeta() bool              { return true }

@@ -747,7 +747,6 @@ func decodeTask(raw []byte, p *metaPresence, names []string) (Params, *Error) {
 	return r, err
 }
 
-
 func taskNotFound() *Error {
 	return jsonrpcError(CodeInvalidParams, "Invalid params: task not found (unknown or expired taskId)")
 }
