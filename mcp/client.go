@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -186,16 +185,17 @@ type Client struct {
 	badTools map[string]string        // tools dropped for invalid annotations, with the reason
 }
 
-// clientEra is the era in use. A modern one is the negotiated version
-// with its pre-encoded _meta prefix:
-// `{"io.modelcontextprotocol/protocolVersion":...,...` without the
-// closing brace, so that a progress token can be appended. A legacy one
-// is the session the handshake opened.
+// clientEra is the era in use: a modern one is the negotiated version
+// with its pre-encoded _meta prefix
+// (`{"io.modelcontextprotocol/protocolVersion":...,...` without the
+// closing brace, so that a progress token can be appended); a legacy one
+// is the session the handshake opened. What differs between the eras is
+// asked of its protocol (client_protocol.go), never tested.
 type clientEra struct {
+	clientProtocol
 	version string
 	meta    []byte // modern only
 
-	legacy  bool
 	session string       // Mcp-Session-Id (HTTP), "" when the server gave none
 	hello   *serverHello // what initialize returned
 }
@@ -222,7 +222,7 @@ func NewClient(t ClientTransport, opts *ClientOptions) *Client {
 	}
 	c.sleep = sleepCtx
 	c.headers = t.mirrorsHeaders()
-	t.bind(&clientHooks{unrouted: c.unrouted, serve: c.serveRequest, legacy: c.isLegacy, log: c.log})
+	t.bind(&clientHooks{unrouted: c.unrouted, serve: c.serveRequest, legacy: c.servesRequests, log: c.log})
 	switch c.opts.Mode {
 	case ModeAuto:
 		if t.inMemory() {
@@ -301,18 +301,20 @@ func (c *Client) Connect(ctx context.Context) error {
 // closes the transport. Calls in flight fail.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
-		if era := c.era.Load(); era != nil && era.legacy {
+		if era := c.era.Load(); era != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			c.t.endSession(ctx, era.version, era.session)
+			era.end(ctx, c.t, era)
 			cancel()
 		}
 	})
 	return c.t.Close()
 }
 
-func (c *Client) isLegacy() bool {
+// servesRequests reports whether the server may send requests of its
+// own (a legacy session).
+func (c *Client) servesRequests() bool {
 	era := c.era.Load()
-	return era != nil && era.legacy
+	return era != nil && era.servesRequests()
 }
 
 func (c *Client) newEra(version string) *clientEra {
@@ -329,50 +331,10 @@ func (c *Client) newEra(version string) *clientEra {
 		b = append(b, `,"`+MetaLogLevel+`":`...)
 		b = jsonrpc.AppendString(b, string(c.opts.LogLevel))
 	}
-	return &clientEra{version: version, meta: b}
+	return &clientEra{clientProtocol: modernProtocol{}, version: version, meta: b}
 }
 
 var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-// appendBody appends the JSON-RPC request of l with id under era.
-func appendBody(dst []byte, era *clientEra, id int64, l *wireRequest) []byte {
-	if era.legacy {
-		return appendLegacyBody(dst, id, l)
-	}
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = strconv.AppendInt(dst, id, 10)
-	dst = append(dst, `,"method":`...)
-	dst = jsonrpc.AppendString(dst, l.method)
-	dst = append(dst, `,"params":{"_meta":`...)
-	dst = append(dst, era.meta...)
-	if l.onProgress != nil {
-		dst = append(dst, `,"progressToken":`...)
-		dst = strconv.AppendInt(dst, id, 10)
-	}
-	dst = append(dst, '}')
-	dst = append(dst, l.params...)
-	return append(dst, "}}"...)
-}
-
-// appendLegacyBody appends a 2025-11-25 request: params without the
-// modern envelope, _meta only for a progress token.
-func appendLegacyBody(dst []byte, id int64, l *wireRequest) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = strconv.AppendInt(dst, id, 10)
-	dst = append(dst, `,"method":`...)
-	dst = jsonrpc.AppendString(dst, l.method)
-	dst = append(dst, `,"params":{`...)
-	switch {
-	case l.onProgress != nil:
-		dst = append(dst, `"_meta":{"progressToken":`...)
-		dst = strconv.AppendInt(dst, id, 10)
-		dst = append(dst, '}')
-		dst = append(dst, l.params...)
-	case len(l.params) > 0:
-		dst = append(dst, l.params[1:]...)
-	}
-	return append(dst, "}}"...)
-}
 
 // do sends one request and returns the raw result (a JSON object),
 // settling the era first when it is not known yet.
@@ -392,10 +354,7 @@ func (c *Client) do(ctx context.Context, l *wireRequest) ([]byte, error) {
 			return res, err
 		}
 	}
-	if era.legacy {
-		return c.doLegacy(ctx, era, l)
-	}
-	return c.doModern(ctx, era, l)
+	return era.do(ctx, c, era, l)
 }
 
 // doModern sends a modern request. A -32022 error is retried once with a
@@ -426,7 +385,7 @@ func (c *Client) send(ctx context.Context, era *clientEra, l *wireRequest) ([]by
 	l.id = c.ids.Add(1)
 	l.era = era
 	bp := bodyPool.Get().(*[]byte)
-	l.body = appendBody((*bp)[:0], era, l.id, l)
+	l.body = era.appendBody((*bp)[:0], era, l.id, l)
 	res, err := c.t.roundTrip(ctx, l)
 	if c.t.releasesBody() && cap(l.body) <= 64<<10 {
 		*bp = l.body
@@ -475,7 +434,7 @@ func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 	case NotificationMessage:
 		c.unrouted(method, params)
 	default:
-		if method == NotificationCancelled && l.era.legacy {
+		if method == NotificationCancelled && l.era.servesRequests() {
 			c.unrouted(method, params) // the server cancels its own request
 			return
 		}
@@ -491,7 +450,7 @@ func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 // requests.
 func (c *Client) unrouted(method string, params []byte) {
 	if method == NotificationCancelled {
-		if c.isLegacy() {
+		if c.servesRequests() {
 			c.cancelServing(params)
 		}
 		return

@@ -155,7 +155,10 @@ func (c *Client) learnTool(t *Tool) error {
 
 // mirrors reports whether the client mirrors tools/call arguments into
 // Mcp-Param-* headers: over HTTP, in the modern era.
-func (c *Client) mirrors() bool { return c.headers && !c.isLegacy() }
+func (c *Client) mirrors() bool {
+	era := c.era.Load()
+	return c.headers && (era == nil || era.mirrorsHeaders())
+}
 
 // paramValues returns the Mcp-Param-* headers of a tools/call with
 // arguments args (a JSON object): one per annotated argument that is

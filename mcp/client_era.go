@@ -235,7 +235,7 @@ func (c *Client) handshake(ctx context.Context) (*clientEra, error) {
 	p = append(p, `,"clientInfo":`...)
 	p = append(p, info...)
 	l := &wireRequest{method: MethodInitialize, params: p, hook: &wireHook{}}
-	raw, err := c.send(ctx, &clientEra{legacy: true}, l)
+	raw, err := c.send(ctx, &clientEra{clientProtocol: legacyProtocol{}}, l)
 	if err != nil {
 		return nil, err
 	}
@@ -252,13 +252,11 @@ func (c *Client) handshake(ctx context.Context) (*clientEra, error) {
 		c.t.endSession(ctx, hello.ProtocolVersion, l.hook.sessionID)
 		return nil, &UnsupportedVersionError{Requested: offer, Supported: []string{hello.ProtocolVersion}}
 	}
-	era := &clientEra{version: hello.ProtocolVersion, legacy: true, session: l.hook.sessionID, hello: hello}
+	era := &clientEra{clientProtocol: legacyProtocol{}, version: hello.ProtocolVersion, session: l.hook.sessionID, hello: hello}
 	// Stored before initialized goes out: from then on the server may
 	// send requests, which are answered only on a legacy session.
 	c.era.Store(era)
-	n := &wireRequest{method: NotificationInitialized, era: era,
-		body: []byte(`{"jsonrpc":"2.0","method":"` + NotificationInitialized + `"}`)}
-	if err := c.t.notify(ctx, n); err != nil {
+	if _, err := era.notify(ctx, c.t, era, NotificationInitialized); err != nil {
 		c.era.CompareAndSwap(era, nil)
 		c.t.endSession(context.WithoutCancel(ctx), era.version, era.session)
 		return nil, err
@@ -282,7 +280,7 @@ func (c *Client) doLegacy(ctx context.Context, era *clientEra, l *wireRequest) (
 	switch l.method {
 	case MethodDiscover:
 		return legacyDiscover(era), nil
-	case MethodSubscriptionsListen:
+	case MethodSubscriptionsListen, MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
 		return nil, fmt.Errorf("%w: %s", ErrLegacyUnsupported, l.method)
 	}
 	res, err := c.send(ctx, era, l)
@@ -327,11 +325,11 @@ func legacyDiscover(era *clientEra) []byte {
 // them); there it does nothing.
 func (c *Client) NotifyRootsChanged(ctx context.Context) error {
 	era := c.era.Load()
-	if era == nil || !era.legacy {
+	if era == nil {
 		return nil
 	}
-	return c.t.notify(ctx, &wireRequest{method: NotificationRootsListChanged, era: era,
-		body: []byte(`{"jsonrpc":"2.0","method":"` + NotificationRootsListChanged + `"}`)})
+	_, err := era.notify(ctx, c.t, era, NotificationRootsListChanged)
+	return err
 }
 
 // errCancelledByServer is the cause of a live request's context when the
@@ -349,7 +347,7 @@ func (c *Client) serveRequest(ctx context.Context, id jsonrpc.ID, method string,
 	if id.IsZero() {
 		return nil
 	}
-	if !c.isLegacy() {
+	if !c.servesRequests() {
 		if method == MethodPing && c.era.Load() == nil {
 			// A server may ping during the handshake.
 			return jsonrpc.AppendResponse(nil, id, []byte(`{}`))

@@ -163,7 +163,7 @@ func (t *httpClientTransport) roundTrip(ctx context.Context, r *wireRequest) ([]
 	if err != nil {
 		return nil, err
 	}
-	if !era.legacy {
+	if era.mirrorsHeaders() {
 		h := req.Header
 		h.Set(HeaderMethod, r.method)
 		if r.hasTarget {
@@ -195,7 +195,7 @@ func (t *httpClientTransport) roundTrip(ctx context.Context, r *wireRequest) ([]
 	case ct == "text/event-stream" && resp.StatusCode == http.StatusOK:
 		st := &sseState{}
 		res, err = t.readSSE(ctx, resp.Body, r, st)
-		if errors.Is(err, errSSEEnded) && era.legacy && st.lastID != "" {
+		if errors.Is(err, errSSEEnded) && era.resumes() && st.lastID != "" {
 			res, err = t.resume(ctx, r, st)
 		}
 		if errors.Is(err, errSSEEnded) {
@@ -527,7 +527,7 @@ func (t *httpClientTransport) event(ctx context.Context, data []byte, r *wireReq
 			res, err := responseOf(r.method, &msg)
 			return res, true, err
 		}
-	case msg.IsRequest() && r.era != nil && r.era.legacy:
+	case msg.IsRequest() && r.era != nil && r.era.servesRequests():
 		t.serve(ctx, msg, r.era.version, r.era.session)
 	}
 	// Another request's response, or a request on a modern stream

@@ -204,9 +204,6 @@ func (c *Client) taskRequest(ctx context.Context, method, id string, responses [
 	if err := c.Connect(ctx); err != nil {
 		return nil, err
 	}
-	if c.isLegacy() {
-		return nil, fmt.Errorf("%w: %s", ErrLegacyUnsupported, method)
-	}
 	p := make([]byte, 0, 32+len(id)+len(responses))
 	p = append(p, `,"taskId":`...)
 	p = jsonrpc.AppendString(p, id)
