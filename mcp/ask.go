@@ -217,10 +217,7 @@ func (srv *Server) askable(params Params) (*retryParams, *ClientCapabilities) {
 	case *GetPromptRequest:
 		return &p.retryParams, &p.Meta.ClientCapabilities
 	case *ReadResourceRequest:
-		srv.mu.RLock()
-		static := srv.resources[p.URI] != nil
-		srv.mu.RUnlock()
-		if static {
+		if r, _ := srv.resources.get(p.URI); r != nil {
 			return nil, nil
 		}
 		return &p.retryParams, &p.Meta.ClientCapabilities

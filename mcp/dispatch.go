@@ -117,9 +117,7 @@ func (s *Server) route(ctx context.Context, method string, params Params) (Resul
 }
 
 func (s *Server) callTool(ctx context.Context, p *CallToolRequest) (Result, error) {
-	s.mu.RLock()
-	t := s.tools[p.Name]
-	s.mu.RUnlock()
+	t, _ := s.tools.get(p.Name)
 	if t == nil {
 		return nil, jsonrpc.NewErrorData(CodeInvalidParams, "Unknown tool: "+p.Name, map[string]string{"name": p.Name})
 	}
@@ -169,9 +167,7 @@ func (s *Server) toolResult(ctx context.Context, name string, res ToolResponse, 
 }
 
 func (s *Server) getPrompt(ctx context.Context, p *GetPromptRequest) (Result, error) {
-	s.mu.RLock()
-	pr := s.prompts[p.Name]
-	s.mu.RUnlock()
+	pr, _ := s.prompts.get(p.Name)
 	if pr == nil {
 		return nil, jsonrpc.NewErrorData(CodeInvalidParams, "Unknown prompt: "+p.Name, map[string]string{"name": p.Name})
 	}
@@ -211,18 +207,16 @@ func ResourceNotFoundError(uri string) *Error {
 }
 
 func (s *Server) readResource(ctx context.Context, p *ReadResourceRequest) (Result, error) {
-	s.mu.RLock()
-	r := s.resources[p.URI]
+	r, _ := s.resources.get(p.URI)
 	var tmpl *serverTemplate
 	if r == nil {
-		for _, t := range s.templates {
+		for _, t := range s.templates.inOrder() {
 			if vars, ok := t.match.match(p.URI); ok {
 				tmpl, p.vars = t, vars
 				break
 			}
 		}
 	}
-	s.mu.RUnlock()
 	var resp ResourceResponse
 	var err error
 	switch {
@@ -285,9 +279,7 @@ func (s *Server) SupportedVersions() []string {
 func (s *Server) complete(ctx context.Context, p *CompleteRequest) (Result, error) {
 	switch p.Ref.Type {
 	case "ref/prompt":
-		s.mu.RLock()
-		_, ok := s.prompts[p.Ref.Name]
-		s.mu.RUnlock()
+		_, ok := s.prompts.get(p.Ref.Name)
 		if !ok {
 			return nil, jsonrpc.NewError(CodeInvalidParams, "Unknown prompt: "+p.Ref.Name)
 		}

@@ -134,9 +134,7 @@ func checkBindings(s *Server, c *call, h http.Header, required bool) *Error {
 		}
 	}
 	if p, ok := c.params.(*CallToolRequest); ok {
-		s.mu.RLock()
-		t := s.tools[p.Name]
-		s.mu.RUnlock()
+		t, _ := s.tools.get(p.Name)
 		if t != nil {
 			for i := range t.headers {
 				ph := &t.headers[i]

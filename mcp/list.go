@@ -2,16 +2,16 @@ package mcp
 
 import (
 	"encoding/base64"
-	"sort"
+	"slices"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// Lists are returned in a deterministic order (tools, prompts and
-// templates by name, resources by URI) and cut into pages of
-// ServerOptions.PageSize. A cursor names the last item of the previous
-// page, so a page boundary stays put when items are added or removed
-// elsewhere in the list.
+// Lists are returned in a deterministic order (tools and prompts by name,
+// resources by URI, templates in registration order, which is their
+// matching order) and cut into pages of ServerOptions.PageSize. A cursor
+// names the key of the last item of the previous page, so a page boundary
+// stays put when items are added or removed elsewhere in the list.
 
 const cursorPrefix = "c1:"
 
@@ -33,70 +33,64 @@ func decodeCursor(c *string) (after string, ok bool) {
 
 var errBadCursor = jsonrpc.NewError(CodeInvalidParams, "Invalid params: invalid cursor")
 
-// page cuts one page from the sorted items.
-func page[T any](items []T, key func(T) string, cursor *string, size int) ([]T, *string, *Error) {
+// page cuts one page from a registry's listing. In a sorted list the
+// page starts at the first key after the cursor's, listed or not any
+// more. In an ordered one (templates) it starts after the cursor's item,
+// or at the start when that item is gone.
+func page[E entry[V], V any](r *registry[E, V], cursor *string, size int) ([]V, *string, *Error) {
 	after, ok := decodeCursor(cursor)
 	if !ok {
 		return nil, nil, errBadCursor
 	}
+	l := r.list()
 	start := 0
 	if cursor != nil {
-		start = sort.Search(len(items), func(i int) bool { return key(items[i]) > after })
+		if r.ordered {
+			start = slices.Index(l.keys, after) + 1
+		} else {
+			i, found := slices.BinarySearch(l.keys, after)
+			if found {
+				i++
+			}
+			start = i
+		}
 	}
-	end := min(start+size, len(items))
-	out := items[start:end]
+	end := min(start+size, len(l.views))
 	var next *string
-	if end < len(items) && end > start {
-		next = encodeCursor(key(items[end-1]))
+	if end < len(l.views) && end > start {
+		next = encodeCursor(l.keys[end-1])
 	}
-	return out, next, nil
+	return l.views[start:end:end], next, nil
 }
 
 func (s *Server) list(method string, p *ListRequest) (Result, error) {
 	cache := Cache{TTLMs: s.opts.ListTTL.Milliseconds(), CacheScope: s.opts.CacheScope}
 	size := s.opts.PageSize
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	switch method {
 	case MethodToolsList:
-		items, next, err := page(s.toolList, func(t *Tool) string { return t.Name }, p.Cursor, size)
+		items, next, err := page(s.tools, p.Cursor, size)
 		if err != nil {
 			return nil, err
 		}
 		return &ListToolsResult{Tools: items, NextCursor: next, Cache: cache}, nil
 	case MethodPromptsList:
-		items, next, err := page(s.promptList, func(t *Prompt) string { return t.Name }, p.Cursor, size)
+		items, next, err := page(s.prompts, p.Cursor, size)
 		if err != nil {
 			return nil, err
 		}
 		return &ListPromptsResult{Prompts: items, NextCursor: next, Cache: cache}, nil
 	case MethodResourcesList:
-		items, next, err := page(s.resourceList, func(t *Resource) string { return t.URI }, p.Cursor, size)
+		items, next, err := page(s.resources, p.Cursor, size)
 		if err != nil {
 			return nil, err
 		}
 		return &ListResourcesResult{Resources: items, NextCursor: next, Cache: cache}, nil
 	case MethodResourceTemplatesList:
-		// Templates keep registration order (matching order); the cursor
-		// is the index of the next item.
-		after, ok := decodeCursor(p.Cursor)
-		if !ok {
-			return nil, errBadCursor
+		items, next, err := page(s.templates, p.Cursor, size)
+		if err != nil {
+			return nil, err
 		}
-		start := 0
-		if p.Cursor != nil {
-			for i, t := range s.templateList {
-				if t.URITemplate == after {
-					start = i + 1
-				}
-			}
-		}
-		end := min(start+size, len(s.templateList))
-		var next *string
-		if end < len(s.templateList) && end > start {
-			next = encodeCursor(s.templateList[end-1].URITemplate)
-		}
-		return &ListResourceTemplatesResult{ResourceTemplates: s.templateList[start:end], NextCursor: next, Cache: cache}, nil
+		return &ListResourceTemplatesResult{ResourceTemplates: items, NextCursor: next, Cache: cache}, nil
 	}
 	return nil, methodNotFound(method)
 }

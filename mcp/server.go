@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
-	"sync"
 	"time"
 )
 
@@ -87,16 +86,12 @@ type Server struct {
 
 	handler MethodHandler
 
-	mu        sync.RWMutex
-	tools     map[string]*serverTool
-	prompts   map[string]*serverPrompt
-	resources map[string]*serverResource
-	templates []*serverTemplate
-	// sorted views, rebuilt on change; list pages are cut from them
-	toolList     []*Tool
-	promptList   []*Prompt
-	resourceList []*Resource
-	templateList []*ResourceTemplate
+	// What is registered (registry.go): tools and prompts by name,
+	// resources by URI, templates by URI template in registration order.
+	tools     *registry[*serverTool, *Tool]
+	prompts   *registry[*serverPrompt, *Prompt]
+	resources *registry[*serverResource, *Resource]
+	templates *registry[*serverTemplate, *ResourceTemplate]
 
 	serverInfoMeta []byte // `"_meta":{"io.modelcontextprotocol/serverInfo":{...}}`
 	canAsk         bool   // the asking API needs the request-state boundary
@@ -131,17 +126,25 @@ type serverTemplate struct {
 	handler  ResourceTemplateHandler
 }
 
+func (t *serverTool) key() string                   { return t.tool.Name }
+func (t *serverTool) listed() *Tool                 { return t.tool }
+func (p *serverPrompt) key() string                 { return p.prompt.Name }
+func (p *serverPrompt) listed() *Prompt             { return p.prompt }
+func (r *serverResource) key() string               { return r.resource.URI }
+func (r *serverResource) listed() *Resource         { return r.resource }
+func (t *serverTemplate) key() string               { return t.template.URITemplate }
+func (t *serverTemplate) listed() *ResourceTemplate { return t.template }
+
 // NewServer returns a server that identifies itself as impl. It panics
 // when opts.RequestState is invalid (bad keys, both keys and a codec, a
 // negative TTL, shared keys on a server without a name or audience): a
 // configuration error caught at start-up.
 func NewServer(impl Implementation, opts *ServerOptions) *Server {
-	s := &Server{
-		impl:      impl,
-		tools:     make(map[string]*serverTool),
-		prompts:   make(map[string]*serverPrompt),
-		resources: make(map[string]*serverResource),
-	}
+	s := &Server{impl: impl}
+	s.tools = newRegistry[*serverTool](false, func() { s.changed(changeTools, "") })
+	s.prompts = newRegistry[*serverPrompt](false, func() { s.changed(changePrompts, "") })
+	s.resources = newRegistry[*serverResource](false, func() { s.changed(changeResources, "") })
+	s.templates = newRegistry[*serverTemplate](true, func() { s.changed(changeResources, "") })
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -206,11 +209,7 @@ func (s *Server) AddTool(t *Tool, h ToolHandler, opts ...ToolOption) {
 	if st.task != TaskForbidden && s.tasks == nil {
 		panic(fmt.Sprintf("mcp: tool %q: WithTaskSupport needs ServerOptions.Tasks", t.Name))
 	}
-	s.mu.Lock()
-	s.tools[t.Name] = st
-	s.toolList = rebuild(s.tools, func(v *serverTool) *Tool { return v.tool }, func(a, b *Tool) int { return cmpStr(a.Name, b.Name) })
-	s.mu.Unlock()
-	s.changed(changeTools, "")
+	s.tools.add(st)
 }
 
 func newServerTool(t *Tool, h ToolHandler) (*serverTool, error) {
@@ -240,16 +239,9 @@ func newServerTool(t *Tool, h ToolHandler) (*serverTool, error) {
 	return &serverTool{tool: &cp, handler: h, headers: headers}, nil
 }
 
-// RemoveTools removes the named tools and notifies listening clients.
-func (s *Server) RemoveTools(names ...string) {
-	s.mu.Lock()
-	for _, n := range names {
-		delete(s.tools, n)
-	}
-	s.toolList = rebuild(s.tools, func(v *serverTool) *Tool { return v.tool }, func(a, b *Tool) int { return cmpStr(a.Name, b.Name) })
-	s.mu.Unlock()
-	s.changed(changeTools, "")
-}
+// RemoveTools removes the named tools and, when any of them was
+// registered, notifies listening clients (once for the call).
+func (s *Server) RemoveTools(names ...string) { s.tools.remove(names...) }
 
 // AddPrompt registers a prompt, replacing any of the same name, and
 // notifies listening clients.
@@ -258,23 +250,12 @@ func (s *Server) AddPrompt(p *Prompt, h PromptHandler) {
 		panic("mcp: AddPrompt needs a named prompt and a handler")
 	}
 	cp := *p
-	s.mu.Lock()
-	s.prompts[p.Name] = &serverPrompt{prompt: &cp, handler: h}
-	s.promptList = rebuild(s.prompts, func(v *serverPrompt) *Prompt { return v.prompt }, func(a, b *Prompt) int { return cmpStr(a.Name, b.Name) })
-	s.mu.Unlock()
-	s.changed(changePrompts, "")
+	s.prompts.add(&serverPrompt{prompt: &cp, handler: h})
 }
 
-// RemovePrompts removes the named prompts and notifies listening clients.
-func (s *Server) RemovePrompts(names ...string) {
-	s.mu.Lock()
-	for _, n := range names {
-		delete(s.prompts, n)
-	}
-	s.promptList = rebuild(s.prompts, func(v *serverPrompt) *Prompt { return v.prompt }, func(a, b *Prompt) int { return cmpStr(a.Name, b.Name) })
-	s.mu.Unlock()
-	s.changed(changePrompts, "")
-}
+// RemovePrompts removes the named prompts and, when any of them was
+// registered, notifies listening clients (once for the call).
+func (s *Server) RemovePrompts(names ...string) { s.prompts.remove(names...) }
 
 // AddResource registers a static resource, replacing any with the same
 // URI, and notifies listening clients.
@@ -283,27 +264,19 @@ func (s *Server) AddResource(r *Resource, h ResourceHandler) {
 		panic("mcp: AddResource needs a resource with a URI and a name, and a handler")
 	}
 	cp := *r
-	s.mu.Lock()
-	s.resources[r.URI] = &serverResource{resource: &cp, handler: h}
-	s.resourceList = rebuild(s.resources, func(v *serverResource) *Resource { return v.resource }, func(a, b *Resource) int { return cmpStr(a.URI, b.URI) })
-	s.mu.Unlock()
-	s.changed(changeResources, "")
+	s.resources.add(&serverResource{resource: &cp, handler: h})
 }
 
-// RemoveResources removes static resources by URI.
-func (s *Server) RemoveResources(uris ...string) {
-	s.mu.Lock()
-	for _, u := range uris {
-		delete(s.resources, u)
-	}
-	s.resourceList = rebuild(s.resources, func(v *serverResource) *Resource { return v.resource }, func(a, b *Resource) int { return cmpStr(a.URI, b.URI) })
-	s.mu.Unlock()
-	s.changed(changeResources, "")
-}
+// RemoveResources removes static resources by URI and, when any of them
+// was registered, notifies listening clients (once for the call).
+func (s *Server) RemoveResources(uris ...string) { s.resources.remove(uris...) }
 
 // AddResourceTemplate registers a resource template (RFC 6570, levels 1
-// to 3 for matching). Templates are tried in registration order after
-// the static resources. It panics on an invalid template.
+// to 3 for matching), replacing any with the same URI template, and
+// notifies listening clients. Templates are tried, and listed, in
+// registration order after the static resources; a replacement counts
+// as a new registration and comes last. It panics on an invalid
+// template.
 func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceTemplateHandler) {
 	if t == nil || h == nil || t.Name == "" {
 		panic("mcp: AddResourceTemplate needs a named template and a handler")
@@ -313,38 +286,11 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceTemplateHand
 		panic(fmt.Sprintf("mcp: resource template %q: %v", t.URITemplate, err))
 	}
 	cp := *t
-	s.mu.Lock()
-	s.templates = slices.DeleteFunc(s.templates, func(x *serverTemplate) bool { return x.template.URITemplate == t.URITemplate })
-	s.templates = append(s.templates, &serverTemplate{template: &cp, match: m, handler: h})
-	s.templateList = make([]*ResourceTemplate, len(s.templates))
-	for i, x := range s.templates {
-		s.templateList[i] = x.template
-	}
-	s.mu.Unlock()
-	s.changed(changeResources, "")
+	s.templates.add(&serverTemplate{template: &cp, match: m, handler: h})
 }
 
 // ResourceUpdated tells clients listening for uri that it changed.
 func (s *Server) ResourceUpdated(uri string) { s.changed(changeResource, uri) }
-
-func rebuild[K comparable, V any, T any](m map[K]V, get func(V) T, cmp func(a, b T) int) []T {
-	out := make([]T, 0, len(m))
-	for _, v := range m {
-		out = append(out, get(v))
-	}
-	slices.SortFunc(out, cmp)
-	return out
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
 
 // capabilities returns what server/discover advertises.
 func (s *Server) capabilities() ServerCapabilities {
@@ -354,10 +300,8 @@ func (s *Server) capabilities() ServerCapabilities {
 	}
 	// Advertise what is registered (at the time of asking), or what the
 	// options force, e.g. for a server that adds its tools later.
-	s.mu.RLock()
-	hasTools, hasPrompts := len(s.tools) > 0, len(s.prompts) > 0
-	hasResources := len(s.resources) > 0 || len(s.templates) > 0
-	s.mu.RUnlock()
+	hasTools, hasPrompts := s.tools.len() > 0, s.prompts.len() > 0
+	hasResources := s.resources.len() > 0 || s.templates.len() > 0
 	if c.Tools == nil && hasTools {
 		c.Tools = &ListChangedCapability{ListChanged: true}
 	}
