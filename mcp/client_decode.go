@@ -49,6 +49,10 @@ func resultTypeOf(method string, raw []byte) (ResultType, error) {
 		if !IsInputRequiredMethod(method) {
 			return "", &InvalidResponseError{Method: method, Err: ErrInputRequiredNotAllowed}
 		}
+	case ResultTask:
+		if method != MethodToolsCall { // the tasks extension: a tools/call only
+			return "", &InvalidResponseError{Method: method, Err: fmt.Errorf("%w %q", ErrUnknownResultType, string(rt))}
+		}
 	default:
 		return "", &InvalidResponseError{Method: method, Err: fmt.Errorf("%w %q", ErrUnknownResultType, string(rt))}
 	}
@@ -62,7 +66,7 @@ func decodeComplete[T any](method string, raw []byte) (*T, error) {
 		return nil, err
 	}
 	if rt != ResultComplete {
-		return nil, &InvalidResponseError{Method: method, Err: ErrInputRequiredNotAllowed}
+		return nil, &InvalidResponseError{Method: method, Err: fmt.Errorf("%w %q where a complete result is due", ErrUnknownResultType, string(rt))}
 	}
 	v := new(T)
 	if err := json.Unmarshal(raw, v); err != nil {

@@ -117,11 +117,11 @@ func fuzzDecode(t *testing.T, c *Client, method string, raw []byte) {
 		fuzzTask(t, c, method, raw)
 		return
 	}
-	if method == MethodToolsCall && isTaskResult(raw) {
+	rt, err := resultTypeOf(method, raw)
+	if err == nil && rt == ResultTask {
 		fuzzTask(t, c, method, raw)
 		return
 	}
-	rt, err := resultTypeOf(method, raw)
 	if err != nil {
 		return
 	}

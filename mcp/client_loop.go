@@ -192,11 +192,13 @@ func (c *Client) run(ctx context.Context, cc *carrierCall, opts *CallOptions, re
 			return nil, err
 		}
 		rt, err := resultTypeOf(cc.method, raw)
-		if err != nil {
-			return c.onTaskResult(ctx, cc, opts, raw, err) // resultType "task"
-		}
-		if rt == ResultComplete {
+		switch {
+		case err != nil:
+			return nil, err
+		case rt == ResultComplete:
 			return raw, nil
+		case rt == ResultTask:
+			return c.followTask(ctx, cc, opts, raw) // client_tasks.go
 		}
 		ir, err := decodeInputRequired(cc.method, raw)
 		if err != nil {

@@ -195,7 +195,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string, opts *CallOptions
 // returns the complete result: a *CallToolResult, *GetPromptResult or
 // *ReadResourceResult by p.Method. Later rounds follow opts like any
 // call (automatic, or Manual again). p may come from another process.
-func (c *Client) Resume(ctx context.Context, p *PendingCall, responses InputResponses, opts *CallOptions) (any, error) {
+func (c *Client) Resume(ctx context.Context, p *PendingCall, responses InputResponses, opts *CallOptions) (Result, error) {
 	if p == nil {
 		return nil, errors.New("mcp: Resume: nil PendingCall")
 	}

@@ -214,27 +214,18 @@ func (c *Client) taskRequest(ctx context.Context, method, id string, responses [
 	return c.do(ctx, &wireRequest{method: method, target: id, hasTarget: true, params: p})
 }
 
-// isTaskResult reports whether a result is a CreateTaskResult.
-func isTaskResult(raw []byte) bool {
-	found := false
-	_ = jsonrpc.Fields(raw, func(k, v []byte) error {
-		if string(jsonrpc.Key(k)) == "resultType" {
-			s, ok := jsonString(v)
-			found = ok && ResultType(s) == ResultTask
-		}
-		return nil
-	})
-	return found
-}
-
 // onTaskResult is run's hook for a result it does not know: when it is
 // a CreateTaskResult to a tools/call of a client that declared the
 // extension, the task is awaited (or handed back), and its raw
 // CallToolResult returned. Otherwise err (the unknown resultType)
 // stands.
-func (c *Client) onTaskResult(ctx context.Context, cc *carrierCall, opts *CallOptions, raw []byte, err error) ([]byte, error) {
-	if cc.method != MethodToolsCall || !errors.Is(err, ErrUnknownResultType) || !isTaskResult(raw) || !c.tasksDeclared() {
-		return nil, err
+// followTask is run's case for a tools/call answered with a task
+// (resultType "task"): it follows the task to its end, or hands it back
+// (CallOptions.DetachTask, Manual). A task the client did not ask for by
+// declaring the extension is a protocol error.
+func (c *Client) followTask(ctx context.Context, cc *carrierCall, opts *CallOptions, raw []byte) ([]byte, error) {
+	if !c.tasksDeclared() {
+		return nil, &InvalidResponseError{Method: cc.method, Err: fmt.Errorf("%w %q: the client did not declare the %s extension", ErrUnknownResultType, ResultTask, ExtensionTasks)}
 	}
 	seed, err := decodeTaskState(cc.method, "", raw)
 	if err != nil {
