@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -49,6 +50,7 @@ var modern serverEra = modernEra{}
 
 // decode decodes the params and requires the _meta envelope.
 func (modernEra) decode(c *call) *failure {
+	countParamsDecode()
 	spec := methods[c.msg.Method]
 	if spec == nil {
 		return &failure{methodNotFound(c.msg.Method), http.StatusNotFound}
@@ -135,4 +137,14 @@ func (s *Server) unsupportedVersion(requested string) *failure {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
 		}{s.SupportedVersions(), requested}), http.StatusBadRequest}
+}
+
+// paramsDecodeHook, when set, is called each time an era decodes a
+// request's params: tests count decodes with it.
+var paramsDecodeHook atomic.Pointer[func()]
+
+func countParamsDecode() {
+	if h := paramsDecodeHook.Load(); h != nil {
+		(*h)()
+	}
 }
