@@ -84,7 +84,7 @@ func (m *dpopMock) verify(h http.Header, method, htu, accessToken string) (*dpop
 	if len(vals) != 1 {
 		return nil, "", fmt.Errorf("%d DPoP headers", len(vals))
 	}
-	jws, err := jose.ParseSigned(vals[0], []jose.SignatureAlgorithm{jose.ES256, jose.ES384, jose.ES512, jose.RS256, jose.PS256, jose.EdDSA})
+	jws, err := jose.ParseSignedCompact(vals[0], []jose.SignatureAlgorithm{jose.ES256, jose.ES384, jose.ES512, jose.RS256, jose.PS256, jose.EdDSA})
 	if err != nil {
 		return nil, "", err
 	}
@@ -528,7 +528,7 @@ func TestDPoPProof(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			jws, err := jose.ParseSigned(p, []jose.SignatureAlgorithm{k.alg})
+			jws, err := jose.ParseSignedCompact(p, []jose.SignatureAlgorithm{k.alg})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -184,7 +183,7 @@ func BenchmarkParallel(b *testing.B) {
 					return
 				}
 				if got != "hello" {
-					b.Error(fmt.Sprintf("got %q", got))
+					b.Errorf("got %q", got)
 					return
 				}
 			}

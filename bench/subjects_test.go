@@ -60,14 +60,6 @@ type subject struct {
 // subjects in the order of the tables.
 var subjects = []subject{roundtripSubject, gosdkSubject, mcpgoSubject, rawSubject}
 
-func subjectNamed(name string) subject {
-	for _, s := range subjects {
-		if s.name == name {
-			return s
-		}
-	}
-	panic("no subject " + name)
-}
 
 // newHTTPClient is the *http.Client every subject's HTTP client uses: its
 // own transport, keeping enough idle connections for the parallel

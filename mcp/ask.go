@@ -274,12 +274,6 @@ func questionID(key string, digest [8]byte) (id [8]byte) {
 	return id
 }
 
-func newAskScope(caps *ClientCapabilities, responses InputResponses, state []byte) *askScope {
-	s := new(askScope)
-	s.init(caps, responses, state)
-	return s
-}
-
 func (s *askScope) init(caps *ClientCapabilities, responses InputResponses, state []byte) {
 	s.caps, s.responses = caps, responses
 	s.prior, s.asked = decodeAskState(state)

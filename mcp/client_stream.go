@@ -111,7 +111,6 @@ type streamClientTransport struct {
 	mu      sync.Mutex
 	pending map[int64]*streamCall
 	err     error // set once the transport is closed or broken
-	once    sync.Once
 }
 
 type streamCall struct {

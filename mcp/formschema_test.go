@@ -289,6 +289,7 @@ func TestElicitFormatTagsAreEnforced(t *testing.T) {
 		t.Error("two fields named a accepted")
 	}
 	type Dash struct {
+		//lint:ignore SA5008 the tag names a field "-", the case under test
 		D string `json:"-,"`
 	}
 	fs2, err := buildFormSchema(reflect.TypeFor[Dash]())

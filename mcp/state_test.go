@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,11 +57,15 @@ func newStateServer(t testing.TB, name string, rs RequestStateOptions) *stateSer
 }
 
 type lockedWriter struct {
-	mu chan struct{}
+	mu sync.Mutex
 	w  *bytes.Buffer
 }
 
-func (l *lockedWriter) Write(b []byte) (int, error) { return l.w.Write(b) }
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
 
 func (s *stateServer) call(t testing.TB, id int, tool, args string, state *string, extra ...string) map[string]any {
 	t.Helper()

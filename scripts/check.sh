@@ -81,6 +81,13 @@ ensure_services() {
 step "services" ensure_services
 step "gofmt" gofmt_check
 step "go vet" go vet ./...
+# staticcheck, pinned, run through the module proxy so that it stays out
+# of every module's graph; the bench module too.
+staticcheck_all() {
+  local sc=(go run honnef.co/go/tools/cmd/staticcheck@v0.8.2)
+  "${sc[@]}" ./... && (cd bench && "${sc[@]}" ./...)
+}
+step "staticcheck" staticcheck_all
 step "go test -race" go test -race -count=1 -timeout 20m ./...
 # Allocation guards run without -race (the race detector changes counts).
 step "alloc guards" go test -count=1 -run 'Allocs' ./...
@@ -92,7 +99,7 @@ bench_tests() { (cd bench && go vet ./... && go test -race -count=1 ./...); }
 step "interop (bench module)" bench_tests
 
 section "summary"
-total=7
+total=8
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "FAILED: ${failed[*]}"
   echo "check: $((total - ${#failed[@]})) passed, ${#failed[@]} failed"

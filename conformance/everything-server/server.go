@@ -106,6 +106,7 @@ func (e *everything) addTools() {
 	s.AddTool(&mcp.Tool{Name: "test_error_handling", Description: "Tests error response handling (always fails with isError)", InputSchema: noArgs},
 		func(context.Context, *mcp.CallToolRequest) (mcp.ToolResponse, error) {
 			// A plain (non-*mcp.Error) error becomes an isError result.
+			//lint:ignore ST1005 the conformance contract's exact text
 			return nil, errors.New("This tool intentionally returns an error for testing")
 		})
 

@@ -474,7 +474,7 @@ func TestStdio(t *testing.T) {
 		})
 		// Wait for the first progress notification of this call.
 		deadline := time.Now().Add(readTimeout)
-		for {
+		{
 			m, ok := c.next(time.Until(deadline))
 			if !ok {
 				t.Fatalf("no notifications/progress within %v", readTimeout)
@@ -493,7 +493,6 @@ func TestStdio(t *testing.T) {
 			if p.ProgressToken != "cancel-me" || p.Progress != 0 || p.Total != 100 {
 				t.Fatalf("first progress = %+v, want token cancel-me, 0 of 100", p)
 			}
-			break
 		}
 		c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled",
 			"params": map[string]any{"requestId": callID, "reason": "test cancels it"}})
