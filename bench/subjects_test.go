@@ -60,7 +60,6 @@ type subject struct {
 // subjects in the order of the tables.
 var subjects = []subject{roundtripSubject, gosdkSubject, mcpgoSubject, rawSubject}
 
-
 // newHTTPClient is the *http.Client every subject's HTTP client uses: its
 // own transport, keeping enough idle connections for the parallel
 // benchmark.
