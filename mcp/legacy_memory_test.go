@@ -67,7 +67,9 @@ func hubListeners(s *Server) int {
 
 func TestLegacySessionsLeaveNothingBehind(t *testing.T) {
 	s, _ := dualServer(t, nil)
-	h := NewHTTPHandler(s, &HTTPOptions{Legacy: LegacyHTTPOptions{IdleTimeout: 50 * time.Millisecond}}).(*httpHandler)
+	// Long enough for a session's three requests on a loaded machine;
+	// short enough to expire the undeleted half within the test.
+	h := NewHTTPHandler(s, &HTTPOptions{Legacy: LegacyHTTPOptions{IdleTimeout: 300 * time.Millisecond}}).(*httpHandler)
 	goroutines := runtime.NumGoroutine()
 	churnSession(t, h, true) // warm up
 	before := heapAlloc()
@@ -76,7 +78,7 @@ func TestLegacySessionsLeaveNothingBehind(t *testing.T) {
 	}
 	// An expiring session leaves the registry first and drops its hub
 	// listener just after: wait for both.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for (h.legacy.sessionCount() > 0 || hubListeners(s) > 0) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
