@@ -46,7 +46,7 @@ func resultTypeOf(method string, raw []byte) (ResultType, error) {
 	switch rt {
 	case ResultComplete:
 	case ResultInputRequired:
-		if !IsInputRequiredMethod(method) {
+		if !isInputRequiredMethod(method) {
 			return "", &InvalidResponseError{Method: method, Err: ErrInputRequiredNotAllowed}
 		}
 	case ResultTask:
@@ -185,7 +185,7 @@ func (c *Client) paramValues(tool string, args []byte) ([]paramValue, error) {
 		switch jsonrpc.KindOf(v) {
 		case jsonrpc.KindString:
 			str, _ := jsonrpc.String(v)
-			s = EncodeHeaderValue(str)
+			s = encodeHeaderValue(str)
 		case jsonrpc.KindBool:
 			s = string(v)
 		case jsonrpc.KindNumber:
@@ -286,7 +286,7 @@ func decodeContentArray(v []byte) ([]Content, error) {
 }
 
 // decodeContentFast decodes {"type":"text","text":...} directly and any
-// other block with DecodeContent.
+// other block with decodeContent.
 func decodeContentFast(e []byte) (Content, error) {
 	if jsonrpc.KindOf(e) != jsonrpc.KindObject {
 		return nil, errors.New("content block is not an object")
@@ -309,7 +309,7 @@ func decodeContentFast(e []byte) (Content, error) {
 			return &TextContent{Text: s}, nil
 		}
 	}
-	return DecodeContent(e)
+	return decodeContent(e)
 }
 
 // decodeElicitRequest decodes the params of elicitation/create with the

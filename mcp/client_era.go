@@ -394,7 +394,7 @@ func (c *Client) answerLive(ctx context.Context, id jsonrpc.ID, method string, p
 	case MethodCreateMessage, MethodListRoots:
 		raw := append(jsonrpc.AppendString([]byte(`{"method":`), method), `,"params":`...)
 		raw = append(append(raw, params...), '}')
-		ir, err := DecodeInputRequest(raw)
+		ir, err := decodeInputRequest(raw)
 		if err != nil {
 			return nil, NewError(CodeInvalidParams, err.Error(), nil)
 		}

@@ -167,7 +167,7 @@ func (t *httpClientTransport) roundTrip(ctx context.Context, r *wireRequest) ([]
 		h := req.Header
 		h.Set(HeaderMethod, r.method)
 		if r.hasTarget {
-			h.Set(HeaderName, EncodeHeaderValue(r.target))
+			h.Set(HeaderName, encodeHeaderValue(r.target))
 		}
 		for _, p := range r.headers {
 			h.Set(HeaderParamPrefix+p.name, p.value)

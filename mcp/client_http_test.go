@@ -80,7 +80,7 @@ func TestClientSendsStandardHeaders(t *testing.T) {
 	if _, err := c.ReadResource(ctx, uri, nil); err != nil {
 		t.Fatal(err)
 	}
-	check(MethodResourcesRead, EncodeHeaderValue(uri))
+	check(MethodResourcesRead, encodeHeaderValue(uri))
 	if !strings.HasPrefix(log.last().Get("Mcp-Name"), "=?base64?") {
 		t.Errorf("Mcp-Name %q is not base64", log.last().Get("Mcp-Name"))
 	}
@@ -110,7 +110,7 @@ func TestClientMirrorsXMcpHeaderArguments(t *testing.T) {
 	}{
 		{`{"region":"us-west1","count":42,"dry":false}`, map[string]string{"Region": "us-west1", "Count": "42", "Dry": "false"}},
 		{`{"region":" padded ","count":1e3,"dry":null}`, map[string]string{"Region": "=?base64?IHBhZGRlZCA=?=", "Count": "1000", "Dry": ""}},
-		{`{"region":"Hello, 世界","opts":{"zone":"b"}}`, map[string]string{"Region": EncodeHeaderValue("Hello, 世界"), "Zone": "b", "Count": ""}},
+		{`{"region":"Hello, 世界","opts":{"zone":"b"}}`, map[string]string{"Region": encodeHeaderValue("Hello, 世界"), "Zone": "b", "Count": ""}},
 		{`{}`, map[string]string{"Region": "", "Count": "", "Dry": "", "Zone": ""}},
 	}
 	for _, tc := range cases {

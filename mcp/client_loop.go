@@ -353,7 +353,7 @@ func decodeKnownInputRequest(raw []byte) (InputRequest, error) {
 		})
 		return decodeElicitRequest(params)
 	case MethodCreateMessage, MethodListRoots:
-		return DecodeInputRequest(raw)
+		return decodeInputRequest(raw)
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknownInputRequest, m)
 }

@@ -51,7 +51,7 @@ func (p *PendingCall) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	if !IsInputRequiredMethod(w.Method) {
+	if !isInputRequiredMethod(w.Method) {
 		return fmt.Errorf("mcp: PendingCall: %q cannot need input", w.Method)
 	}
 	*p = PendingCall{Method: w.Method, Name: w.Name, URI: w.URI}

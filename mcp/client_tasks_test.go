@@ -324,7 +324,7 @@ func TestClientTaskManualUpdate(t *testing.T) {
 				t.Fatalf("want one question: %+v", st.InputRequests)
 			}
 			for k, raw := range st.InputRequests {
-				r, err := DecodeInputRequest(raw)
+				r, err := decodeInputRequest(raw)
 				if err != nil || r.(*ElicitRequest).Message != want {
 					t.Fatalf("question %s: %v", raw, err)
 				}

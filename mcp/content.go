@@ -233,8 +233,8 @@ func (c *ToolResultContent) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// DecodeContent decodes one content block by its "type".
-func DecodeContent(raw []byte) (Content, error) {
+// decodeContent decodes one content block by its "type".
+func decodeContent(raw []byte) (Content, error) {
 	var head struct {
 		Type string `json:"type"`
 	}
@@ -274,7 +274,7 @@ func decodeContentList(raws []json.RawMessage) ([]Content, error) {
 	}
 	out := make([]Content, 0, len(raws))
 	for i, r := range raws {
-		c, err := DecodeContent(r)
+		c, err := decodeContent(r)
 		if err != nil {
 			return nil, fmt.Errorf("content[%d]: %w", i, err)
 		}
@@ -295,7 +295,7 @@ func decodeContentOneOrMany(raw json.RawMessage) ([]Content, bool, error) {
 		cs, err := decodeContentList(raws)
 		return cs, true, err
 	case jsonrpc.KindObject:
-		c, err := DecodeContent(raw)
+		c, err := decodeContent(raw)
 		if err != nil {
 			return nil, false, err
 		}

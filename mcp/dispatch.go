@@ -45,9 +45,9 @@ var methods = map[string]*methodSpec{
 	MethodTasksCancel: {decode: decodeTaskGet},
 }
 
-// IsInputRequiredMethod reports whether method may answer with an
+// isInputRequiredMethod reports whether method may answer with an
 // InputRequiredResult (tools/call, prompts/get, resources/read).
-func IsInputRequiredMethod(method string) bool {
+func isInputRequiredMethod(method string) bool {
 	m := methods[method]
 	return m != nil && m.carrier
 }

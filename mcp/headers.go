@@ -31,10 +31,10 @@ func headerMismatch(msg string) *Error {
 	return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: "+msg)
 }
 
-// EncodeHeaderValue returns v as it must be sent in an Mcp-Name or
+// encodeHeaderValue returns v as it must be sent in an Mcp-Name or
 // Mcp-Param-* header: as is when it is plain printable ASCII without
 // surrounding white space, otherwise in the =?base64?...?= form.
-func EncodeHeaderValue(v string) string {
+func encodeHeaderValue(v string) string {
 	plain := !strings.HasPrefix(v, b64Prefix) && strings.TrimSpace(v) == v
 	for i := 0; plain && i < len(v); i++ {
 		if v[i] < 0x20 || v[i] > 0x7e {
@@ -47,7 +47,7 @@ func EncodeHeaderValue(v string) string {
 	return b64Prefix + base64.StdEncoding.EncodeToString([]byte(v)) + b64Suffix
 }
 
-// decodeHeaderValue reverses EncodeHeaderValue after trimming optional
+// decodeHeaderValue reverses encodeHeaderValue after trimming optional
 // white space. ok is false for invalid characters or invalid base64.
 func decodeHeaderValue(v string) (string, bool) {
 	v = strings.Trim(v, " \t")

@@ -190,9 +190,9 @@ func headersFor(t testing.TB, body string) http.Header {
 		h.Set(HeaderMethod, m.Method)
 	}
 	if m.Params.Name != nil {
-		h.Set(HeaderName, EncodeHeaderValue(*m.Params.Name))
+		h.Set(HeaderName, encodeHeaderValue(*m.Params.Name))
 	} else if m.Params.URI != nil {
-		h.Set(HeaderName, EncodeHeaderValue(*m.Params.URI))
+		h.Set(HeaderName, encodeHeaderValue(*m.Params.URI))
 	}
 	return h
 }

@@ -173,9 +173,9 @@ func marshalInputRequest(r InputRequest) ([]byte, error) {
 	}{r.InputMethod(), params})
 }
 
-// DecodeInputRequest decodes a bare input request by its method. An
+// decodeInputRequest decodes a bare input request by its method. An
 // unknown or missing method is an error.
-func DecodeInputRequest(raw []byte) (InputRequest, error) {
+func decodeInputRequest(raw []byte) (InputRequest, error) {
 	var w struct {
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
@@ -550,7 +550,7 @@ func (r *InputRequiredResult) UnmarshalJSON(b []byte) error {
 	if w.InputRequests != nil {
 		r.InputRequests = make(map[string]InputRequest, len(w.InputRequests))
 		for k, raw := range w.InputRequests {
-			ir, err := DecodeInputRequest(raw)
+			ir, err := decodeInputRequest(raw)
 			if err != nil {
 				return fmt.Errorf("inputRequests[%q]: %w", k, err)
 			}

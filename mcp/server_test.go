@@ -304,7 +304,7 @@ func TestInputRequiredOnlyOnCarrierMethods(t *testing.T) {
 		t.Errorf("tools/list returned %v", v)
 	}
 	for _, m := range []string{MethodToolsCall, MethodPromptsGet, MethodResourcesRead} {
-		if !IsInputRequiredMethod(m) {
+		if !isInputRequiredMethod(m) {
 			t.Errorf("%s should be a carrier", m)
 		}
 	}
@@ -557,10 +557,10 @@ func TestEncodeHeaderValue(t *testing.T) {
 		"=?base64?x": "=?base64?PT9iYXNlNjQ/eA==?=",
 		"a\nb":       "=?base64?YQpi?=",
 	} {
-		if got := EncodeHeaderValue(in); got != want {
-			t.Errorf("EncodeHeaderValue(%q) = %q, want %q", in, got, want)
+		if got := encodeHeaderValue(in); got != want {
+			t.Errorf("encodeHeaderValue(%q) = %q, want %q", in, got, want)
 		}
-		if back, ok := decodeHeaderValue(EncodeHeaderValue(in)); !ok || back != strings.Trim(in, " \t") && back != in {
+		if back, ok := decodeHeaderValue(encodeHeaderValue(in)); !ok || back != strings.Trim(in, " \t") && back != in {
 			t.Errorf("round trip of %q gave %q", in, back)
 		}
 	}

@@ -554,6 +554,9 @@ func StartTask(ctx context.Context) (context.Context, error) {
 }
 
 // InTask reports whether ctx is the context of a task (see StartTask).
+// It is for code shared by a tool's synchronous and task paths, such as
+// a helper that reports progress differently once the call went on in
+// the background, or middleware that must not block a task.
 func InTask(ctx context.Context) bool {
 	sc := scopeFrom(ctx)
 	if sc == nil {

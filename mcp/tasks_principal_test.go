@@ -46,7 +46,7 @@ func (c *taskClient) raw(method, id, extra, user string) (int, []byte) {
 	c.t.Helper()
 	body := `{"jsonrpc":"2.0","id":7,"method":"` + method + `","params":{"_meta":` + metaJSON(c.caps) + `,"taskId":` + quote(id) + extra + `}}`
 	h := headersFor(c.t, body)
-	h.Set(HeaderName, EncodeHeaderValue(id))
+	h.Set(HeaderName, encodeHeaderValue(id))
 	as(user)(h)
 	r, err := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
 	if err != nil {

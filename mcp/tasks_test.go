@@ -53,7 +53,7 @@ func (c *taskClient) do(body string, edit func(http.Header)) (int, map[string]an
 	}
 	_ = json.Unmarshal([]byte(body), &m)
 	if m.Params.TaskID != nil {
-		h.Set(HeaderName, EncodeHeaderValue(*m.Params.TaskID))
+		h.Set(HeaderName, encodeHeaderValue(*m.Params.TaskID))
 	}
 	if edit != nil {
 		edit(h)

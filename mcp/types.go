@@ -261,7 +261,7 @@ func (m *PromptMessage) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	c, err := DecodeContent(w.Content)
+	c, err := decodeContent(w.Content)
 	if err != nil {
 		return err
 	}
