@@ -15,31 +15,8 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 
-// Asking for input in straight-line handler code.
-//
-// A tool, prompt or resource-template handler asks with Elicit,
-// ElicitURL, Sample or ListRoots. On a 2026-07-28 request asking never
-// blocks: the first time, the question is recorded and the call returns
-// an error matching ErrInputRequired, which the handler returns; the SDK
-// answers the request with an InputRequiredResult carrying every
-// question recorded in that run. On the retry the handler runs again
-// from the top and the same call now returns the answer.
-//
-// THE HANDLER BODY RUNS AGAIN ON EVERY ROUND. Derive questions from the
-// arguments and from earlier answers only, and keep side effects after
-// the last question (or make them idempotent): anything before a
-// question runs once per round.
-//
-// Independent questions asked one after the other, with their errors
-// joined (errors.Join), leave together in one round; a question asked
-// only after an earlier answer is known takes the next round.
-//
-// Answers live in the sealed requestState, never in server memory, so any
-// instance with the same keys can serve any round. Each stored answer is
-// pinned to a digest of its question exactly as sent: a reworded question
-// is asked again, and an answer sent without the state that asked for it
-// is not taken. Keys are derived from the question (or set with WithKey)
-// and are the same on every instance.
+// Asking for input in straight-line handler code: see "Asking for input"
+// in the package documentation.
 
 // ErrInputRequired matches the error an asking call returns while its
 // answer is not there yet. Return it (or an error wrapping it) from the

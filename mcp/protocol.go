@@ -1,11 +1,3 @@
-// Package mcp implements the Model Context Protocol, revision 2026-07-28:
-// wire types, a Server that serves tools, prompts and resources over
-// stdio, Streamable HTTP or an in-memory pair, and multi round-trip
-// requests (a handler answers with an InputRequiredResult and reads the
-// client's answers on the retry).
-//
-// The request path is: transport → decode (decode.go) → validate
-// (validate.go) → middleware chain → handler → encode (encode.go).
 package mcp
 
 import (

@@ -1,0 +1,125 @@
+// Package mcp is a Go SDK for the Model Context Protocol, revision
+// 2026-07-28, and the earlier revisions clients still speak: a Server
+// that serves tools, prompts and resources, a Client, and the
+// transports between them.
+//
+//	import "github.com/roundtrip-mcp/roundtrip/mcp"
+//
+// # A server
+//
+// Register typed tools (the input schema is inferred from In) and serve
+// them over Streamable HTTP or stdio:
+//
+//	type Args struct{ Name string `json:"name"` }
+//	type Region struct{ Region string `json:"region"` }
+//
+//	srv := mcp.NewServer(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, nil)
+//	mcp.AddTool(srv, &mcp.Tool{Name: "provision"}, func(ctx context.Context, req *mcp.CallToolRequest, in Args) (*mcp.CallToolResult, error) {
+//		region, err := mcp.Elicit[Region](ctx, "Which region?")
+//		if err != nil {
+//			return nil, err // not answered yet: the client is asked, the call comes back
+//		}
+//		r, err := region.Value() // declined or cancelled: an isError result
+//		if err != nil {
+//			return nil, err
+//		}
+//		return mcp.TextResult("Provisioned " + in.Name + " in " + r.Region), nil
+//	})
+//	http.Handle("/mcp", mcp.NewHTTPHandler(srv, nil)) // or srv.ServeStdio(ctx)
+//
+// # A client
+//
+//	client := mcp.NewClient(mcp.NewHTTPClientTransport("http://127.0.0.1:8000/mcp", nil), &mcp.ClientOptions{
+//		Elicitation: func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+//			return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"region": "eu-west-1"}}, nil
+//		},
+//	})
+//	defer client.Close()
+//	res, err := client.CallTool(ctx, "provision", map[string]any{"name": "orders"}, nil)
+//
+// The client answers the server's questions with its handlers and sends
+// the call again until it completes (CallOptions.Manual hands the
+// questions back instead, as a PendingCall that can be saved and resumed
+// in another process).
+//
+// # The way of a request through a server
+//
+// A transport (NewHTTPHandler, ServeStdio and ServeStream,
+// NewInMemoryTransports) reads one message and decodes its JSON-RPC
+// envelope once. It then chooses the protocol era of the message, once,
+// from what it carries: a request with the 2026-07-28 _meta envelope is
+// modern; initialize opens a session of an earlier revision; a request
+// of such a session (its connection, or Mcp-Session-Id over HTTP) is
+// served in that revision. Below that step nothing asks which era it is
+// in: the era decodes the params (the method table, the required _meta
+// members or the session's), checks the HTTP header bindings and the
+// version, supplies the asker and encodes the result.
+//
+// The decoded request then runs down one middleware chain
+// (Middleware): the request-state boundary outermost (it opens every
+// incoming requestState and seals every outgoing one, see
+// RequestStateOptions), then the asking API, then the user's
+// ServerOptions.Middleware, then the handler registered for the tool,
+// prompt or resource. A handler returns a Result; the transport writes
+// it as its era encodes it, as one JSON body or, once the handler sent
+// a notification, as an SSE stream.
+//
+// On a modern request the server keeps nothing between requests: every
+// round of a call carries what the next one needs, so any instance of a
+// fleet serves any round. A session of an earlier revision lives in the
+// process that opened it (LegacyHTTPOptions.SessionIDPrefix helps a
+// balancer route it home).
+//
+// # The way of a call through a client
+//
+// A Client settles the era once (ModeAuto probes with the call itself
+// over HTTP, or server/discover on a stream, and falls back to
+// initialize), then sends each request in it. A tools/call,
+// prompts/get or resources/read answered with an InputRequiredResult is
+// answered by the handlers of ClientOptions and sent again with the
+// answers and the echoed requestState, up to ClientOptions.MaxRounds; a
+// leg that may succeed when sent again (ErrTemporarilyUnavailable, a
+// refused connection, a lost answer to a leg with state) is retried up
+// to ClientOptions.LegRetries. On a session of an earlier revision the
+// server asks with live requests instead, answered by the same
+// handlers.
+//
+// # Asking for input
+//
+// A tool, prompt or resource-template handler asks with Elicit,
+// ElicitForm, ElicitURL, Sample or ListRoots. On a 2026-07-28 request
+// asking never blocks: the first time, the question is recorded and the
+// call returns an error matching ErrInputRequired, which the handler
+// returns; the SDK answers the request with an InputRequiredResult
+// carrying every question recorded in that run. On the retry the handler
+// runs again from the top and the same call now returns the answer.
+//
+// THE HANDLER BODY RUNS AGAIN ON EVERY ROUND. Derive questions from the
+// arguments and from earlier answers only, and keep side effects after
+// the last question (or make them idempotent): anything before a
+// question runs once per round.
+//
+// Independent questions asked one after the other, with their errors
+// joined (errors.Join), leave together in one round; a question asked
+// only after an earlier answer is known takes the next round.
+//
+// Answers live in the sealed requestState, never in server memory, so
+// any instance with the same keys can serve any round. Each stored
+// answer is pinned to a digest of its question exactly as sent: a
+// reworded question is asked again, and an answer sent without the
+// state that asked for it is not taken. Keys are derived from the
+// question (or set with WithKey) and are the same on every instance.
+// On a session of an earlier revision the same calls send live requests
+// and block until the client answers; the handler runs once.
+//
+// A low-level handler (Server.AddTool) may instead build its own
+// InputRequiredResult and plaintext state; the two forms do not mix
+// within one call.
+//
+// # Errors
+//
+// A JSON-RPC error is an *Error (match it with errors.As, or errors.Is
+// against a sentinel such as ErrInvalidRequestState); everything the
+// client itself rejects is one of the sentinels and types in the
+// documentation of Client.
+package mcp
