@@ -233,39 +233,39 @@ func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
 		}
 		if leg != nil {
 			return b.once(ctx, method, leg, func() (Result, error) {
-				return b.sealResult(method, bind, principalErr)(next(ctx, method, params))
+				res, err := next(ctx, method, params)
+				return b.sealResult(method, &bind, principalErr, res, err)
 			})
 		}
-		return b.sealResult(method, bind, principalErr)(next(ctx, method, params))
+		res, err := next(ctx, method, params)
+		return b.sealResult(method, &bind, principalErr, res, err)
 	}
 }
 
-// sealResult returns what seals the state of an InputRequiredResult the
-// handler returned; other results pass as they are.
-func (b *stateBoundary) sealResult(method string, bind requeststate.Binding, principalErr error) func(Result, error) (Result, error) {
-	return func(res Result, err error) (Result, error) {
-		irr, ok := res.(*InputRequiredResult)
-		if err != nil || !ok || irr == nil || (irr.RequestState == "" && irr.askState == nil) {
-			return res, err
-		}
-		plain := string(stateByHandler) + irr.RequestState
-		if irr.askState != nil {
-			plain = string(stateByAsker) + string(irr.askState)
-		}
-		if principalErr != nil {
-			b.s.log.Error("mcp: sealing requestState: principal", "method", method, "err", principalErr)
-			return nil, errInternal
-		}
-		b.prepare(bind)
-		token, err := b.sealer.Seal(bind, plain)
-		if err != nil {
-			b.s.log.Error("mcp: sealing requestState", "method", method, "err", err)
-			return nil, errInternal
-		}
-		sealed := *irr
-		sealed.RequestState, sealed.askState = token, nil
-		return &sealed, nil
+// sealResult seals the state of an InputRequiredResult the handler
+// returned; other results pass as they are.
+func (b *stateBoundary) sealResult(method string, bind *requeststate.Binding, principalErr error, res Result, err error) (Result, error) {
+	irr, ok := res.(*InputRequiredResult)
+	if err != nil || !ok || irr == nil || (irr.RequestState == "" && irr.askState == nil) {
+		return res, err
 	}
+	plain := string(stateByHandler) + irr.RequestState
+	if irr.askState != nil {
+		plain = string(stateByAsker) + string(irr.askState)
+	}
+	if principalErr != nil {
+		b.s.log.Error("mcp: sealing requestState: principal", "method", method, "err", principalErr)
+		return nil, errInternal
+	}
+	b.prepare(*bind)
+	token, err := b.sealer.Seal(*bind, plain)
+	if err != nil {
+		b.s.log.Error("mcp: sealing requestState", "method", method, "err", err)
+		return nil, errInternal
+	}
+	sealed := *irr
+	sealed.RequestState, sealed.askState = token, nil
+	return &sealed, nil
 }
 
 // prepare has a guard that needs it record its generation before the
