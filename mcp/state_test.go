@@ -9,11 +9,11 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 
@@ -24,16 +24,16 @@ const fixedRejection = `{"code":-32602,"message":"Invalid or expired requestStat
 type stateServer struct {
 	*Server
 	runs atomic.Int32
-	logs *bytes.Buffer
+	logs *testutil.Buffer
 }
 
 func newStateServer(t testing.TB, name string, rs RequestStateOptions) *stateServer {
 	t.Helper()
-	logs := &bytes.Buffer{}
+	logs := &testutil.Buffer{}
 	s := &stateServer{logs: logs}
 	s.Server = NewServer(Implementation{Name: name, Version: "1"}, &ServerOptions{
 		RequestState: rs,
-		Logger:       slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil)),
+		Logger:       slog.New(slog.NewTextHandler(logs, nil)),
 	})
 	h := func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		s.runs.Add(1)
@@ -54,17 +54,6 @@ func newStateServer(t testing.TB, name string, rs RequestStateOptions) *stateSer
 		return TextResult("plain"), nil
 	})
 	return s
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 func (s *stateServer) call(t testing.TB, id int, tool, args string, state *string, extra ...string) map[string]any {

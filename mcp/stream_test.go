@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 func TestStreamServesManyRequestsInFlight(t *testing.T) {
@@ -81,9 +83,9 @@ func TestStreamCancelledRequestGetsNoResponse(t *testing.T) {
 func TestStreamReturnsOnEOFAfterAnsweringInFlight(t *testing.T) {
 	s := newTestServer(t, nil)
 	in := strings.NewReader(req(1, MethodToolsCall, `"name":"echo","arguments":{"text":"bye"}`) + "\n")
-	var out bytes.Buffer
+	var out testutil.Buffer
 	done := make(chan error, 1)
-	go func() { done <- s.ServeStream(context.Background(), in, &syncWriter{w: &out}, nil) }()
+	go func() { done <- s.ServeStream(context.Background(), in, &out, nil) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -96,10 +98,6 @@ func TestStreamReturnsOnEOFAfterAnsweringInFlight(t *testing.T) {
 		t.Errorf("in-flight request not answered before exit: %q", out.String())
 	}
 }
-
-type syncWriter struct{ w io.Writer }
-
-func (s *syncWriter) Write(b []byte) (int, error) { return s.w.Write(b) }
 
 func TestStreamOversizedLineIsRejectedAndReadingGoesOn(t *testing.T) {
 	s := newTestServer(t, nil)
