@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
@@ -165,13 +166,25 @@ func TestEveryRejectionIsTheSameFixedError(t *testing.T) {
 
 func ptr(s string) *string { return &s }
 
+// The clock is the bubble's: the TTL passes exactly, with no sleep a
+// loaded machine could stretch. Two states sealed at the same instant:
+// one is still good a millisecond before the TTL, the other is refused a
+// millisecond after it.
 func TestExpiredStateIsRejected(t *testing.T) {
-	s := newStateServer(t, "svc", RequestStateOptions{TTL: 50 * time.Millisecond})
-	st := round1(t, s, "flow", `{"x":"1"}`)
-	time.Sleep(80 * time.Millisecond)
-	if got := rawError(t, s.call(t, 2, "flow", `{"x":"1"}`, &st)); got != fixedRejection {
-		t.Errorf("expired: %s", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 50 * time.Millisecond
+		s := newStateServer(t, "svc", RequestStateOptions{TTL: ttl})
+		early := round1(t, s, "flow", `{"x":"1"}`)
+		late := round1(t, s, "flow", `{"x":"2"}`)
+		time.Sleep(ttl - time.Millisecond)
+		if r := result(t, s.call(t, 2, "flow", `{"x":"1"}`, &early)); r["resultType"] != "complete" {
+			t.Fatalf("within the TTL: %v", r)
+		}
+		time.Sleep(2 * time.Millisecond)
+		if got := rawError(t, s.call(t, 3, "flow", `{"x":"2"}`, &late)); got != fixedRejection {
+			t.Errorf("expired: %s", got)
+		}
+	})
 }
 
 func TestStateIsBoundToThePrincipal(t *testing.T) {
