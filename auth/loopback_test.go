@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -9,9 +8,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 func freePort(t *testing.T) string {
@@ -123,7 +123,7 @@ func TestLoopbackCatchesTheRedirect(t *testing.T) {
 
 func TestLoopbackErrorPageAndDefaultOpen(t *testing.T) {
 	redirect := "http://localhost:" + freePort(t) + "/cb"
-	var out syncBuffer
+	var out testutil.Buffer
 	done := make(chan struct{})
 	var page string
 	authorize, err := LoopbackAuthorizer(LoopbackOptions{RedirectURL: redirect, Output: &out, Timeout: 10 * time.Second})
@@ -153,25 +153,6 @@ func TestLoopbackErrorPageAndDefaultOpen(t *testing.T) {
 	if !strings.Contains(page, "not granted") || strings.Contains(page, "<script>") || !strings.Contains(page, "&lt;script&gt;") {
 		t.Errorf("page = %q", page)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe to read while another goroutine
-// writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestLoopbackFailures(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -15,48 +16,52 @@ func readyz(t *testing.T, s *Server) int {
 	return w.Code
 }
 
+// The exchange runs in a bubble: synctest.Wait returns once Drain is
+// blocked on the request in flight, so "still draining" is a fact, not a
+// guess after a short sleep.
 func TestDrainTurnsReadinessOffLetsInFlightFinishAndRefusesNewRequests(t *testing.T) {
-	s := NewServer(Implementation{Name: "svc", Version: "1"}, nil)
-	started, release := make(chan struct{}), make(chan struct{})
-	s.AddTool(&Tool{Name: "slow"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		close(started)
-		<-release
-		return TextResult("finished"), nil
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(Implementation{Name: "svc", Version: "1"}, nil)
+		started, release := make(chan struct{}), make(chan struct{})
+		s.AddTool(&Tool{Name: "slow"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+			close(started)
+			<-release
+			return TextResult("finished"), nil
+		})
+		s.AddTool(&Tool{Name: "fast"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+			return TextResult("fast"), nil
+		})
+		h := NewHTTPHandler(s, nil)
+		if readyz(t, s) != 200 {
+			t.Fatal("not ready at start")
+		}
+		inflight := make(chan *httpResult, 1)
+		go func() { inflight <- post(t, h, req(1, MethodToolsCall, `"name":"slow"`)) }()
+		<-started
+		drained := make(chan error, 1)
+		go func() { drained <- s.Drain(context.Background()) }()
+		synctest.Wait()
+		if s.Ready() || readyz(t, s) != http.StatusServiceUnavailable {
+			t.Error("readiness still on while draining")
+		}
+		refused := post(t, h, req(2, MethodToolsCall, `"name":"fast"`))
+		if refused.status != http.StatusServiceUnavailable || refused.header.Get("Retry-After") == "" || errorCode(t, refused.last(t)) != CodeTemporarilyUnavailable {
+			t.Errorf("new request while draining: %d %s", refused.status, refused.body)
+		}
+		synctest.Wait()
+		select {
+		case <-drained:
+			t.Fatal("Drain returned with a request in flight")
+		default:
+		}
+		close(release)
+		if r := result(t, (<-inflight).last(t)); r["resultType"] != "complete" {
+			t.Errorf("the request in flight: %v", r)
+		}
+		if err := <-drained; err != nil {
+			t.Errorf("Drain: %v", err)
+		}
 	})
-	s.AddTool(&Tool{Name: "fast"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		return TextResult("fast"), nil
-	})
-	h := NewHTTPHandler(s, nil)
-	if readyz(t, s) != 200 {
-		t.Fatal("not ready at start")
-	}
-	inflight := make(chan *httpResult, 1)
-	go func() { inflight <- post(t, h, req(1, MethodToolsCall, `"name":"slow"`)) }()
-	<-started
-	drained := make(chan error, 1)
-	go func() { drained <- s.Drain(context.Background()) }()
-	for s.Ready() {
-		time.Sleep(time.Millisecond)
-	}
-	if readyz(t, s) != http.StatusServiceUnavailable {
-		t.Error("readiness still on while draining")
-	}
-	refused := post(t, h, req(2, MethodToolsCall, `"name":"fast"`))
-	if refused.status != http.StatusServiceUnavailable || refused.header.Get("Retry-After") == "" || errorCode(t, refused.last(t)) != CodeTemporarilyUnavailable {
-		t.Errorf("new request while draining: %d %s", refused.status, refused.body)
-	}
-	select {
-	case <-drained:
-		t.Fatal("Drain returned with a request in flight")
-	case <-time.After(20 * time.Millisecond):
-	}
-	close(release)
-	if r := result(t, (<-inflight).last(t)); r["resultType"] != "complete" {
-		t.Errorf("the request in flight: %v", r)
-	}
-	if err := <-drained; err != nil {
-		t.Errorf("Drain: %v", err)
-	}
 }
 
 func TestDrainGivesUpWhenItsContextEnds(t *testing.T) {

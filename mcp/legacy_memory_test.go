@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -65,42 +66,50 @@ func hubListeners(s *Server) int {
 	return len(s.hub.listeners)
 }
 
+// The sessions run in a bubble: its clock stands still while they are
+// served, however loaded the machine, so none expires before its last
+// request; then exactly one idle timeout passes and the undeleted
+// sessions (those not evicted for room) must be gone, with everything
+// they held.
 func TestLegacySessionsLeaveNothingBehind(t *testing.T) {
-	s, _ := dualServer(t, nil)
-	// Long enough for a session's three requests on a loaded machine;
-	// short enough to expire the undeleted half within the test.
-	h := NewHTTPHandler(s, &HTTPOptions{Legacy: LegacyHTTPOptions{IdleTimeout: 300 * time.Millisecond}}).(*httpHandler)
-	goroutines := runtime.NumGoroutine()
-	churnSession(t, h, true) // warm up
-	before := heapAlloc()
-	for i := range 2000 {
-		churnSession(t, h, i%2 == 0) // half DELETEd, half left to expire
-	}
-	// An expiring session leaves the registry first and drops its hub
-	// listener just after: wait for both.
-	deadline := time.Now().Add(10 * time.Second)
-	for (h.legacy.sessionCount() > 0 || hubListeners(s) > 0) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := h.legacy.sessionCount(); n != 0 {
-		t.Fatalf("%d sessions left", n)
-	}
-	if n := hubListeners(s); n != 0 {
-		t.Errorf("%d hub listeners left", n)
-	}
-	s.legacy.mu.Lock()
-	elicits := len(s.legacy.elicits)
-	s.legacy.mu.Unlock()
-	if elicits != 0 {
-		t.Errorf("%d elicitation ids left", elicits)
-	}
-	if grown := heapAlloc() - before; grown > 1<<20 {
-		t.Errorf("heap grew by %d bytes over 2000 finished sessions", grown)
-	}
-	time.Sleep(20 * time.Millisecond)
-	if n := runtime.NumGoroutine(); n > goroutines+2 {
-		t.Errorf("%d goroutines, %d before", n, goroutines)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := dualServer(t, nil)
+		const idle = 300 * time.Millisecond
+		h := NewHTTPHandler(s, &HTTPOptions{Legacy: LegacyHTTPOptions{IdleTimeout: idle}}).(*httpHandler)
+		goroutines := runtime.NumGoroutine()
+		churnSession(t, h, true) // warm up
+		before := heapAlloc()
+		for i := range 2000 {
+			churnSession(t, h, i%2 == 0) // half DELETEd, half left to expire
+		}
+		// The undeleted beyond MaxSessions were evicted for room; the rest
+		// wait for their idle timeout.
+		if h.legacy.sessionCount() == 0 {
+			t.Fatal("no session left to expire")
+		}
+		time.Sleep(idle)
+		// An expiring session leaves the registry first and drops its hub
+		// listener just after: Wait lets both finish.
+		synctest.Wait()
+		if n := h.legacy.sessionCount(); n != 0 {
+			t.Fatalf("%d sessions left", n)
+		}
+		if n := hubListeners(s); n != 0 {
+			t.Errorf("%d hub listeners left", n)
+		}
+		s.legacy.mu.Lock()
+		elicits := len(s.legacy.elicits)
+		s.legacy.mu.Unlock()
+		if elicits != 0 {
+			t.Errorf("%d elicitation ids left", elicits)
+		}
+		if grown := heapAlloc() - before; grown > 1<<20 {
+			t.Errorf("heap grew by %d bytes over 2000 finished sessions", grown)
+		}
+		if n := runtime.NumGoroutine(); n > goroutines+2 {
+			t.Errorf("%d goroutines, %d before", n, goroutines)
+		}
+	})
 }
 
 func TestLegacySessionMemoryIsBounded(t *testing.T) {

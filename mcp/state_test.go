@@ -9,11 +9,12 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 
@@ -24,16 +25,16 @@ const fixedRejection = `{"code":-32602,"message":"Invalid or expired requestStat
 type stateServer struct {
 	*Server
 	runs atomic.Int32
-	logs *bytes.Buffer
+	logs *testutil.Buffer
 }
 
 func newStateServer(t testing.TB, name string, rs RequestStateOptions) *stateServer {
 	t.Helper()
-	logs := &bytes.Buffer{}
+	logs := &testutil.Buffer{}
 	s := &stateServer{logs: logs}
 	s.Server = NewServer(Implementation{Name: name, Version: "1"}, &ServerOptions{
 		RequestState: rs,
-		Logger:       slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil)),
+		Logger:       slog.New(slog.NewTextHandler(logs, nil)),
 	})
 	h := func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		s.runs.Add(1)
@@ -54,17 +55,6 @@ func newStateServer(t testing.TB, name string, rs RequestStateOptions) *stateSer
 		return TextResult("plain"), nil
 	})
 	return s
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 func (s *stateServer) call(t testing.TB, id int, tool, args string, state *string, extra ...string) map[string]any {
@@ -176,13 +166,25 @@ func TestEveryRejectionIsTheSameFixedError(t *testing.T) {
 
 func ptr(s string) *string { return &s }
 
+// The clock is the bubble's: the TTL passes exactly, with no sleep a
+// loaded machine could stretch. Two states sealed at the same instant:
+// one is still good a millisecond before the TTL, the other is refused a
+// millisecond after it.
 func TestExpiredStateIsRejected(t *testing.T) {
-	s := newStateServer(t, "svc", RequestStateOptions{TTL: 50 * time.Millisecond})
-	st := round1(t, s, "flow", `{"x":"1"}`)
-	time.Sleep(80 * time.Millisecond)
-	if got := rawError(t, s.call(t, 2, "flow", `{"x":"1"}`, &st)); got != fixedRejection {
-		t.Errorf("expired: %s", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 50 * time.Millisecond
+		s := newStateServer(t, "svc", RequestStateOptions{TTL: ttl})
+		early := round1(t, s, "flow", `{"x":"1"}`)
+		late := round1(t, s, "flow", `{"x":"2"}`)
+		time.Sleep(ttl - time.Millisecond)
+		if r := result(t, s.call(t, 2, "flow", `{"x":"1"}`, &early)); r["resultType"] != "complete" {
+			t.Fatalf("within the TTL: %v", r)
+		}
+		time.Sleep(2 * time.Millisecond)
+		if got := rawError(t, s.call(t, 3, "flow", `{"x":"2"}`, &late)); got != fixedRejection {
+			t.Errorf("expired: %s", got)
+		}
+	})
 }
 
 func TestStateIsBoundToThePrincipal(t *testing.T) {

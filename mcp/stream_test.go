@@ -11,7 +11,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 func TestStreamServesManyRequestsInFlight(t *testing.T) {
@@ -55,35 +58,53 @@ func TestStreamServesManyRequestsInFlight(t *testing.T) {
 	}
 }
 
+// The server and its client run in a bubble: synctest.Wait returns once
+// the handler is blocked on its context, so the cancellation reaches a
+// request in flight however slow the machine.
 func TestStreamCancelledRequestGetsNoResponse(t *testing.T) {
-	s := newTestServer(t, nil)
-	cancelled := make(chan struct{})
-	s.AddTool(&Tool{Name: "slow"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		<-ctx.Done()
-		close(cancelled)
-		return TextResult("too late"), nil
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestServer(t, nil)
+		started, cancelled := make(chan struct{}), make(chan struct{})
+		s.AddTool(&Tool{Name: "slow"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+			close(started)
+			<-ctx.Done()
+			close(cancelled)
+			return TextResult("too late"), nil
+		})
+		c := newStreamClient(t, s)
+		c.send(req(5, MethodToolsCall, `"name":"slow"`))
+		synctest.Wait()
+		select {
+		case <-started:
+		default:
+			t.Fatal("the request did not reach its handler")
+		}
+		c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"user"}}`)
+		synctest.Wait()
+		select {
+		case <-cancelled:
+		default:
+			t.Fatal("handler context was not cancelled")
+		}
+		c.send(req(6, MethodToolsList, ""))
+		if v := c.next(); v["id"] != float64(6) {
+			t.Fatalf("a response for the cancelled request arrived: %v", v)
+		}
+		synctest.Wait() // nothing else is on its way
+		select {
+		case l := <-c.lines:
+			t.Fatalf("a response for the cancelled request arrived after: %s", l)
+		default:
+		}
 	})
-	c := newStreamClient(t, s)
-	c.send(req(5, MethodToolsCall, `"name":"slow"`))
-	time.Sleep(20 * time.Millisecond)
-	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"user"}}`)
-	select {
-	case <-cancelled:
-	case <-time.After(5 * time.Second):
-		t.Fatal("handler context was not cancelled")
-	}
-	c.send(req(6, MethodToolsList, ""))
-	if v := c.next(); v["id"] != float64(6) {
-		t.Fatalf("a response for the cancelled request arrived: %v", v)
-	}
 }
 
 func TestStreamReturnsOnEOFAfterAnsweringInFlight(t *testing.T) {
 	s := newTestServer(t, nil)
 	in := strings.NewReader(req(1, MethodToolsCall, `"name":"echo","arguments":{"text":"bye"}`) + "\n")
-	var out bytes.Buffer
+	var out testutil.Buffer
 	done := make(chan error, 1)
-	go func() { done <- s.ServeStream(context.Background(), in, &syncWriter{w: &out}, nil) }()
+	go func() { done <- s.ServeStream(context.Background(), in, &out, nil) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -96,10 +117,6 @@ func TestStreamReturnsOnEOFAfterAnsweringInFlight(t *testing.T) {
 		t.Errorf("in-flight request not answered before exit: %q", out.String())
 	}
 }
-
-type syncWriter struct{ w io.Writer }
-
-func (s *syncWriter) Write(b []byte) (int, error) { return s.w.Write(b) }
 
 func TestStreamOversizedLineIsRejectedAndReadingGoesOn(t *testing.T) {
 	s := newTestServer(t, nil)

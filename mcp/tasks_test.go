@@ -10,15 +10,18 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
 const tasksCaps = `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
 
-// taskClient talks to a server over loopback HTTP with the real handler.
+// taskClient talks to a server over loopback HTTP with the real handler,
+// or hands its requests to the handler directly (newMemoryTaskClient).
 type taskClient struct {
 	t    *testing.T
 	url  string
+	h    http.Handler // set: no socket
 	id   atomic.Int64
 	caps string
 }
@@ -28,6 +31,12 @@ func newTaskClient(t *testing.T, s *Server, caps string) *taskClient {
 	hs := httptest.NewServer(NewHTTPHandler(s, nil))
 	t.Cleanup(hs.Close)
 	return &taskClient{t: t, url: hs.URL, caps: caps}
+}
+
+// newMemoryTaskClient is newTaskClient without the socket, for a test
+// in a synctest bubble: a bubble's clock cannot wait on real I/O.
+func newMemoryTaskClient(t *testing.T, s *Server, caps string) *taskClient {
+	return &taskClient{t: t, url: "http://localhost/mcp", h: NewHTTPHandler(s, nil), caps: caps}
 }
 
 // body builds a request; params is the JSON object members besides _meta.
@@ -58,6 +67,37 @@ func (c *taskClient) do(body string, edit func(http.Header)) (int, map[string]an
 	if edit != nil {
 		edit(h)
 	}
+	code, ct, b := c.roundTrip(body, h)
+	msgs := splitMessages(c.t, ct, b)
+	if len(msgs) == 0 {
+		c.t.Fatalf("no message (status %d, body %q)", code, b)
+	}
+	wireMethod := m.Method
+	var v map[string]any
+	for _, msg := range msgs {
+		if err := json.Unmarshal(msg, &v); err != nil {
+			c.t.Fatal(err)
+		}
+		// The schema knows no CreateTaskResult: check it as a result.
+		if r, _ := v["result"].(map[string]any); r != nil && r["resultType"] == string(ResultTask) {
+			wireMethod = ""
+		}
+		checkWire(c.t, wireMethod, msg)
+	}
+	return code, v
+}
+
+// roundTrip posts body with headers h and returns the status, the
+// Content-Type and the body of the answer.
+func (c *taskClient) roundTrip(body string, h http.Header) (int, string, []byte) {
+	c.t.Helper()
+	if c.h != nil {
+		r := httptest.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
+		r.Header = h
+		w := httptest.NewRecorder()
+		c.h.ServeHTTP(w, r)
+		return w.Code, w.Header().Get("Content-Type"), w.Body.Bytes()
+	}
 	r, err := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
 	if err != nil {
 		c.t.Fatal(err)
@@ -72,23 +112,7 @@ func (c *taskClient) do(body string, edit func(http.Header)) (int, map[string]an
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	msgs := splitMessages(c.t, resp.Header.Get("Content-Type"), b)
-	if len(msgs) == 0 {
-		c.t.Fatalf("no message (status %d, body %q)", resp.StatusCode, b)
-	}
-	wireMethod := m.Method
-	var v map[string]any
-	for _, msg := range msgs {
-		if err := json.Unmarshal(msg, &v); err != nil {
-			c.t.Fatal(err)
-		}
-		// The schema knows no CreateTaskResult: check it as a result.
-		if r, _ := v["result"].(map[string]any); r != nil && r["resultType"] == string(ResultTask) {
-			wireMethod = ""
-		}
-		checkWire(c.t, wireMethod, msg)
-	}
-	return resp.StatusCode, v
+	return resp.StatusCode, resp.Header.Get("Content-Type"), b
 }
 
 func (c *taskClient) call(method, params string) map[string]any {
@@ -289,20 +313,24 @@ func TestTasksLifecycle(t *testing.T) {
 	}
 }
 
+// In a bubble, the late goroutine's sleep ends only once the handler has
+// returned and its answer is written, however slow the machine.
 func TestTasksStartAfterReturn(t *testing.T) {
-	s, _, stopped := newTaskServer(t, TaskOptions{})
-	c := newTaskClient(t, s, tasksCaps)
-	if r := result(t, c.call(MethodToolsCall, `"name":"late","arguments":{}`)); toolText(t, r) != "returned" {
-		t.Fatalf("%v", r)
-	}
-	select {
-	case err := <-stopped:
-		if err == nil {
-			t.Fatal("StartTask after the handler returned created a task")
+	synctest.Test(t, func(t *testing.T) {
+		s, _, stopped := newTaskServer(t, TaskOptions{})
+		c := newMemoryTaskClient(t, s, tasksCaps)
+		if r := result(t, c.call(MethodToolsCall, `"name":"late","arguments":{}`)); toolText(t, r) != "returned" {
+			t.Fatalf("%v", r)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("timeout")
-	}
+		select {
+		case err := <-stopped:
+			if err == nil {
+				t.Fatal("StartTask after the handler returned created a task")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("timeout")
+		}
+	})
 }
 
 func TestTasksOutcomes(t *testing.T) {
@@ -417,23 +445,33 @@ func TestTasksCancel(t *testing.T) {
 	}
 }
 
+// The bubble's clock makes the TTL exact: the task is working a
+// millisecond before it, and at it the handler's context ends and the
+// task is unknown.
 func TestTasksUnknownAndExpired(t *testing.T) {
-	s, _, stopped := newTaskServer(t, TaskOptions{TTL: 100 * time.Millisecond})
-	c := newTaskClient(t, s, tasksCaps)
-	for _, m := range []string{MethodTasksGet, MethodTasksCancel} {
-		if code := errorCode(t, c.call(m, `"taskId":"nope"`)); code != CodeInvalidParams {
-			t.Fatalf("%s unknown: %d", m, code)
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 100 * time.Millisecond
+		s, _, stopped := newTaskServer(t, TaskOptions{TTL: ttl})
+		c := newMemoryTaskClient(t, s, tasksCaps)
+		for _, m := range []string{MethodTasksGet, MethodTasksCancel} {
+			if code := errorCode(t, c.call(m, `"taskId":"nope"`)); code != CodeInvalidParams {
+				t.Fatalf("%s unknown: %d", m, code)
+			}
 		}
-	}
-	// tasks/update acknowledges any id (SEP-2663).
-	result(t, c.call(MethodTasksUpdate, `"taskId":"nope","inputResponses":{}`))
+		// tasks/update acknowledges any id (SEP-2663).
+		result(t, c.call(MethodTasksUpdate, `"taskId":"nope","inputResponses":{}`))
 
-	id := c.startTask("job", `{}`)
-	waitStopped(t, stopped, context.DeadlineExceeded)
-	time.Sleep(10 * time.Millisecond)
-	if code := errorCode(t, c.call(MethodTasksGet, `"taskId":`+quote(id))); code != CodeInvalidParams {
-		t.Fatalf("expired task: %d", code)
-	}
+		id := c.startTask("job", `{}`)
+		time.Sleep(ttl - time.Millisecond)
+		if got := c.get(id)["status"]; got != "working" {
+			t.Fatalf("a millisecond before the TTL: status %v", got)
+		}
+		waitStopped(t, stopped, context.DeadlineExceeded)
+		synctest.Wait()
+		if code := errorCode(t, c.call(MethodTasksGet, `"taskId":`+quote(id))); code != CodeInvalidParams {
+			t.Fatalf("expired task: %d", code)
+		}
+	})
 }
 
 func TestTasksCapabilityNegotiation(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
 
@@ -219,24 +219,6 @@ func testServer() *mcp.Server {
 	return srv
 }
 
-// lockedBuffer is a bytes.Buffer safe to read while the CLI writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type result struct {
 	stdout, stderr string
 	code           int
@@ -247,7 +229,7 @@ func cli(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var out, errw lockedBuffer
+	var out, errw testutil.Buffer
 	code := run(ctx, args, strings.NewReader(stdin), &out, &errw)
 	r := result{out.String(), errw.String(), code}
 	t.Logf("roundtrip %s → %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, r.stdout, r.stderr)
@@ -543,7 +525,7 @@ func TestStdio(t *testing.T) {
 
 func TestListen(t *testing.T) {
 	url, srv := httpServer(t)
-	var out, errw lockedBuffer
+	var out, errw testutil.Buffer
 	done := make(chan int, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -637,7 +619,7 @@ func TestTimeout(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var out, errw lockedBuffer
+	var out, errw testutil.Buffer
 	code := run(ctx, []string{"call", "--legacy", "--url", url, "--timeout", "300ms", "provision", "name=db"}, pr, &out, &errw)
 	if code != 0 || !strings.Contains(out.String(), "Provisioned db in us-east-1 with 8 GB.") {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out.String(), errw.String())

@@ -17,6 +17,7 @@ import (
 
 	"github.com/roundtrip-mcp/roundtrip/auth"
 	"github.com/roundtrip-mcp/roundtrip/internal/oauthtest"
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
 
@@ -67,7 +68,7 @@ func oauthCLI(t *testing.T, stdin string, args ...string) (result, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var out, errw lockedBuffer
+	var out, errw testutil.Buffer
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, args, strings.NewReader(stdin), &out, &errw) }()
 	var logins atomic.Int32

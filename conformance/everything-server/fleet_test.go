@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -17,6 +14,7 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/testredis"
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // startHTTP runs the binary on a free loopback port with extra flags and
@@ -28,43 +26,10 @@ func startHTTP(t *testing.T, bin string, args ...string) string {
 }
 
 // startHTTPProcess is startHTTP that also returns the process.
-func startHTTPProcess(t *testing.T, bin string, args ...string) (string, *exec.Cmd) {
+func startHTTPProcess(t *testing.T, bin string, args ...string) (string, *testutil.Process) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"-http", "127.0.0.1:0"}, args...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", stderr.String())
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		r := bufio.NewReader(out)
-		l, _ := r.ReadString('\n')
-		line <- l
-		io.Copy(io.Discard, r)
-	}()
-	select {
-	case l := <-line:
-		url, ok := strings.CutPrefix(strings.TrimSpace(l), "listening on ")
-		if !ok {
-			t.Fatalf("unexpected first line %q", l)
-		}
-		return url, cmd
-	case <-time.After(20 * time.Second):
-		t.Fatal("server did not announce its address")
-	}
-	return "", nil
+	p, url := testutil.Listen(t, bin, append([]string{"-http", "127.0.0.1:0"}, args...)...)
+	return url, p
 }
 
 // callTool posts one tools/call and returns the decoded response.
@@ -190,7 +155,7 @@ func TestKeyFileIsReloadedOnSIGHUP(t *testing.T) {
 	url, proc := startHTTPProcess(t, bin, "-state-key-file", file)
 	sOld := stateOf(t, callTool(t, url, 1, multiRound, nil))
 	os.WriteFile(file, []byte(newK+"\n"), 0o600) // OLD retired at once
-	proc.Process.Signal(syscall.SIGHUP)
+	proc.Cmd.Process.Signal(syscall.SIGHUP)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		r := callTool(t, url, 2, multiRound, map[string]any{"requestState": sOld, "inputResponses": answer("step1", "name", "Ada")})
@@ -218,12 +183,10 @@ func TestDrainOnSIGTERMAnswersReadinessThenExits(t *testing.T) {
 		t.Fatalf("readyz before SIGTERM: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	proc.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- proc.Wait() }()
+	proc.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-done:
-		if err != nil {
+	case <-proc.Done():
+		if err := proc.Err(); err != nil {
 			t.Errorf("exit after SIGTERM: %v", err)
 		}
 	case <-time.After(15 * time.Second):

@@ -3,18 +3,17 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // The conformance suite speaks HTTP only, so this test covers the stdio
@@ -56,33 +55,20 @@ type stdioClient struct {
 	held []wireMsg
 }
 
-// buildServer compiles this package into a temporary directory.
+// TestMain runs the tests through testutil.Run, which removes the
+// server binary that testutil.Build compiles once for all of them.
+func TestMain(m *testing.M) { os.Exit(testutil.Run(m)) }
+
+// buildServer compiles this package, once per test binary.
 func buildServer(t *testing.T) string {
 	t.Helper()
-	goBin := "go"
-	if root := os.Getenv("GOROOT"); root != "" {
-		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
-			goBin = p
-		}
-	}
-	bin := filepath.Join(t.TempDir(), "everything-server")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
+	return testutil.Build(t, ".")
 }
 
 // startServer runs the binary with -stdio and returns a client for it.
 // Cleanup closes stdin, waits a bounded time for a clean exit, and kills
-// the process otherwise.
+// the process otherwise; the server's stderr is logged if the test
+// failed.
 func startServer(t *testing.T, bin string) *stdioClient {
 	t.Helper()
 	cmd := exec.Command(bin, "-stdio")
@@ -90,15 +76,8 @@ func startServer(t *testing.T, bin string) *stdioClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	p := testutil.Start(t, cmd)
+	stdout := p.Stdout
 	c := &stdioClient{t: t, stdin: stdin, msgs: make(chan wireMsg, 1024)}
 	readDone := make(chan struct{})
 	go func() {
@@ -118,41 +97,19 @@ func startServer(t *testing.T, bin string) *stdioClient {
 	}()
 	t.Cleanup(func() {
 		stdin.Close() // EOF: the server should exit on its own
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
 		select {
-		case err := <-exited:
-			if err != nil {
+		case <-p.Done():
+			if err := p.Err(); err != nil {
 				t.Errorf("server exited with %v", err)
 			}
 		case <-time.After(5 * time.Second):
 			t.Errorf("server did not exit within 5s of stdin EOF; killing it")
 			cmd.Process.Kill()
-			<-exited
+			<-p.Done()
 		}
 		<-readDone
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", stderr.String())
-		}
 	})
 	return c
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // send writes one message as a line.

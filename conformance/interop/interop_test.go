@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,11 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
-
-// serverBin is the everything-server binary TestMain builds.
-var serverBin string
 
 func TestMain(m *testing.M) {
 	if f := os.Getenv("INTEROP_RESUME_FILE"); f != "" {
@@ -31,61 +28,21 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	dir, err := os.MkdirTemp("", "interop-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	serverBin = filepath.Join(dir, "everything-server")
-	build := exec.Command(goTool(), "build", "-o", serverBin, "../everything-server")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build ./conformance/everything-server: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testutil.Run(m))
 }
 
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return "go"
+// serverBin is the everything-server binary, built once per test binary.
+func serverBin(t testing.TB) string {
+	t.Helper()
+	return testutil.Build(t, "../everything-server")
 }
 
 // startHTTP starts the server with -http 127.0.0.1:0 and returns the URL
-// its first stdout line announces. The process is interrupted at the end
-// of the test.
+// its first stdout line announces. The process is killed at the end of
+// the test.
 func startHTTP(t testing.TB) string {
 	t.Helper()
-	cmd := exec.Command(serverBin, "-http", "127.0.0.1:0")
-	cmd.Stderr = io.Discard
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-	if err != nil || !ok {
-		t.Fatalf("everything-server said %q (%v)", line, err)
-	}
-	go io.Copy(io.Discard, stdout)
+	_, url := testutil.Listen(t, serverBin(t), "-http", "127.0.0.1:0")
 	return url
 }
 
@@ -100,7 +57,7 @@ func httpClient(t testing.TB, url string, opts *mcp.ClientOptions) *mcp.Client {
 // client.
 func stdioClient(t testing.TB, opts *mcp.ClientOptions) *mcp.Client {
 	t.Helper()
-	tr, err := mcp.NewCommandTransport(exec.Command(serverBin, "-stdio"), nil)
+	tr, err := mcp.NewCommandTransport(exec.Command(serverBin(t), "-stdio"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
