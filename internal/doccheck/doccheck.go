@@ -133,7 +133,7 @@ func embeddedName(e ast.Expr) *ast.Ident {
 }
 
 var (
-	goFile    = regexp.MustCompile(`(?:^|[^\w/.-])((?:[\w.-]+/)*[\w-]+\.go)\b`)
+	goFile    = regexp.MustCompile(`(?:^|[^\w/.*-])((?:[\w.-]+/)*[A-Za-z0-9][\w-]*\.go)\b`)
 	qualified = regexp.MustCompile(`\b([a-z][a-z0-9]*|[A-Z][A-Za-z0-9]*)\.([A-Z][A-Za-z0-9]*)(?:\.([A-Z][A-Za-z0-9]*))?\b`)
 )
 
