@@ -70,7 +70,7 @@ type Config struct {
 // methods are safe for concurrent use.
 type Fleet struct {
 	URL       string            // nginx's MCP endpoint
-	Instances map[string]string // id -> address (kept across restarts)
+	Instances map[string]string // id -> address, fixed once Start returns (restarts reuse it)
 	AccessLog string            // nginx's access log: method, status, upstream, instance
 
 	cfg       Config
@@ -235,18 +235,24 @@ func (f *Fleet) Restart(id string) error {
 		return err
 	}
 	defer logf.Close() // the child has its own descriptor
-	cmd := exec.Command(f.cfg.Self, f.args(id, addr)...)
-	cmd.Stderr = logf
-	stdout, err := cmd.StdoutPipe()
+	// Stdout is a pipe of our own (not StdoutPipe, which Wait closes
+	// under the reader): its first line says where the instance listens,
+	// the rest is discarded until the instance exits.
+	stdout, w, err := os.Pipe()
 	if err != nil {
 		return err
 	}
+	cmd := exec.Command(f.cfg.Self, f.args(id, addr)...)
+	cmd.Stdout, cmd.Stderr = w, logf
 	p, err := startProc(cmd)
+	w.Close()
 	if err != nil {
+		stdout.Close()
 		return fmt.Errorf("instance %s: %w", id, err)
 	}
 	line := make(chan string, 1)
 	go func() {
+		defer stdout.Close()
 		r := bufio.NewReader(stdout)
 		l, _ := r.ReadString('\n')
 		line <- l
@@ -265,7 +271,9 @@ func (f *Fleet) Restart(id string) error {
 	}
 	f.mu.Lock()
 	f.procs[id] = p
-	f.Instances[id] = got
+	if f.Instances[id] == "" {
+		f.Instances[id] = got // written once, in Start: readers need no lock
+	}
 	f.mu.Unlock()
 	f.log.Info("instance started", "id", id, "addr", got, "pid", p.cmd.Process.Pid)
 	return nil

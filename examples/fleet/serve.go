@@ -307,13 +307,13 @@ func reloadKeys(ctx context.Context, kf *requeststate.KeyFile) {
 
 // ---- the tool ----
 
-// Database is the first question; Size the second, asked once the engine
-// is known.
+// Database is the first question: engine and region.
 type Database struct {
 	Engine string `json:"engine" mcp:"enum=postgres|mysql"`
 	Region string `json:"region" mcp:"enum=eu-west-1|us-east-1"`
 }
 
+// Size is the second question, asked once the engine is known.
 type Size struct {
 	GiB int `json:"gib" jsonschema:"storage in GiB"`
 }
