@@ -46,12 +46,14 @@ gofmt_check() {
 }
 
 # Services the tests use, from Debian packages: redis-server for the shared
-# single-use guard, nginx (nginx-light) as the load balancer in front of the
-# fleet example. The tests start their own instances in temporary
-# directories (Unix socket, loopback ports).
+# single-use guard, redis-sentinel for the Sentinel groups that the guard's
+# and the fleet's failover tests start, nginx (nginx-light) as the load
+# balancer in front of the fleet example. The tests start their own
+# instances in temporary directories (Unix socket, loopback ports).
 ensure_services() {
   local missing=()
   command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+  command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
   command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || missing+=(nginx-light)
   if [[ ${#missing[@]} -gt 0 ]]; then
     if [[ $(id -u) -ne 0 ]]; then
@@ -75,6 +77,7 @@ ensure_services() {
   fi
   # The package may start a system nginx on port 80; the tests use their own.
   redis-server --version
+  redis-sentinel --version
   nginx -v
 }
 
