@@ -18,11 +18,13 @@
 //     d after a restart, is refused too.
 //   - A failover to a replica (Redis Sentinel). Replication is
 //     asynchronous, so a promoted replica may lack the last records; set
-//     Replicas to have every claim and every outcome acknowledged by that
-//     many replicas (WAIT) before the leg runs or its answer leaves.
-//     Without enough acknowledgements within ReplicaTimeout the leg is
-//     denied as unavailable (the client retries it), so single use never
-//     rests on a write only the primary saw.
+//     Replicas to have every claim acknowledged by that many replicas
+//     (WAIT) before the leg runs: without enough acknowledgements within
+//     ReplicaTimeout the claim is released and the leg denied as
+//     unavailable (the client retries it), so single use never rests on
+//     a write only the primary saw. Outcomes are acknowledged the same
+//     way; one that cannot be recorded leaves its claim open, and the
+//     identical retry after the lease runs the leg again (at least once).
 //
 // A Redis Cluster is not supported (the generation record and a token's
 // record live under different keys).
