@@ -133,7 +133,7 @@ func FuzzWriterReaderRoundTrip(f *testing.F) {
 		w, _ := StartStream(rr, nil, 0)
 		err := w.WriteEvent(e)
 		if err == ErrInvalidField {
-			if rr.Body.Len() != 0 || strings.IndexAny(id, "\r\n\x00") < 0 && strings.IndexAny(name, "\r\n") < 0 {
+			if rr.Body.Len() != 0 || !strings.ContainsAny(id, "\r\n\x00") && !strings.ContainsAny(name, "\r\n") {
 				t.Fatalf("refused %+v (wrote %q)", e, rr.Body.String())
 			}
 			return
