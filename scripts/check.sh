@@ -83,22 +83,42 @@ ensure_services() {
 
 step "services" ensure_services
 step "gofmt" gofmt_check
-step "go vet" go vet ./...
-# staticcheck, pinned, run through the module proxy so that it stays out
-# of every module's graph; the bench module too.
-staticcheck_all() {
-  local sc=(go run honnef.co/go/tools/cmd/staticcheck@v0.8.2)
-  "${sc[@]}" ./... && (cd bench && "${sc[@]}" ./...)
+# The modules of the tree: the library (the main module), the Redis
+# adapters, the conformance fixtures and the fleet example (modules of
+# their own, so that go-redis stays out of the library's graph), and the
+# bench module (other SDKs).
+MODULES=(. redis conformance examples/fleet bench)
+
+# in_modules CMD...: run CMD in every module, each one's failures shown.
+in_modules() {
+  local m rc=0
+  for m in "${MODULES[@]}"; do
+    (cd "$m" && "$@") || { echo "  (in module $m)"; rc=1; }
+  done
+  return $rc
 }
-step "staticcheck" staticcheck_all
-step "go test -race" go test -race -count=1 -timeout 20m ./...
+
+step "go vet" in_modules go vet ./...
+# staticcheck, pinned, run through the module proxy so that it stays out
+# of every module's graph.
+step "staticcheck" in_modules go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+# Every module but bench (its tests talk to the other SDKs: below).
+race_tests() {
+  local m rc=0
+  for m in "${MODULES[@]}"; do
+    [[ $m == bench ]] && continue
+    (cd "$m" && go test -race -count=1 -timeout 20m ./...) || { echo "  (in module $m)"; rc=1; }
+  done
+  return $rc
+}
+step "go test -race" race_tests
 # Allocation guards run without -race (the race detector changes counts).
 step "alloc guards" go test -count=1 -run 'Allocs' ./...
 step "conformance" bash scripts/conformance.sh
 # The bench module (its own go.mod, with go-sdk and mcp-go): its tests cross
 # the SDKs (every client against every server, both eras) and check that the
 # benchmark subjects work; the benchmarks themselves run with `make bench`.
-bench_tests() { (cd bench && go vet ./... && go test -race -count=1 ./...); }
+bench_tests() { (cd bench && go test -race -count=1 ./...); }
 step "interop (bench module)" bench_tests
 
 section "summary"

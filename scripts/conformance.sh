@@ -60,9 +60,9 @@ if [[ -n "${EVERYTHING_SERVER_BIN:-}" ]]; then
   echo "conformance: using EVERYTHING_SERVER_BIN=$SERVER_BIN (not building)"
 else
   SERVER_BIN="$TOOLS_DIR/bin/everything-server"
-  echo "conformance: go build ./conformance/everything-server"
+  echo "conformance: go build ./everything-server (module conformance)"
   mkdir -p "$TOOLS_DIR/bin"
-  go build -o "$SERVER_BIN" ./conformance/everything-server
+  (cd conformance && go build -o "$SERVER_BIN" ./everything-server)
 fi
 
 SERVER_OUT="$RUN_DIR/server.stdout"
@@ -205,9 +205,9 @@ run_client_suite() {
   local name=client log="$RUN_DIR/client.log" rc=0 start=$SECONDS
   local bin="$TOOLS_DIR/bin/everything-client"
   printf '\n---------- conformance: %s ----------\n' "$name"
-  echo "conformance: go build ./conformance/everything-client"
+  echo "conformance: go build ./everything-client (module conformance)"
   mkdir -p "$TOOLS_DIR/bin"
-  go build -o "$bin" ./conformance/everything-client || return 1
+  (cd conformance && go build -o "$bin" ./everything-client) || return 1
   if [[ "$bin" == *" "* ]]; then
     # The suite splits the command on spaces.
     echo "conformance: the client path must not contain spaces: $bin" >&2

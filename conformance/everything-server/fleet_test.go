@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roundtrip-mcp/roundtrip/internal/testredis"
+	"github.com/roundtrip-mcp/roundtrip/redis/redistest"
 	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
@@ -129,7 +129,7 @@ func TestStateTTLIsObservable(t *testing.T) {
 // answer there.
 func TestSingleUseIsSharedThroughTheGuardFlag(t *testing.T) {
 	bin := buildServer(t)
-	sock := testredis.Start(t)
+	sock := redistest.Start(t)
 	keys := newKey()
 	a := startHTTP(t, bin, "-state-keys", keys, "-guard", "unix://"+sock)
 	b := startHTTP(t, bin, "-state-keys", keys, "-guard", "unix://"+sock)

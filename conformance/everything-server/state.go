@@ -13,7 +13,7 @@ import (
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 	"github.com/roundtrip-mcp/roundtrip/requeststate"
-	"github.com/roundtrip-mcp/roundtrip/requeststate/redisguard"
+	"github.com/roundtrip-mcp/roundtrip/redis/redisguard"
 )
 
 // The SDK seals every requestState the MRTR handlers produce (AES-256-GCM,

@@ -20,7 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/roundtrip-mcp/roundtrip/internal/testredis"
+	"github.com/roundtrip-mcp/roundtrip/redis/redistest"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
@@ -436,12 +436,12 @@ func TestFleetLosesNoFlowAndAcceptsNoReplayUnderChaos(t *testing.T) {
 	// replica that joins later only at their next poll of the primary
 	// (every 10 s), so the second replica has the first phases' time to be
 	// found.
-	grp := testredis.StartSentinel(t)
-	spare := testredis.StartServer(t, true, "--replicaof", "127.0.0.1", strconv.Itoa(grp.Primary.Port))
+	grp := redistest.StartSentinel(t)
+	spare := redistest.StartServer(t, true, "--replicaof", "127.0.0.1", strconv.Itoa(grp.Primary.Port))
 	t.Logf("%6.2fs the Sentinel group is up", time.Since(c.start).Seconds())
 
 	// Fleet 1: one redis-server without persistence, on a Unix socket.
-	store := testredis.StartServer(t, false)
+	store := redistest.StartServer(t, false)
 	k1 := requeststate.GenerateKey()
 	f1, err := Start(Config{Self: os.Args[0], Dir: mkdir(t, dir, "fleet1"), Instances: 3, Redis: "unix://" + store.Sock,
 		StateTTL: chaosTTL, GuardLease: chaosLease, DrainTimeout: 10 * time.Second, Keys: [][]byte{k1},
@@ -827,7 +827,7 @@ func fleetFigures(f *Fleet) string {
 // the other replica follows it. (The group's own FailOver expects one
 // replica by name; with two, Sentinel picks.) It returns the new
 // primary's address.
-func failOver(t *testing.T, g *testredis.Sentinel, spare *testredis.Server) string {
+func failOver(t *testing.T, g *redistest.Sentinel, spare *redistest.Server) string {
 	t.Helper()
 	old := "127.0.0.1:" + strconv.Itoa(g.Primary.Port)
 	g.Primary.Kill()
@@ -912,7 +912,7 @@ func countLog(f *Fleet, prefix string) int {
 
 // waitReplicas waits until the sentinels know n replicas of the group's
 // primary and spare's link to it is up.
-func waitReplicas(t *testing.T, g *testredis.Sentinel, spare *testredis.Server, n int) {
+func waitReplicas(t *testing.T, g *redistest.Sentinel, spare *redistest.Server, n int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -12,7 +12,7 @@
 // works through the same nginx too: its session's id names the instance
 // that holds it, and an nginx map routes it there.
 //
-//	go run ./examples/fleet     # needs nginx and redis-server (Debian packages nginx-light, redis-server)
+//	cd examples/fleet && go run .     # needs nginx and redis-server (Debian packages nginx-light, redis-server)
 //
 // With no arguments the program is a short demo: it starts redis-server
 // on a Unix socket, three instances of itself in serve mode, and nginx in

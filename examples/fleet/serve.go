@@ -19,9 +19,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
-	"github.com/roundtrip-mcp/roundtrip/mcp/redisfanout"
+	"github.com/roundtrip-mcp/roundtrip/redis/redisfanout"
 	"github.com/roundtrip-mcp/roundtrip/requeststate"
-	"github.com/roundtrip-mcp/roundtrip/requeststate/redisguard"
+	"github.com/roundtrip-mcp/roundtrip/redis/redisguard"
 )
 
 // keysEnv is the fallback for the request-state keys when no key file is

@@ -18,7 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/roundtrip-mcp/roundtrip/internal/testredis"
+	"github.com/roundtrip-mcp/roundtrip/redis/redistest"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
 
@@ -193,7 +193,7 @@ func resultText(t *testing.T, raw json.RawMessage) string {
 // the answer reaches the handler running on A, and the record in Redis
 // carries the principal.
 func TestTaskStartedOnOneInstanceIsServedByAnother(t *testing.T) {
-	sock := testredis.Start(t)
+	sock := redistest.Start(t)
 	a, b := newInstance(t, sock, instanceOptions{}), newInstance(t, sock, instanceOptions{})
 	id := start(t, client(t, "alice", nil, a), "ask")
 	onB := client(t, "alice", nil, b).Task(id)
@@ -211,7 +211,7 @@ func TestTaskStartedOnOneInstanceIsServedByAnother(t *testing.T) {
 	if got := resultText(t, task.Result); got != "hello Ada" {
 		t.Fatalf("result %q", got)
 	}
-	rec, err := testredis.Client(t, sock).HGetAll(context.Background(), a.store.Key(id)).Result()
+	rec, err := redistest.Client(t, sock).HGetAll(context.Background(), a.store.Key(id)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestTaskStartedOnOneInstanceIsServedByAnother(t *testing.T) {
 // handler exactly as local ones: an invalid one ends the question with
 // an isError result.
 func TestAnswersFromAnotherInstanceAreValidated(t *testing.T) {
-	sock := testredis.Start(t)
+	sock := redistest.Start(t)
 	a, b := newInstance(t, sock, instanceOptions{}), newInstance(t, sock, instanceOptions{})
 	id := start(t, client(t, "alice", nil, a), "ask")
 	onB := client(t, "alice", nil, b).Task(id)
@@ -246,7 +246,7 @@ func TestAnswersFromAnotherInstanceAreValidated(t *testing.T) {
 // A client behind a round-robin balancer follows a task with questions
 // to its end: every request lands on the other instance.
 func TestTasksWorkBehindARoundRobinBalancer(t *testing.T) {
-	sock := testredis.Start(t)
+	sock := redistest.Start(t)
 	a, b := newInstance(t, sock, instanceOptions{}), newInstance(t, sock, instanceOptions{})
 	ask := func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "Bo"}}, nil
@@ -263,7 +263,7 @@ func TestTasksWorkBehindARoundRobinBalancer(t *testing.T) {
 // tasks/cancel on B marks the task cancelled at once and cancels the
 // handler's context on A.
 func TestTaskCancelledOnAnotherInstanceStopsItsHandler(t *testing.T) {
-	sock := testredis.Start(t)
+	sock := redistest.Start(t)
 	a, b := newInstance(t, sock, instanceOptions{}), newInstance(t, sock, instanceOptions{})
 	id := start(t, client(t, "alice", nil, a), "job")
 	onB := client(t, "alice", nil, b).Task(id)
@@ -295,7 +295,7 @@ func TestTaskCancelledOnAnotherInstanceStopsItsHandler(t *testing.T) {
 // working.
 func TestTaskOfADeadInstanceIsReportedFailed(t *testing.T) {
 	const lease = 300 * time.Millisecond
-	sock := testredis.Start(t)
+	sock := redistest.Start(t)
 	a, b := newInstance(t, sock, instanceOptions{lease: lease}), newInstance(t, sock, instanceOptions{lease: lease})
 	id := start(t, client(t, "alice", nil, a), "job")
 	onB := client(t, "alice", nil, b).Task(id)
@@ -325,8 +325,8 @@ func TestTaskOfADeadInstanceIsReportedFailed(t *testing.T) {
 // the reader's state stands, the owner's late result is refused, and the
 // owner stops the handler at its next renewal.
 func TestLapsedLeaseFailsTheTaskForEveryone(t *testing.T) {
-	sock := testredis.Start(t)
-	rdb := testredis.Client(t, sock)
+	sock := redistest.Start(t)
+	rdb := redistest.Client(t, sock)
 	// A long lease: no renewal happens while the test runs.
 	a, b := newInstance(t, sock, instanceOptions{lease: time.Hour}), newInstance(t, sock, instanceOptions{lease: time.Hour})
 	id := start(t, client(t, "alice", nil, a), "job")
@@ -354,10 +354,10 @@ func TestLapsedLeaseFailsTheTaskForEveryone(t *testing.T) {
 // cancellation signal lost, say) is stopped at the owner's next renewal.
 func TestOwnerStopsTasksThatEndedElsewhere(t *testing.T) {
 	const lease = 300 * time.Millisecond
-	sock := testredis.Start(t)
+	sock := redistest.Start(t)
 	a := newInstance(t, sock, instanceOptions{lease: lease})
 	id := start(t, client(t, "alice", nil, a), "job")
-	other := New(testredis.Client(t, sock), nil)
+	other := New(redistest.Client(t, sock), nil)
 	task, err := other.Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
@@ -383,8 +383,8 @@ func TestOwnerStopsTasksThatEndedElsewhere(t *testing.T) {
 // The store's atomic check: a reader finding the lease lapsed and an
 // owner writing its final state never leave them disagreeing.
 func TestLapsedLeaseAndLiveOwnerAgree(t *testing.T) {
-	sock := testredis.Start(t)
-	rdb := testredis.Client(t, sock)
+	sock := redistest.Start(t)
+	rdb := redistest.Client(t, sock)
 	owner, reader := New(rdb, nil), New(rdb, nil)
 	ctx := context.Background()
 	ttl := time.Hour.Milliseconds()
@@ -441,7 +441,7 @@ func TestLapsedLeaseAndLiveOwnerAgree(t *testing.T) {
 // Another principal on any instance gets exactly the unknown-task
 // answer (same status, same bytes), and changes nothing.
 func TestTasksOfAnotherPrincipalAreUnknownAcrossTheFleet(t *testing.T) {
-	sock := testredis.Start(t)
+	sock := redistest.Start(t)
 	a, b := newInstance(t, sock, instanceOptions{}), newInstance(t, sock, instanceOptions{})
 	alice := client(t, "alice", nil, a)
 	job, asked := start(t, alice, "job"), start(t, alice, "ask")
@@ -507,7 +507,7 @@ func post(t *testing.T, in *instance, user, method, id, extra string) (int, []by
 // A result the store cannot hold fails the task with an internal error
 // rather than leaving it running until its lease lapses.
 func TestStateOverTheStoreBoundFailsTheTask(t *testing.T) {
-	sock := testredis.Start(t)
+	sock := redistest.Start(t)
 	a := newInstance(t, sock, instanceOptions{maxBytes: 2000})
 	c := client(t, "alice", nil, a)
 	id := start(t, c, "big")
@@ -515,7 +515,7 @@ func TestStateOverTheStoreBoundFailsTheTask(t *testing.T) {
 	if task.Status != mcp.TaskFailed || task.Error.Code != mcp.CodeInternalError || task.Result != nil {
 		t.Fatalf("over the bound: %+v", task)
 	}
-	s := New(testredis.Client(t, sock), &Options{MaxBytes: 100})
+	s := New(redistest.Client(t, sock), &Options{MaxBytes: 100})
 	ttl := int64(60000)
 	if err := s.Create(context.Background(), &mcp.Task{TaskID: "big", Status: mcp.TaskWorking, CreatedAt: time.Now(), TTLMs: &ttl, Result: json.RawMessage(`"` + strings.Repeat("x", 200) + `"`)}); err == nil {
 		t.Fatal("a state over MaxBytes was stored")
@@ -525,8 +525,8 @@ func TestStateOverTheStoreBoundFailsTheTask(t *testing.T) {
 // Records expire with their task, leases after one lease; ids that are
 // not the server's never reach Redis.
 func TestRecordsExpireWithTheirTask(t *testing.T) {
-	sock := testredis.Start(t)
-	rdb := testredis.Client(t, sock)
+	sock := redistest.Start(t)
+	rdb := redistest.Client(t, sock)
 	s := New(rdb, &Options{Lease: 2 * time.Second})
 	ctx := context.Background()
 	ttl := time.Minute.Milliseconds()
@@ -565,8 +565,8 @@ func TestRecordsExpireWithTheirTask(t *testing.T) {
 // reading (a brief disconnect), they are delivered when it reads again,
 // each once, in order; entries that are not signals are skipped.
 func TestSignalsSurviveABriefDisconnect(t *testing.T) {
-	sock := testredis.Start(t)
-	rdb := testredis.Client(t, sock)
+	sock := redistest.Start(t)
+	rdb := redistest.Client(t, sock)
 	owner, other := New(rdb, nil), New(rdb, nil)
 	owner.block = 50 * time.Millisecond
 	ctx := context.Background()

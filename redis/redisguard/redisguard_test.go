@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/roundtrip-mcp/roundtrip/internal/testredis"
+	"github.com/roundtrip-mcp/roundtrip/redis/redistest"
 	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 
@@ -54,7 +54,7 @@ func use(t *testing.T, g *Guard, l *requeststate.Leg, out string) bool {
 }
 
 func TestFleetSharesConsumedStates(t *testing.T) {
-	srv := testredis.StartServer(t, false)
+	srv := redistest.StartServer(t, false)
 	instanceA, instanceB := newGuard(t, srv.Client()), newGuard(t, srv.Client())
 	if !use(t, instanceA, leg("v1.token-one", 1), "done") {
 		t.Fatal("first use refused")
@@ -75,7 +75,7 @@ func TestFleetSharesConsumedStates(t *testing.T) {
 }
 
 func TestIdenticalLegWaitsForTheRunningOneThenTakesOverAfterItsLease(t *testing.T) {
-	srv := testredis.StartServer(t, false)
+	srv := redistest.StartServer(t, false)
 	g := newGuard(t, srv.Client())
 	g.Lease = 300 * time.Millisecond
 	dead := leg("tok", 1)
@@ -99,7 +99,7 @@ func TestIdenticalLegWaitsForTheRunningOneThenTakesOverAfterItsLease(t *testing.
 }
 
 func TestRenewedLeaseKeepsTheClaim(t *testing.T) {
-	srv := testredis.StartServer(t, false)
+	srv := redistest.StartServer(t, false)
 	g := newGuard(t, srv.Client())
 	g.Lease = 200 * time.Millisecond
 	l := leg("tok", 1)
@@ -116,7 +116,7 @@ func TestRenewedLeaseKeepsTheClaim(t *testing.T) {
 }
 
 func TestReleasedClaimRunsAgain(t *testing.T) {
-	srv := testredis.StartServer(t, false)
+	srv := redistest.StartServer(t, false)
 	g := newGuard(t, srv.Client())
 	l := leg("tok", 1)
 	begin(t, g, l)
@@ -127,7 +127,7 @@ func TestReleasedClaimRunsAgain(t *testing.T) {
 }
 
 func TestOutcomesOverTheLimitAreNotKept(t *testing.T) {
-	srv := testredis.StartServer(t, false)
+	srv := redistest.StartServer(t, false)
 	g := newGuard(t, srv.Client())
 	g.MaxOutcomeBytes = 8
 	use(t, g, leg("tok", 1), "much too long")
@@ -137,7 +137,7 @@ func TestOutcomesOverTheLimitAreNotKept(t *testing.T) {
 }
 
 func TestExpiredStatesAreRefusedWithoutAnEntry(t *testing.T) {
-	srv := testredis.StartServer(t, false)
+	srv := redistest.StartServer(t, false)
 	g := newGuard(t, srv.Client())
 	l := leg("gone", 1)
 	l.ExpiresAt = time.Now().Add(-time.Second)
@@ -161,7 +161,7 @@ func TestUnreachableStoreIsUnavailableNotRefused(t *testing.T) {
 // A store restarted empty must not reopen the states used before: the
 // generation record refuses everything issued before the restart.
 func TestStoreRestartedEmptyDoesNotReopenUsedStates(t *testing.T) {
-	srv := testredis.StartServer(t, false)
+	srv := redistest.StartServer(t, false)
 	g := newGuard(t, srv.Client())
 	var used []*requeststate.Leg
 	for i := range 20 {
@@ -201,7 +201,7 @@ func TestSentinelFailoverDoesNotReopenUsedStates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts five redis processes")
 	}
-	grp := testredis.StartSentinel(t)
+	grp := redistest.StartSentinel(t)
 	g := newGuard(t, grp.Client())
 	g.Replicas = 1
 	g.ReplicaTimeout = 2 * time.Second
@@ -246,7 +246,7 @@ func TestSentinelFailoverDoesNotReopenUsedStates(t *testing.T) {
 }
 
 func TestMissingReplicaAcknowledgementDeniesAndReleases(t *testing.T) {
-	srv := testredis.StartServer(t, false)
+	srv := redistest.StartServer(t, false)
 	g := newGuard(t, srv.Client())
 	g.Replicas, g.ReplicaTimeout = 1, 50*time.Millisecond // no replica exists
 	l := leg("tok", 1)

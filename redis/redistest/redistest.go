@@ -1,7 +1,7 @@
-// Package testredis starts a real redis-server for tests: on a Unix socket
+// Package redistest starts a real redis-server for tests: on a Unix socket
 // in the test's temporary directory (no TCP port), stopped when the test
 // ends. The test command installs the Debian package redis-server.
-package testredis
+package redistest
 
 import (
 	"testing"

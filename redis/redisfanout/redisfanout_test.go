@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roundtrip-mcp/roundtrip/internal/testredis"
+	"github.com/roundtrip-mcp/roundtrip/redis/redistest"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
 
@@ -22,7 +22,7 @@ type instance struct {
 
 func newInstance(t *testing.T, sock string) *instance {
 	t.Helper()
-	s := mcp.NewServer(mcp.Implementation{Name: "fleet", Version: "1"}, &mcp.ServerOptions{Fanout: New(testredis.Client(t, sock), "")})
+	s := mcp.NewServer(mcp.Implementation{Name: "fleet", Version: "1"}, &mcp.ServerOptions{Fanout: New(redistest.Client(t, sock), "")})
 	t.Cleanup(func() { s.Close() })
 	for _, u := range uris {
 		s.AddResource(&mcp.Resource{URI: u, Name: u}, func(ctx context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -89,7 +89,7 @@ func (in *instance) next(t *testing.T) *mcp.ListenNotification {
 }
 
 func TestChangesReachTheWholeFleet(t *testing.T) {
-	sock := testredis.Start(t)
+	sock := redistest.Start(t)
 	a, b := newInstance(t, sock), newInstance(t, sock)
 	b.until(t, "test://warm-a", func() { a.s.ResourceUpdated("test://warm-a") })
 	a.until(t, "test://warm-b", func() { b.s.ResourceUpdated("test://warm-b") })
@@ -131,9 +131,9 @@ func TestChangesReachTheWholeFleet(t *testing.T) {
 
 // Messages that are not changes are skipped, never delivered.
 func TestMalformedMessagesAreSkipped(t *testing.T) {
-	sock := testredis.Start(t)
-	rdb := testredis.Client(t, sock)
-	f := New(testredis.Client(t, sock), "chan")
+	sock := redistest.Start(t)
+	rdb := redistest.Client(t, sock)
+	f := New(redistest.Client(t, sock), "chan")
 	got := make(chan mcp.Change, 8)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
