@@ -1,19 +1,19 @@
 package mcp
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/mcp/internal/sse"
 )
 
 // HTTPClientOptions configure the Streamable HTTP client transport. The
@@ -364,6 +364,17 @@ func (t *httpClientTransport) listen(ctx context.Context, era *clientEra) {
 					t.readSSE(lctx, resp.Body, r, st)
 				}
 				resp.Body.Close()
+				if !ok && resp.StatusCode == http.StatusNotFound && st.lastID != "" {
+					// The server cannot resume from that id (it no longer
+					// keeps the events after it): open the stream afresh,
+					// at once. A session that is gone answers 404 to that
+					// too, and ends the loop.
+					if h := t.hooks; h != nil && h.log != nil {
+						h.log.Warn("mcp: client: the GET stream could not be resumed; notifications may have been missed", "lastEventId", st.lastID)
+					}
+					st.lastID = ""
+					continue
+				}
 				if !ok && resp.StatusCode < 500 {
 					return // no GET stream (405), or the session is gone
 				}
@@ -436,72 +447,53 @@ type sseState struct {
 	retry  time.Duration
 }
 
+// maxSSERetry bounds the retry delay a server may ask for; a longer one
+// is ignored (the last one, or defaultSSERetry, stays).
+const maxSSERetry = math.MaxInt32 * time.Millisecond
+
+// update takes what the stream read so far set: its last event id (an
+// id the stream did not set leaves the one from before the
+// reconnection) and its retry delay.
+func (st *sseState) update(rd *sse.Reader) {
+	if id := rd.LastEventID(); id != "" {
+		st.lastID = id
+	}
+	if d, ok := rd.Retry(); ok && d <= maxSSERetry {
+		st.retry = d
+	}
+}
+
 // errSSEEnded: the stream ended (or broke) before the response.
 var errSSEEnded = errors.New("mcp: the SSE stream ended without the response")
 
-// readSSE reads an SSE stream until the event carrying the response to
-// r, passing notifications to r.notify and (legacy sessions) answering
-// the server's requests. Events without data (a priming event) only
-// move the last event id. It returns an error matching errSSEEnded when
-// the stream ends or breaks first.
+// readSSE reads an SSE stream (package sse, each event's data within
+// MaxMessageBytes) until the event carrying the response to r, passing
+// notifications to r.notify and (legacy sessions) answering the server's
+// requests. Events without data (a priming event) only move the last
+// event id; an event the stream ends in the middle of is dropped, as an
+// EventSource does. It returns an error matching errSSEEnded when the
+// stream ends or breaks first.
 func (t *httpClientTransport) readSSE(ctx context.Context, body io.Reader, r *wireRequest, st *sseState) ([]byte, error) {
-	br := bufio.NewReaderSize(body, 4096)
-	var data []byte
-	hasData := false
+	rd := sse.NewReader(body, t.max, 0)
 	for {
-		line, _, err := readBoundedLine(br, t.max)
-		if errors.Is(err, errLineTooLong) {
-			return nil, &InvalidResponseError{Method: r.method, Err: ErrMessageTooLarge}
-		}
-		if n := len(line); n > 0 && line[n-1] == '\r' {
-			line = line[:n-1]
-		}
+		ev, err := rd.Next()
+		st.update(rd)
 		switch {
-		case len(line) == 0:
-			if hasData {
-				res, done, derr := t.event(ctx, data, r)
-				if done {
-					return res, derr
-				}
-				data, hasData = nil, false
-			}
-		case line[0] == ':': // comment (keep-alive)
+		case err == nil:
+		case errors.Is(err, sse.ErrLineTooLong), errors.Is(err, sse.ErrEventTooLarge):
+			return nil, &InvalidResponseError{Method: r.method, Err: ErrMessageTooLarge}
+		case err == io.EOF:
+			return nil, errSSEEnded
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
 		default:
-			field, value, _ := bytes.Cut(line, []byte(":"))
-			value = bytes.TrimPrefix(value, []byte(" "))
-			switch string(field) {
-			case "data":
-				if len(data)+len(value)+1 > t.max {
-					return nil, &InvalidResponseError{Method: r.method, Err: ErrMessageTooLarge}
-				}
-				if hasData {
-					data = append(data, '\n')
-				}
-				data = append(data, value...)
-				hasData = true
-			case "id":
-				if bytes.IndexByte(value, 0) < 0 {
-					st.lastID = string(value)
-				}
-			case "retry":
-				if ms, perr := strconv.ParseUint(string(value), 10, 31); perr == nil {
-					st.retry = time.Duration(ms) * time.Millisecond
-				}
-			}
-		}
-		if err != nil {
-			if err == io.EOF {
-				if hasData {
-					if res, done, derr := t.event(ctx, data, r); done {
-						return res, derr
-					}
-				}
-				return nil, errSSEEnded
-			}
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
 			return nil, fmt.Errorf("%w (reading it failed: %v)", errSSEEnded, err)
+		}
+		// ev.Data is the reader's until the next event: event copies what
+		// outlives the call (a server request's params), and the response
+		// is the last event read.
+		if res, done, derr := t.event(ctx, ev.Data, r); done {
+			return res, derr
 		}
 	}
 }

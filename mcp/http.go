@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/mcp/internal/sse"
 )
 
 // HTTPOptions configure the Streamable HTTP handler. The zero value is
@@ -25,11 +26,11 @@ import (
 // (StreamWriteTimeout). What comes before the handler is the embedding
 // http.Server's: set its ReadHeaderTimeout (slow headers) and IdleTimeout
 // (idle keep-alive connections). Its WriteTimeout is not needed for the
-// streams, which arm their own deadline before every write (so a
-// WriteTimeout no longer cuts a healthy stream short either). The
-// deadlines are set through http.ResponseController's interfaces; a
-// ResponseWriter wrapped by middleware must offer Unwrap for them to
-// apply.
+// streams, which arm their own deadline before every write and clear it
+// after (so a WriteTimeout no longer cuts a healthy stream short
+// either). The deadlines are set through http.ResponseController's
+// interfaces; a ResponseWriter wrapped by middleware must offer Unwrap
+// for them to apply.
 type HTTPOptions struct {
 	// MaxBodyBytes bounds a request body. Zero means
 	// DefaultMaxMessageBytes (4 MiB); larger bodies get 413.
@@ -62,7 +63,9 @@ type HTTPOptions struct {
 	// StreamWriteTimeout bounds each write of an SSE stream (events,
 	// keep-alive comments, the final response; 2026-07-28 responses,
 	// subscriptions/listen and 2025-11-25 streams alike): a client that
-	// does not read for this long loses the stream. Zero means 10 s.
+	// does not read for this long loses the stream. It bounds writes
+	// only: the deadline is cleared once a write is through, so a stream
+	// may stay idle for longer (HTTP/2 too). Zero means 10 s.
 	StreamWriteTimeout time.Duration
 	// Legacy configures the 2025-11-25 sessions (initialize,
 	// Mcp-Session-Id, the GET stream, DELETE, resumable SSE) the handler
@@ -113,11 +116,8 @@ type httpHandler struct {
 }
 
 var (
-	ctJSON      = []string{"application/json"}
-	ctSSE       = []string{"text/event-stream"}
-	noCache     = []string{"no-cache"}
-	noBuffering = []string{"no"}
-	allowPost   = []string{"POST"}
+	ctJSON    = []string{"application/json"}
+	allowPost = []string{"POST"}
 )
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -184,7 +184,6 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := &httpOut{w: w, h: h}
-	out.flusher, _ = w.(http.Flusher)
 	res, f := h.s.execute(r.Context(), c, out)
 	out.finish(h.s, c, res, f, r.Context())
 }
@@ -258,37 +257,33 @@ func writeHTTPError(w http.ResponseWriter, status int, id jsonrpc.ID, e *Error) 
 
 // httpOut delivers a request's notifications. The response stays a plain
 // JSON body until the first notification, which turns it into an SSE
-// stream that the final response then ends.
+// stream (an sse.Writer) that the final response then ends.
 //
-// Every SSE write is armed with StreamWriteTimeout first, so a client
-// that stops reading costs a blocked write for that long at most; the
-// stream is known to Server.Close (exchanges) while it lasts.
+// Every SSE write is armed with StreamWriteTimeout first and the deadline
+// is cleared once it is through, so a client that stops reading costs a
+// blocked write for that long at most, and a stream that stays idle for
+// longer lives on; the stream is known to Server.Close (exchanges) while
+// it lasts. Writes are serialized by mu, which closing never needs.
 type httpOut struct {
-	mu      sync.Mutex
-	w       http.ResponseWriter
-	flusher http.Flusher
-	sse     bool
-	done    bool
-	stopKA  chan struct{}
-	h       *httpHandler // options and exchanges (one pointer keeps httpOut in a 64-byte size class)
+	mu     sync.Mutex
+	w      http.ResponseWriter
+	sw     *sse.Writer // the event stream; nil while the response is a JSON body
+	done   bool
+	stopKA chan struct{}
+	h      *httpHandler // options and exchanges (one pointer keeps httpOut in a 64-byte size class)
 }
 
-// arm sets the deadline of the next write.
-func (o *httpOut) arm() { o.h.s.exch.armWrite(o.w, o.h.opts.StreamWriteTimeout) }
-
-func (o *httpOut) startSSE() {
-	h := o.w.Header()
-	h["Content-Type"] = ctSSE
-	h["Cache-Control"] = noCache
-	h["X-Accel-Buffering"] = noBuffering
-	o.h.s.exch.addWriter(o.w)
-	o.arm()
-	o.w.WriteHeader(http.StatusOK)
-	o.sse = true
+func (o *httpOut) startSSE() error {
+	o.sw = sse.NewWriter(o.w, o.h.opts.StreamWriteTimeout)
+	o.h.s.exch.addWriter(o.sw)
+	if err := o.sw.Start(nil); err != nil {
+		return err
+	}
 	if o.h.opts.KeepAlive > 0 {
 		o.stopKA = make(chan struct{})
 		go o.keepAliveLoop()
 	}
+	return nil
 }
 
 func (o *httpOut) keepAliveLoop() {
@@ -300,33 +295,16 @@ func (o *httpOut) keepAliveLoop() {
 			return
 		case <-t.C:
 			o.mu.Lock()
+			var err error
 			if !o.done {
-				o.arm()
-				io.WriteString(o.w, ": keep-alive\n\n")
-				if o.flusher != nil {
-					o.flusher.Flush()
-				}
+				err = o.sw.KeepAlive()
 			}
 			o.mu.Unlock()
+			if err != nil {
+				return // the stream is broken; the next notification says so
+			}
 		}
 	}
-}
-
-func (o *httpOut) writeEvent(msg []byte) error {
-	o.arm()
-	if _, err := io.WriteString(o.w, "event: message\ndata: "); err != nil {
-		return err
-	}
-	if _, err := o.w.Write(msg); err != nil {
-		return err
-	}
-	if _, err := io.WriteString(o.w, "\n\n"); err != nil {
-		return err
-	}
-	if o.flusher != nil {
-		o.flusher.Flush()
-	}
-	return nil
 }
 
 func (o *httpOut) notify(method string, params any) error {
@@ -342,10 +320,12 @@ func (o *httpOut) notify(method string, params any) error {
 	if o.done {
 		return errors.New("mcp: request already answered")
 	}
-	if !o.sse {
-		o.startSSE()
+	if o.sw == nil {
+		if err := o.startSSE(); err != nil {
+			return err
+		}
 	}
-	return o.writeEvent(b)
+	return o.sw.WriteEvent(sse.Event{Name: "message", Data: b})
 }
 
 // finish writes the final response.
@@ -356,16 +336,19 @@ func (o *httpOut) finish(s *Server, c *call, res Result, f *failure, ctx context
 	if o.stopKA != nil {
 		close(o.stopKA)
 	}
-	if o.sse {
-		defer o.h.s.exch.removeWriter(o.w)
+	if o.sw != nil {
+		defer func() {
+			o.sw.Release()
+			o.h.s.exch.removeWriter(o.sw)
+		}()
 	}
 	if ctx.Err() != nil {
 		return // the client went away: nobody to answer
 	}
 	bp := bufPool.Get().(*[]byte)
 	b, status := s.encodeResult((*bp)[:0], c, res, f)
-	if o.sse {
-		o.writeEvent(b)
+	if o.sw != nil {
+		o.sw.WriteEvent(sse.Event{Name: "message", Data: b})
 	} else {
 		o.w.Header()["Content-Type"] = ctJSON
 		if status == http.StatusServiceUnavailable && f != nil {
@@ -447,9 +430,10 @@ const closeGrace = 500 * time.Millisecond
 // at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// setReadDeadline and setWriteDeadline find the deadline methods of w the
-// way http.ResponseController does (through Unwrap), without its
-// allocation when w has none; they report whether w has them.
+// setReadDeadline finds the read deadline method of w the way
+// http.ResponseController does (through Unwrap), without its allocation
+// when w has none; it reports whether w has one. (The SSE streams' write
+// deadlines are the sse.Writer's.)
 func setReadDeadline(w http.ResponseWriter, t time.Time) bool {
 	for {
 		switch x := w.(type) {
@@ -463,32 +447,20 @@ func setReadDeadline(w http.ResponseWriter, t time.Time) bool {
 	}
 }
 
-func setWriteDeadline(w http.ResponseWriter, t time.Time) bool {
-	for {
-		switch x := w.(type) {
-		case interface{ SetWriteDeadline(time.Time) error }:
-			return x.SetWriteDeadline(t) == nil
-		case interface{ Unwrap() http.ResponseWriter }:
-			w = x.Unwrap()
-		default:
-			return false
-		}
-	}
-}
-
 // exchanges are the HTTP exchanges of a server that a client could hold
 // up: bodies being read and SSE responses being written. Server.Close
 // (shutdown) gives each closeGrace more, and every later one closeGrace
 // at most, so that no client can keep http.Server.Shutdown waiting.
 //
-// Only deadlines are set from here, never a write: a ResponseWriter is
-// registered from before its first deadline to after its last write, all
-// within its handler.
+// Only deadlines are set from here, never a write: a body is registered
+// from before its read deadline to the end of its read, an SSE stream
+// (its sse.Writer, whose Shorten never waits on a write) from before its
+// first write to after its last, all within its handler.
 type exchanges struct {
 	closing atomic.Bool
 	mu      sync.Mutex
 	reading map[http.ResponseWriter]struct{}
-	writing map[http.ResponseWriter]struct{}
+	writing map[*sse.Writer]struct{}
 }
 
 // startRead arms the body read deadline of w; it reports whether w has
@@ -529,16 +501,23 @@ func (x *exchanges) endRead(w http.ResponseWriter, ok bool) {
 	}
 }
 
-func (x *exchanges) addWriter(w http.ResponseWriter) {
+// addWriter registers an SSE stream before its first write; one made
+// once the server is closing is shortened at once.
+func (x *exchanges) addWriter(w *sse.Writer) {
 	x.mu.Lock()
 	if x.writing == nil {
-		x.writing = make(map[http.ResponseWriter]struct{})
+		x.writing = make(map[*sse.Writer]struct{})
 	}
 	x.writing[w] = struct{}{}
 	x.mu.Unlock()
+	// shutdown sets closing before it walks the streams: a stream it did
+	// not see sees closing here.
+	if x.closing.Load() {
+		w.Shorten(closeGrace)
+	}
 }
 
-func (x *exchanges) removeWriter(w http.ResponseWriter) {
+func (x *exchanges) removeWriter(w *sse.Writer) {
 	x.mu.Lock()
 	delete(x.writing, w)
 	x.mu.Unlock()
@@ -552,20 +531,9 @@ func (x *exchanges) limit(d time.Duration) time.Duration {
 	return d
 }
 
-// armWrite sets the deadline of the next write on w: d from now
-// (closeGrace once the server is closing).
-func (x *exchanges) armWrite(w http.ResponseWriter, d time.Duration) {
-	l := x.limit(d)
-	if !setWriteDeadline(w, time.Now().Add(l)) {
-		return
-	}
-	// Close may have poked w between limit and the deadline just set.
-	if l > closeGrace && x.closing.Load() {
-		setWriteDeadline(w, time.Now().Add(closeGrace))
-	}
-}
-
-// shutdown cuts the registered exchanges to closeGrace (Server.Close).
+// shutdown cuts the registered exchanges to closeGrace (Server.Close):
+// a body being read gets closeGrace more, and every write of an SSE
+// stream closeGrace at most, the one in progress included.
 func (x *exchanges) shutdown() {
 	x.closing.Store(true)
 	by := time.Now().Add(closeGrace)
@@ -575,6 +543,6 @@ func (x *exchanges) shutdown() {
 		setReadDeadline(w, by)
 	}
 	for w := range x.writing {
-		setWriteDeadline(w, by)
+		w.Shorten(closeGrace)
 	}
 }

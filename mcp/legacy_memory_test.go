@@ -138,7 +138,10 @@ func TestLegacySessionMemoryIsBounded(t *testing.T) {
 		// Lock order: a stream's mu before the session's smu, never inside.
 		hs.smu.Lock()
 		st := hs.streams[1]
-		bytes := hs.bytes
+		var bytes int
+		if hs.log != nil {
+			bytes = hs.log.Size()
+		}
 		hs.smu.Unlock()
 		var n int
 		if st != nil {

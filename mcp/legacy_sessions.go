@@ -1,0 +1,468 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/mcp/internal/sse"
+)
+
+// The sessions of the 2025-11-25 Streamable HTTP binding: the registry
+// (every session by id, every party's quota and its least recently used
+// idle sessions), expiry and eviction, and what one session keeps: its
+// streams, the exchanges writing for it, its requests in flight and the
+// replay log of its events.
+
+// quota is one party's sessions: how many, and those without an HTTP
+// exchange in progress, least recently used first (an intrusive list, so
+// that finding the session to end is O(1)).
+type quota struct {
+	key        string
+	count      int
+	head, tail *httpSession
+}
+
+// httpSession is a legacy session of an HTTP handler. Lock order: the
+// registry's lh.mu is never held while taking another lock; a stream's mu
+// may be held while taking the session's smu, never the other way round.
+type httpSession struct {
+	*legacySession
+	lh        *legacyHTTP
+	principal string       // who opened the session (see legacyHTTP.session)
+	last      atomic.Int64 // UnixNano of the last exchange
+
+	// under lh.mu
+	q          *quota
+	open       int // HTTP exchanges of the session in progress
+	idle       bool
+	removed    bool
+	prev, next *httpSession // in q's idle list
+
+	// under smu; streams is nil once the session is closed
+	smu        sync.Mutex
+	timer      *time.Timer
+	streams    map[uint64]*legacyStream
+	conns      map[*sseConn]struct{} // every HTTP exchange writing for the session
+	completed  []uint64              // finished SSE streams kept for replay, oldest first
+	nextStream uint64
+	log        *sse.ReplayLog // the events of the session's SSE streams, for Last-Event-ID
+	inflight   map[string]context.CancelFunc
+	get        *legacyStream // stream 0: the GET stream
+}
+
+// closeAll ends every session (Server.Close).
+func (lh *legacyHTTP) closeAll() {
+	lh.mu.Lock()
+	all := make([]*httpSession, 0, len(lh.sessions))
+	for _, hs := range lh.sessions {
+		all = append(all, hs)
+	}
+	lh.mu.Unlock()
+	for _, hs := range all {
+		lh.closeSession(hs)
+	}
+}
+
+// httpSession is a legacy session of an HTTP handler. Lock order: the
+// sessionCount reports the sessions open (for tests and benchmarks).
+func (lh *legacyHTTP) sessionCount() int {
+	lh.mu.Lock()
+	defer lh.mu.Unlock()
+	return len(lh.sessions)
+}
+
+func (lh *legacyHTTP) lookup(id string) *httpSession {
+	lh.mu.Lock()
+	defer lh.mu.Unlock()
+	return lh.sessions[id]
+}
+
+// session returns the session id names for the caller of r: a session is
+// bound to the principal that opened it (the authenticated token, see
+// WithTokenInfo, or RequestStateOptions.Principal), and another caller
+// presenting its id is told it does not exist.
+func (lh *legacyHTTP) session(r *http.Request, id string) *httpSession {
+	hs := lh.lookup(id)
+	if hs == nil {
+		return nil
+	}
+	if p, err := lh.principal(r); err != nil || p != hs.principal {
+		lh.s.log.Warn("mcp: legacy session presented by another principal", "session", id)
+		return nil
+	}
+	return hs
+}
+
+func (lh *legacyHTTP) principal(r *http.Request) (string, error) {
+	if f := lh.s.opts.RequestState.Principal; f != nil {
+		return f(r.Context())
+	}
+	return defaultPrincipal(r.Context())
+}
+
+// quotaKey names the party the caller's sessions count against: QuotaKey,
+// else the verified principal, else the remote address.
+func (lh *legacyHTTP) quotaKey(r *http.Request, principal string) string {
+	if f := lh.opts.QuotaKey; f != nil {
+		if k := f(r); k != "" {
+			return "key " + k
+		}
+	}
+	if principal != "" {
+		return "principal " + principal
+	}
+	return "address " + remoteParty(r.RemoteAddr)
+}
+
+// remoteParty is the address part of a RemoteAddr that names one client:
+// the IPv4 address, or the /64 of an IPv6 address (a single host usually
+// has a whole /64 to pick from).
+func remoteParty(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.WithZone("").Unmap()
+	if ip.Is6() {
+		if p, err := ip.Prefix(64); err == nil {
+			return p.String()
+		}
+	}
+	return ip.String()
+}
+
+// ---- the registry: sessions, quotas, idle lists (under lh.mu) ----
+
+func (q *quota) pushIdle(hs *httpSession) {
+	hs.prev, hs.next = q.tail, nil
+	if q.tail != nil {
+		q.tail.next = hs
+	} else {
+		q.head = hs
+	}
+	q.tail = hs
+	hs.idle = true
+}
+
+func (q *quota) unlinkIdle(hs *httpSession) {
+	if !hs.idle {
+		return
+	}
+	if hs.prev != nil {
+		hs.prev.next = hs.next
+	} else {
+		q.head = hs.next
+	}
+	if hs.next != nil {
+		hs.next.prev = hs.prev
+	} else {
+		q.tail = hs.prev
+	}
+	hs.prev, hs.next, hs.idle = nil, nil, false
+}
+
+// removeLocked takes hs out of the registry; it reports whether hs was
+// still in it.
+func (lh *legacyHTTP) removeLocked(hs *httpSession) bool {
+	if hs.removed {
+		return false
+	}
+	hs.removed = true
+	if lh.sessions[hs.id] == hs {
+		delete(lh.sessions, hs.id)
+	}
+	hs.q.unlinkIdle(hs)
+	hs.q.count--
+	if hs.q.count == 0 && lh.quotas[hs.q.key] == hs.q {
+		delete(lh.quotas, hs.q.key)
+	}
+	return true
+}
+
+func (hs *httpSession) touch() {
+	hs.last.Store(time.Now().UnixNano())
+	lh := hs.lh
+	lh.mu.Lock()
+	if hs.idle {
+		// Most recently used: to the back of the party's idle list.
+		hs.q.unlinkIdle(hs)
+		hs.q.pushIdle(hs)
+	}
+	lh.mu.Unlock()
+}
+
+// enter and leave bracket an HTTP exchange of the session: a session with
+// one in progress is never idle, so never ended to make room.
+func (hs *httpSession) enter() {
+	hs.last.Store(time.Now().UnixNano())
+	lh := hs.lh
+	lh.mu.Lock()
+	hs.open++
+	hs.q.unlinkIdle(hs)
+	lh.mu.Unlock()
+}
+
+func (hs *httpSession) leave() {
+	hs.last.Store(time.Now().UnixNano())
+	lh := hs.lh
+	lh.mu.Lock()
+	hs.open--
+	if hs.open == 0 && !hs.removed {
+		hs.q.pushIdle(hs)
+	}
+	lh.mu.Unlock()
+}
+
+func (hs *httpSession) expireCheck() {
+	if hs.ctx.Err() != nil {
+		return
+	}
+	lh := hs.lh
+	idle := lh.opts.IdleTimeout
+	lh.mu.Lock()
+	open := hs.open > 0
+	lh.mu.Unlock()
+	since := time.Since(time.Unix(0, hs.last.Load()))
+	if open || since < idle {
+		wait := idle - since
+		if open || wait <= 0 {
+			wait = idle
+		}
+		hs.smu.Lock()
+		if hs.timer != nil {
+			hs.timer.Reset(wait)
+		}
+		hs.smu.Unlock()
+		return
+	}
+	lh.s.log.Info("mcp: legacy session expired", "session", hs.id, "idle", idle)
+	lh.closeSession(hs)
+}
+
+// closeSession ends a session: it leaves the registry (its id now gets
+// 404), its requests are cancelled and its connections let go at once,
+// whatever their clients do: nothing here waits on a socket.
+func (lh *legacyHTTP) closeSession(hs *httpSession) {
+	lh.mu.Lock()
+	lh.removeLocked(hs)
+	lh.mu.Unlock()
+	hs.smu.Lock()
+	if hs.timer != nil {
+		hs.timer.Stop()
+	}
+	streams := make([]*legacyStream, 0, len(hs.streams))
+	for _, st := range hs.streams {
+		streams = append(streams, st)
+	}
+	conns := make([]*sseConn, 0, len(hs.conns))
+	for c := range hs.conns {
+		conns = append(conns, c)
+	}
+	hs.streams, hs.conns, hs.completed, hs.inflight, hs.get, hs.log = nil, nil, nil, nil, nil, nil
+	hs.smu.Unlock()
+	hs.legacySession.close()
+	for _, c := range conns {
+		c.st.mu.Lock()
+		c.abortLocked()
+		c.st.mu.Unlock()
+	}
+	for _, st := range streams {
+		st.mu.Lock()
+		st.conn = nil
+		st.mu.Unlock()
+	}
+}
+
+// ---- the session's bookkeeping ----
+
+func (hs *httpSession) addStream(st *legacyStream) bool {
+	hs.smu.Lock()
+	defer hs.smu.Unlock()
+	if hs.streams == nil {
+		return false // closed
+	}
+	hs.nextStream++
+	st.num = hs.nextStream
+	hs.streams[st.num] = st
+	return true
+}
+
+func (hs *httpSession) removeStream(st *legacyStream) {
+	hs.smu.Lock()
+	defer hs.smu.Unlock()
+	if hs.streams[st.num] == st {
+		delete(hs.streams, st.num)
+		if hs.log != nil {
+			hs.log.Forget(st.num)
+		}
+	}
+}
+
+// addConn records an exchange writing for the session, so that
+// closeSession can let it go; false when the session is closed.
+func (hs *httpSession) addConn(c *sseConn) bool {
+	hs.smu.Lock()
+	defer hs.smu.Unlock()
+	if hs.streams == nil {
+		return false
+	}
+	if hs.conns == nil {
+		hs.conns = make(map[*sseConn]struct{})
+	}
+	hs.conns[c] = struct{}{}
+	return true
+}
+
+func (hs *httpSession) removeConn(c *sseConn) {
+	hs.smu.Lock()
+	delete(hs.conns, c)
+	hs.smu.Unlock()
+}
+
+// standalone returns stream 0, the GET stream, made on first use (nil
+// when the session is closed).
+func (hs *httpSession) standalone() *legacyStream {
+	hs.smu.Lock()
+	defer hs.smu.Unlock()
+	if hs.streams == nil {
+		return nil
+	}
+	if hs.get == nil {
+		hs.get = &legacyStream{lh: hs.lh, hs: hs, standalone: true, streaming: true, ctx: hs.ctx}
+		hs.streams[0] = hs.get
+	}
+	return hs.get
+}
+
+// sendUnrelated writes a notification related to no request on the GET
+// stream (kept for replay when no GET stream is open).
+func (hs *httpSession) sendUnrelated(method string, params any) {
+	b, err := encodeNotification(nil, method, params)
+	if err != nil {
+		return
+	}
+	if st := hs.standalone(); st != nil {
+		_ = st.emit(b, false)
+	}
+}
+
+func (hs *httpSession) addInflight(key string, cancel context.CancelFunc) bool {
+	hs.smu.Lock()
+	defer hs.smu.Unlock()
+	if hs.inflight == nil {
+		hs.inflight = make(map[string]context.CancelFunc)
+	}
+	if _, dup := hs.inflight[key]; dup {
+		return false
+	}
+	hs.inflight[key] = cancel
+	return true
+}
+
+func (hs *httpSession) removeInflight(key string) {
+	hs.smu.Lock()
+	defer hs.smu.Unlock()
+	delete(hs.inflight, key)
+}
+
+// cancelled handles notifications/cancelled: the named request's context
+// is cancelled and nothing more is sent for it.
+func (hs *httpSession) cancelled(params []byte) {
+	key := cancelledRequestKey(params)
+	hs.smu.Lock()
+	cancel := hs.inflight[key]
+	hs.smu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// errSessionEnded: the session ended (its streams and log are gone).
+var errSessionEnded = errors.New("mcp: the legacy session has ended")
+
+// logLocked returns the session's replay log, made on first use (a
+// session whose responses are all JSON bodies never has one); nil once
+// the session is closed.
+func (hs *httpSession) logLocked() *sse.ReplayLog {
+	if hs.log == nil && hs.streams != nil {
+		max := hs.lh.opts.MaxEventBytes
+		// Every event counts EntryOverhead bytes at least, so MaxEvents
+		// never binds before MaxBytes: the bound is MaxEventBytes alone.
+		hs.log = sse.NewReplayLog(sse.ReplayLimits{MaxBytes: max, MaxEvents: max/sse.EntryOverhead + 1, MaxStreams: maxLoggedStreams})
+	}
+	return hs.log
+}
+
+// openLog makes stream num known to the replay log when it turns into an
+// SSE stream (its priming event), so that a client resuming from the
+// priming id gets everything after it.
+func (hs *httpSession) openLog(num uint64) {
+	hs.smu.Lock()
+	defer hs.smu.Unlock()
+	if l := hs.logLocked(); l != nil {
+		l.Open(num)
+	}
+}
+
+// keep puts an event of a stream into the replay log, which drops the
+// oldest events of the session (any stream) to stay within its bounds.
+// msg is kept as is: the caller hands over a slice it never modifies.
+func (hs *httpSession) keep(id sse.EventID, msg []byte) {
+	hs.smu.Lock()
+	defer hs.smu.Unlock()
+	if l := hs.logLocked(); l != nil {
+		l.Append(id, msg)
+	}
+}
+
+// since returns the events kept after id, for a client resuming with
+// Last-Event-ID: sse.ErrUnknownID when the log does not know the id,
+// sse.ErrTooOld when some of the events after it are no longer kept,
+// errSessionEnded when the session has ended.
+func (hs *httpSession) since(id sse.EventID) ([]sse.Entry, error) {
+	hs.smu.Lock()
+	defer hs.smu.Unlock()
+	l := hs.logLocked()
+	if l == nil {
+		return nil, errSessionEnded
+	}
+	return l.Since(id)
+}
+
+// forgetOldestLocked drops the oldest finished stream and its events.
+func (hs *httpSession) forgetOldestLocked() {
+	num := hs.completed[0]
+	hs.completed = hs.completed[1:]
+	delete(hs.streams, num)
+	if hs.log != nil {
+		hs.log.Forget(num)
+	}
+}
+
+// streamDone files a finished stream: kept for replay when it was SSE,
+// forgotten when it was a plain JSON response.
+func (hs *httpSession) streamDone(st *legacyStream, isSSE bool) {
+	hs.smu.Lock()
+	defer hs.smu.Unlock()
+	if hs.streams == nil || hs.streams[st.num] != st {
+		return
+	}
+	if !isSSE {
+		delete(hs.streams, st.num)
+		return
+	}
+	hs.completed = append(hs.completed, st.num)
+	for len(hs.completed) > maxCompletedStreams {
+		hs.forgetOldestLocked()
+	}
+}

@@ -1,0 +1,507 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/mcp/internal/sse"
+)
+
+// The streams of a 2025-11-25 session: the response stream of each
+// request (a JSON body until the handler sends something first, then an
+// SSE stream), the session's GET stream (number 0), and their
+// resumption with Last-Event-ID. The SSE framing, the write deadlines and
+// the replay log are package sse's; what is here is who writes what,
+// when.
+
+// legacyStream is the response stream of one legacy request (or the
+// session's GET stream, number 0). Its messages go to the exchange
+// attached to it, if any, and to the session's replay log.
+//
+// Nothing writes to a connection under the stream's mu: messages are
+// queued on the attached exchange (sseConn) and the goroutine serving
+// that exchange writes them through its sse.Writer, with a write
+// deadline, holding no lock. So closing a session, DELETE or
+// Server.Close never waits on a client that does not read.
+type legacyStream struct {
+	lh         *legacyHTTP
+	hs         *httpSession // nil for a stateless request
+	num        uint64
+	ctx        context.Context
+	jsonOnly   bool
+	standalone bool
+
+	mu        sync.Mutex
+	conn      *sseConn // the exchange new messages go to, nil when none
+	streaming bool     // an SSE stream, not a JSON body
+	seq       uint64   // the last event's sequence number
+	done      bool
+}
+
+// Kinds of queued frames.
+const (
+	frameStart = iota + 1 // the SSE response head
+	frameEvent            // a message event: event, id, data
+	framePrime            // an id and the retry interval, empty data (priming, or the end of a held stream)
+	frameJSON             // the response as a single JSON body
+)
+
+type outFrame struct {
+	kind uint8
+	id   sse.EventID
+	msg  []byte // the message of an event, the body of frameJSON
+}
+
+// sseConn is one HTTP exchange attached to a legacy stream: what waits to
+// be written to it, and whether it must end. Its fields are guarded by
+// the stream's mu; the exchange's own goroutine (hold) is the only
+// writer, through wr.
+type sseConn struct {
+	st   *legacyStream
+	w    http.ResponseWriter
+	wr   *sse.Writer
+	wake chan struct{} // cap 1: frames queued, or the end
+
+	queue  []outFrame
+	qbytes int
+	ending bool // write what is queued, then let the exchange go
+	gone   bool // let the exchange go now; queued frames are dropped
+	closed bool // the writer has left: w must not be touched
+}
+
+// attachLocked makes w the stream's exchange; nil when the session has
+// ended.
+func (st *legacyStream) attachLocked(w http.ResponseWriter) *sseConn {
+	c := &sseConn{st: st, w: w, wr: sse.NewWriter(w, st.lh.writeTimeout), wake: make(chan struct{}, 1)}
+	if st.hs != nil && !st.hs.addConn(c) {
+		return nil
+	}
+	st.lh.s.exch.addWriter(c.wr)
+	st.conn = c
+	return c
+}
+
+func (c *sseConn) kick() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// queueLocked queues a frame for the writer. A frame is always taken by
+// an empty queue (so a message of any size gets through); a client so far
+// behind that the queue would pass MaxEventBytes loses the exchange.
+func (c *sseConn) queueLocked(f outFrame) {
+	if c.gone || c.ending {
+		return
+	}
+	n := len(f.msg) + sse.EntryOverhead
+	if len(c.queue) > 0 && c.qbytes+n > c.st.lh.opts.MaxEventBytes+64<<10 {
+		c.st.lh.s.log.Warn("mcp: legacy stream dropped: the client does not read", "session", c.st.sessionID())
+		c.abortLocked()
+		return
+	}
+	c.queue = append(c.queue, f)
+	c.qbytes += n
+	c.kick()
+}
+
+// endLocked lets the exchange go once what is queued is written; later
+// messages go to the log only.
+func (c *sseConn) endLocked() {
+	c.ending = true
+	if c.st.conn == c {
+		c.st.conn = nil
+	}
+	c.kick()
+}
+
+// abortLocked lets the exchange go now: a write blocked on a client that
+// does not read returns at once (sse.Writer.Abort, which never waits on
+// the write).
+func (c *sseConn) abortLocked() {
+	if c.st.conn == c {
+		c.st.conn = nil
+	}
+	if c.gone || c.closed {
+		c.gone = true
+		return
+	}
+	c.gone = true
+	clear(c.queue)
+	c.queue, c.qbytes = nil, 0
+	c.kick()
+	c.wr.Abort()
+}
+
+func (st *legacyStream) sessionID() string {
+	if st.hs == nil {
+		return ""
+	}
+	return st.hs.id
+}
+
+// openGET answers a GET without Last-Event-ID: the session's stream for
+// messages related to no request, one connection at a time, primed with
+// its last event id.
+func (lh *legacyHTTP) openGET(w http.ResponseWriter, r *http.Request, hs *httpSession) {
+	st := hs.standalone()
+	if st == nil {
+		sessionNotFound(w, jsonrpc.ID{})
+		return
+	}
+	st.mu.Lock()
+	if st.conn != nil {
+		st.mu.Unlock()
+		writeHTTPError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Conflict: the session's GET stream is already open"))
+		return
+	}
+	c := st.attachLocked(w)
+	if c == nil {
+		st.mu.Unlock()
+		sessionNotFound(w, jsonrpc.ID{})
+		return
+	}
+	hs.openLog(st.num)
+	c.queueLocked(outFrame{kind: frameStart})
+	c.queueLocked(outFrame{kind: framePrime, id: sse.EventID{Stream: st.num, Seq: st.seq}})
+	st.mu.Unlock()
+	st.hold(c, r, lh.opts.StreamLifetime)
+}
+
+// resume answers a GET with Last-Event-ID: the events after it, then the
+// rest of that stream live. An id the session cannot resume from (not
+// one of its streams' ids, a stream it no longer keeps, or one whose
+// events after the id are no longer all kept) gets 404: the client would
+// otherwise miss events without being told.
+func (lh *legacyHTTP) resume(w http.ResponseWriter, r *http.Request, hs *httpSession, last string) {
+	id, ok := sse.ParseEventID(last)
+	var st *legacyStream
+	if ok {
+		hs.smu.Lock()
+		st = hs.streams[id.Stream]
+		hs.smu.Unlock()
+	}
+	if st == nil {
+		unknownEventID(w, last, "Unknown or expired Last-Event-ID ")
+		return
+	}
+	st.mu.Lock()
+	if !st.streaming {
+		// A plain JSON response has no events to resume.
+		st.mu.Unlock()
+		unknownEventID(w, last, "Unknown or expired Last-Event-ID ")
+		return
+	}
+	if st.conn != nil {
+		st.mu.Unlock()
+		writeHTTPError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Conflict: that stream already has a connection"))
+		return
+	}
+	entries, err := hs.since(id)
+	if err != nil {
+		st.mu.Unlock()
+		switch {
+		case errors.Is(err, errSessionEnded):
+			sessionNotFound(w, jsonrpc.ID{})
+		case errors.Is(err, sse.ErrTooOld):
+			unknownEventID(w, last, "Expired Last-Event-ID (events after it are no longer kept, so the stream cannot be resumed) ")
+		default:
+			unknownEventID(w, last, "Unknown or expired Last-Event-ID ")
+		}
+		return
+	}
+	c := st.attachLocked(w)
+	if c == nil {
+		st.mu.Unlock()
+		sessionNotFound(w, jsonrpc.ID{})
+		return
+	}
+	c.queueLocked(outFrame{kind: frameStart})
+	for _, e := range entries {
+		c.queueLocked(outFrame{kind: frameEvent, id: e.ID, msg: e.Data})
+	}
+	if st.done {
+		c.endLocked()
+	}
+	st.mu.Unlock()
+	st.hold(c, r, lh.opts.StreamLifetime)
+}
+
+func unknownEventID(w http.ResponseWriter, last, why string) {
+	writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, why+strconv.Quote(last)))
+}
+
+// hold serves the exchange c until it is let go, the client leaves or the
+// session ends: it writes what is queued, keep-alive comments, and on the
+// GET stream the session's list changes. lifetime > 0 ends the exchange
+// after that long with a priming event (the last event id and the retry
+// interval), for the client to resume with Last-Event-ID.
+func (st *legacyStream) hold(c *sseConn, r *http.Request, lifetime time.Duration) {
+	defer st.detach(c)
+	var tick <-chan time.Time
+	if ka := st.lh.keepAlive; ka > 0 {
+		t := time.NewTicker(ka)
+		defer t.Stop()
+		tick = t.C
+	}
+	var expire <-chan time.Time
+	if lifetime > 0 {
+		t := time.NewTimer(lifetime)
+		defer t.Stop()
+		expire = t.C
+	}
+	var changes chan change
+	var sessionDone, serverClosed <-chan struct{}
+	if st.hs != nil {
+		sessionDone = st.hs.ctx.Done()
+		if st.standalone {
+			changes = st.hs.listener.ch
+			serverClosed = st.lh.s.hub.closed
+		}
+	}
+	var batch []outFrame
+	var run []sse.Entry
+	for {
+		st.mu.Lock()
+		batch, c.queue = c.queue, batch[:0]
+		c.qbytes = 0
+		gone, ending := c.gone, c.ending
+		st.mu.Unlock()
+		if gone {
+			return
+		}
+		if len(batch) > 0 {
+			var ok bool
+			run, ok = st.write(c, batch, run)
+			clear(batch)
+			if !ok {
+				return
+			}
+		}
+		if ending {
+			return
+		}
+		select {
+		case <-c.wake:
+		case <-r.Context().Done():
+			return
+		case <-sessionDone:
+			return
+		case <-serverClosed:
+			return
+		case ch := <-changes:
+			m, p := changeNotification(ch)
+			if b, err := encodeNotification(nil, m, p); err == nil {
+				_ = st.emit(b, false)
+			}
+		case <-tick:
+			if c.wr.Started() && c.wr.KeepAlive() != nil {
+				return
+			}
+		case <-expire:
+			st.mu.Lock()
+			if !c.gone && !c.ending {
+				c.queueLocked(outFrame{kind: framePrime, id: sse.EventID{Stream: st.num, Seq: st.seq}})
+				c.endLocked()
+			}
+			st.mu.Unlock()
+		}
+	}
+}
+
+// write writes a batch of frames to c, each run of events at once (one
+// flush); false when the exchange broke (the client left, did not read
+// within the write timeout, or the exchange was aborted). run is scratch
+// space, returned for the next batch.
+func (st *legacyStream) write(c *sseConn, batch []outFrame, run []sse.Entry) ([]sse.Entry, bool) {
+	wr := c.wr
+	for i := range batch {
+		f := &batch[i]
+		var err error
+		switch f.kind {
+		case frameEvent:
+			run = append(run, sse.Entry{ID: f.id, Data: f.msg})
+			if i+1 < len(batch) && batch[i+1].kind == frameEvent {
+				continue
+			}
+			err = wr.WriteEntries("message", run...)
+			clear(run)
+			run = run[:0]
+		case frameStart:
+			if sid := st.sessionID(); sid != "" {
+				if h := c.w.Header(); len(h[headerSessionID]) == 0 {
+					h[headerSessionID] = []string{sid}
+				}
+			}
+			err = wr.Start(nil)
+		case frameJSON:
+			// Written when the handler returns, within the deadline armed
+			// here.
+			if err = wr.Arm(); err == nil {
+				writeJSONBody(c.w, f.msg)
+			}
+		case framePrime:
+			if st.hs != nil {
+				err = wr.WritePrime(f.id, st.lh.opts.RetryInterval)
+			}
+		}
+		if err != nil {
+			return run, false
+		}
+	}
+	return run, true
+}
+
+// detach ends the exchange c: nothing touches its ResponseWriter after.
+// It runs on the exchange's goroutine before its handler returns, which
+// is where the sse.Writer must be released.
+func (st *legacyStream) detach(c *sseConn) {
+	st.mu.Lock()
+	if st.conn == c {
+		st.conn = nil
+	}
+	c.gone, c.closed = true, true
+	c.queue = nil
+	st.mu.Unlock()
+	c.wr.Release()
+	st.lh.s.exch.removeWriter(c.wr)
+	if st.hs != nil {
+		st.hs.removeConn(c)
+	}
+}
+
+// emit sends one message of the stream: to the attached exchange, and
+// into the replay log. The first message before the response turns the
+// response into an SSE stream. final marks the response: the stream ends
+// with it. msg is kept as is: callers hand over a fresh slice.
+func (st *legacyStream) emit(msg []byte, final bool) error {
+	st.mu.Lock()
+	if st.done {
+		st.mu.Unlock()
+		return errRequestDone
+	}
+	c := st.conn
+	if !st.streaming {
+		if final {
+			// A plain JSON response.
+			if c != nil {
+				c.queueLocked(outFrame{kind: frameJSON, msg: msg})
+				c.endLocked()
+			}
+			st.done = true
+			st.mu.Unlock()
+			if st.hs != nil {
+				st.hs.streamDone(st, false)
+			}
+			return nil
+		}
+		if st.jsonOnly || c == nil {
+			st.mu.Unlock()
+			return nil // nowhere to put it
+		}
+		st.startSSELocked(c)
+	}
+	st.seq++
+	id := sse.EventID{Stream: st.num, Seq: st.seq}
+	if st.hs != nil {
+		st.hs.keep(id, msg)
+	}
+	if c != nil {
+		c.queueLocked(outFrame{kind: frameEvent, id: id, msg: msg})
+	}
+	if final {
+		st.done = true
+		if c != nil {
+			c.endLocked()
+		}
+	}
+	st.mu.Unlock()
+	if final && st.hs != nil {
+		st.hs.streamDone(st, true)
+	}
+	return nil
+}
+
+// startSSELocked turns the response into an SSE stream, primed with the
+// id before its first event.
+func (st *legacyStream) startSSELocked(c *sseConn) {
+	st.streaming = true
+	if st.hs != nil {
+		st.hs.openLog(st.num)
+	}
+	c.queueLocked(outFrame{kind: frameStart})
+	c.queueLocked(outFrame{kind: framePrime, id: sse.EventID{Stream: st.num, Seq: st.seq}})
+}
+
+// finish sends the response of the request, unless it was cancelled (then
+// nothing more is sent and the exchange is let go).
+func (st *legacyStream) finish(c *call, res Result, f *failure) {
+	if st.ctx.Err() != nil {
+		st.mu.Lock()
+		st.done = true
+		if st.conn != nil {
+			st.conn.endLocked()
+		}
+		streaming := st.streaming
+		st.mu.Unlock()
+		if st.hs != nil {
+			st.hs.streamDone(st, streaming)
+		}
+		return
+	}
+	b, _ := st.lh.s.encodeResult(nil, c, res, f)
+	_ = st.emit(b, true)
+}
+
+// outbound and requestSender.
+
+func (st *legacyStream) notify(method string, params any) error {
+	if err := st.ctx.Err(); err != nil {
+		return err
+	}
+	b, err := encodeNotification(nil, method, params)
+	if err != nil {
+		return err
+	}
+	return st.emit(b, false)
+}
+
+func (st *legacyStream) backChannel() (bool, string) {
+	switch {
+	case st.hs == nil:
+		return false, "the request belongs to no session"
+	case st.jsonOnly:
+		return false, "this request is answered with a single JSON body (no SSE stream to carry requests)"
+	}
+	return true, ""
+}
+
+func (st *legacyStream) sendRequest(msg []byte, late bool) error {
+	if !late && st.ctx.Err() != nil {
+		return errRequestDone
+	}
+	return st.emit(msg, false)
+}
+
+// closeSSE ends the HTTP exchange once what is queued is written, leaving
+// the request running; its later messages wait in the log for a
+// reconnection (CloseSSEStream).
+func (st *legacyStream) closeSSE() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	c := st.conn
+	if st.hs == nil || st.jsonOnly || st.done || c == nil {
+		return false
+	}
+	if !st.streaming {
+		st.startSSELocked(c)
+	}
+	c.endLocked()
+	return true
+}
