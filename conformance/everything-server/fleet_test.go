@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roundtrip-mcp/roundtrip/redis/redistest"
 	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
+	"github.com/roundtrip-mcp/roundtrip/redis/redistest"
 )
 
 // startHTTP runs the binary on a free loopback port with extra flags and

@@ -12,8 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
-	"github.com/roundtrip-mcp/roundtrip/requeststate"
 	"github.com/roundtrip-mcp/roundtrip/redis/redisguard"
+	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 
 // The SDK seals every requestState the MRTR handlers produce (AES-256-GCM,

@@ -20,8 +20,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/roundtrip-mcp/roundtrip/redis/redistest"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/redis/redistest"
 	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 

@@ -20,8 +20,8 @@ import (
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 	"github.com/roundtrip-mcp/roundtrip/redis/redisfanout"
-	"github.com/roundtrip-mcp/roundtrip/requeststate"
 	"github.com/roundtrip-mcp/roundtrip/redis/redisguard"
+	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 
 // keysEnv is the fallback for the request-state keys when no key file is

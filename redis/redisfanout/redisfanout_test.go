@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roundtrip-mcp/roundtrip/redis/redistest"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/redis/redistest"
 )
 
 var uris = []string{"test://warm-a", "test://warm-b", "test://x", "test://marker"}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/roundtrip-mcp/roundtrip/redis/redistest"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/redis/redistest"
 )
 
 // instance is one server of a fleet on loopback HTTP, sharing nothing
