@@ -103,12 +103,19 @@ step "go vet" in_modules go vet ./...
 # of every module's graph.
 step "staticcheck" in_modules go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 # Every module but bench (its tests talk to the other SDKs: below).
+# The fleet's chaos test writes its figures to FLEET_CHAOS_REPORT.
 race_tests() {
-  local m rc=0
+  local m rc=0 report
+  report=$(mktemp)
   for m in "${MODULES[@]}"; do
     [[ $m == bench ]] && continue
-    (cd "$m" && go test -race -count=1 -timeout 20m ./...) || { echo "  (in module $m)"; rc=1; }
+    (cd "$m" && FLEET_CHAOS_REPORT=$report go test -race -count=1 -timeout 20m ./...) || { echo "  (in module $m)"; rc=1; }
   done
+  if [[ -s $report ]]; then
+    echo "fleet under chaos (kill -9, drain, key rotation by reload, Redis restarted empty, Sentinel failover):"
+    sed 's/^/  /' "$report"
+  fi
+  rm -f "$report"
   return $rc
 }
 step "go test -race" race_tests

@@ -676,11 +676,24 @@ func TestFleetLosesNoFlowAndAcceptsNoReplayUnderChaos(t *testing.T) {
 		errorf("ledger names %s (%d times), which no flow provisioned", name, len(r))
 	}
 
-	// Figures.
+	// Figures: in the test log, and in FLEET_CHAOS_REPORT when set (make
+	// check prints that file, since go test shows no log of a passing
+	// test).
+	var report strings.Builder
+	figure := func(format string, args ...any) {
+		t.Helper()
+		t.Logf(format, args...)
+		fmt.Fprintf(&report, format+"\n", args...)
+	}
+	defer func() {
+		if path := os.Getenv("FLEET_CHAOS_REPORT"); path != "" {
+			os.WriteFile(path, []byte(report.String()), 0o644)
+		}
+	}()
 	var total phaseStats
 	for i := range c.stats {
 		s := &c.stats[i]
-		t.Logf("chaos phase %-32s started %4d  completed %4d  restarted after the store lost its records %3d  "+
+		figure("chaos phase %-32s started %4d  completed %4d  restarted after the store lost its records %3d  "+
 			"legitimate rounds rejected %d  replays refused %4d  identical replays answered %3d  identical replays refused (record gone) %3d  "+
 			"identical replays refused (record expected) %d  replays accepted %d  replays unanswered %d  legs resent by the client %d  first legs resent %d  flows lost %d",
 			phaseNames[i], s.started.Load(), s.completed.Load(), s.storeLossRestarts.Load(), s.legitRejected.Load(),
@@ -695,14 +708,14 @@ func TestFleetLosesNoFlowAndAcceptsNoReplayUnderChaos(t *testing.T) {
 			p.sum.Add(p.v.Load())
 		}
 	}
-	t.Logf("chaos total: started %d, completed %d, restarted after the store lost its records %d, legitimate rounds rejected %d, "+
+	figure("chaos total: started %d, completed %d, restarted after the store lost its records %d, legitimate rounds rejected %d, "+
 		"replays refused %d, identical replays answered %d, replays accepted %d, flows lost %d, last legs re-run after a crash %d, "+
 		"wall %.1fs",
 		total.started.Load(), total.completed.Load(), total.storeLossRestarts.Load(), total.legitRejected.Load(),
 		total.replaysRefused.Load(), total.identicalAnswered.Load(), total.replaysAccepted.Load(), total.lost.Load(), crashReruns,
 		time.Since(c.start).Seconds())
 	for i, f := range fleets {
-		t.Logf("chaos fleet %d: %s", i+1, fleetFigures(f))
+		figure("chaos fleet %d: %s", i+1, fleetFigures(f))
 	}
 	t.Logf("events (the first 200):\n%s", c.events.String())
 
