@@ -181,6 +181,11 @@ func (srv *Server) askMiddleware(next MethodHandler) MethodHandler {
 		if as != nil {
 			return as.finish(res, err)
 		}
+		if irr, ok := res.(*InputRequiredResult); ok && err == nil && irr != nil {
+			// A low-level handler's own input requests, on an era that
+			// asks otherwise (live requests on a session).
+			return sc.era.resolveInput(ctx, sc, irr, rp, func() (Result, error) { return next(ctx, method, params) })
+		}
 		return res, err
 	}
 }

@@ -29,6 +29,11 @@ type serverEra interface {
 	// unanswered questions into an InputRequiredResult, or nil when the
 	// era answers questions otherwise (live requests).
 	installAsker(sc *requestScope, caps *ClientCapabilities, rp *retryParams) *askScope
+	// resolveInput is given a handler's own InputRequiredResult (the
+	// low-level form) before it leaves: the modern era returns it as it
+	// is; a session era may answer its input requests itself and run
+	// the handler again (run) with the answers.
+	resolveInput(ctx context.Context, sc *requestScope, irr *InputRequiredResult, rp *retryParams, run func() (Result, error)) (Result, error)
 	// inputRequired answers a handler's own InputRequiredResult: nil to
 	// send it, else the failure to send instead.
 	inputRequired(s *Server, c *call) *failure
@@ -106,6 +111,12 @@ func (modernEra) installAsker(sc *requestScope, caps *ClientCapabilities, rp *re
 	sc.modern.init(caps, rp.InputResponses, rp.askState)
 	sc.asker = &sc.modern
 	return &sc.modern
+}
+
+// resolveInput sends the result to the client, which answers and
+// retries.
+func (modernEra) resolveInput(_ context.Context, _ *requestScope, irr *InputRequiredResult, _ *retryParams, _ func() (Result, error)) (Result, error) {
+	return irr, nil
 }
 
 // inputRequired sends a handler's InputRequiredResult where the method

@@ -34,7 +34,9 @@ func FuzzLegacyHTTP(f *testing.F) {
 	for i, s := range seeds {
 		f.Add([]byte(s), uint8(i))
 	}
-	s := newTestServer(f, nil)
+	// No answer ever comes to a live request here: a hand-built
+	// InputRequiredResult is refused rather than sent as one.
+	s := newTestServer(f, &ServerOptions{RefuseLegacyInputRequired: true})
 	h := NewHTTPHandler(s, &HTTPOptions{MaxBodyBytes: 64 << 10})
 	w := httptest.NewRecorder()
 	r := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(legacyInitLine(legacyCaps)))

@@ -118,17 +118,39 @@ func TestLegacyStdioEOFEndsWaitingQuestions(t *testing.T) {
 	}
 }
 
-func TestLegacyStdioHandBuiltInputRequiredAndCapabilities(t *testing.T) {
+// A hand-built input request goes live (legacy_bridge.go) under the same
+// capability rule as the asking API.
+func TestLegacyStdioHandBuiltInputRequestsNeedTheCapability(t *testing.T) {
 	s, _ := dualServer(t, nil)
 	c := newStreamClient(t, s)
 	c.send(legacyInitLine(`{"roots":{}}`))
 	c.next()
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask"}}`)
-	if v := c.next(); errorCode(t, v) != CodeInternalError {
-		t.Errorf("hand-built input_required: %v", v)
+	if v := c.next(); errorCode(t, v) != CodeMissingRequiredCapability {
+		t.Errorf("hand-built input_required without the elicitation capability: %v", v)
 	}
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"provision"}}`)
 	if v := c.next(); errorCode(t, v) != CodeMissingRequiredCapability {
 		t.Errorf("missing elicitation capability: %v", v)
+	}
+}
+
+// Over stdio the bridge asks on the connection: the live request arrives
+// as a line, the answer goes back as a line, the handler completes.
+func TestLegacyStdioHandBuiltInputRequestsAreSentLive(t *testing.T) {
+	s, _ := dualServer(t, nil)
+	c := newStreamClient(t, s)
+	c.send(legacyInitLine(legacyCaps))
+	c.next()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask"}}`)
+	live := c.next()
+	if live["method"] != MethodElicit {
+		t.Fatalf("expected a live elicitation/create, got %v", live)
+	}
+	id, _ := json.Marshal(live["id"])
+	c.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"action":"accept","content":{"name":"Ada"}}}`)
+	v := c.next()
+	if got := legacyText(t, v); got != "Hello, Ada" {
+		t.Fatalf("result %q", got)
 	}
 }

@@ -198,8 +198,8 @@ func TestModernRequestsStayModernOnALegacySession(t *testing.T) {
 	}
 }
 
-func TestLegacyHandBuiltInputRequiredIsInternalError(t *testing.T) {
-	s, _ := dualServer(t, nil)
+func TestLegacyHandBuiltInputRequiredCanBeRefused(t *testing.T) {
+	s, _ := dualServer(t, &ServerOptions{RefuseLegacyInputRequired: true})
 	ts, _ := legacyServer(t, s, nil)
 	c := newLegacyClient(t, ts.URL, legacyCaps)
 	v := c.request(MethodToolsCall, `{"name":"ask","arguments":{}}`)
@@ -209,6 +209,44 @@ func TestLegacyHandBuiltInputRequiredIsInternalError(t *testing.T) {
 	msg := v["error"].(map[string]any)["message"].(string)
 	if !strings.Contains(msg, "no input_required vocabulary") || !strings.Contains(msg, LegacyProtocolVersion) {
 		t.Errorf("message %q", msg)
+	}
+}
+
+// A low-level handler's own input requests reach a legacy client as
+// live requests, and the handler runs again with the answers and its
+// state, as a modern client would retry.
+func TestLegacyHandBuiltInputRequestsAreSentLive(t *testing.T) {
+	s, _ := dualServer(t, nil)
+	ts, _ := legacyServer(t, s, nil)
+	c := newLegacyClient(t, ts.URL, legacyCaps)
+	c.answer = func(method string, params map[string]any) any {
+		return accept(map[string]any{"name": "Ada"})
+	}
+	v := c.request(MethodToolsCall, `{"name":"ask","arguments":{}}`)
+	if got := legacyText(t, v); got != "Hello, Ada" {
+		t.Fatalf("result %q", got)
+	}
+	if len(c.asked) != 1 || c.asked[0] != MethodElicit {
+		t.Errorf("live requests %v, want one elicitation/create", c.asked)
+	}
+}
+
+// The bridge stops after LegacyInputRounds rounds of a handler that
+// never completes.
+func TestLegacyInputBridgeIsBounded(t *testing.T) {
+	s := newTestServer(t, &ServerOptions{LegacyInputRounds: 3})
+	s.AddTool(&Tool{Name: "never", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+			return &InputRequiredResult{InputRequests: map[string]InputRequest{"q": &ListRootsRequest{}}, RequestState: "again"}, nil
+		})
+	ts, _ := legacyServer(t, s, nil)
+	c := newLegacyClient(t, ts.URL, legacyCaps)
+	v := c.request(MethodToolsCall, `{"name":"never","arguments":{}}`)
+	if errorCode(t, v) != CodeInternalError {
+		t.Fatalf("got %v", v)
+	}
+	if len(c.asked) != 3 {
+		t.Errorf("%d live requests, want 3 (one per round)", len(c.asked))
 	}
 }
 

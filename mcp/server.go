@@ -70,6 +70,16 @@ type ServerOptions struct {
 	// that opens with initialize gets a 2025-11-25 session (see
 	// docs/design/legacy.md and HTTPOptions.Legacy).
 	DisableLegacy bool
+	// RefuseLegacyInputRequired answers a low-level handler's own
+	// InputRequiredResult on a session of an earlier revision with the
+	// -32603 error those revisions prescribe, instead of the default: the
+	// server sends its input requests to the client as live requests and
+	// calls the handler again with the answers as InputResponses and its
+	// plaintext state as RequestState, as a 2026-07-28 client would retry
+	// (up to LegacyInputRounds rounds; see docs/design/legacy.md).
+	RefuseLegacyInputRequired bool
+	// LegacyInputRounds bounds those rounds; zero means 10.
+	LegacyInputRounds int
 	// Tasks enables the tasks extension (io.modelcontextprotocol/tasks,
 	// see StartTask and WithTaskSupport) with these bounds; nil leaves it
 	// off: not advertised, and tasks/* answer -32601.
