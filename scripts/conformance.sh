@@ -293,6 +293,25 @@ run_suite legacy-suite-all --suite all --spec-version "$LEGACY_SPEC_VERSION" \
 run_suite older-suite-all --suite all --spec-version "$OLDER_SPEC_VERSION" \
   --expected-failures "$EXPECTED_FAILURES"
 
+# The official TypeScript SDK's v1 client (installed with the suite),
+# which speaks the revisions before 2026-07-28, completes every multi
+# round-trip tool and the prompt of the everything-server, over Streamable
+# HTTP and over stdio: the server asks it with live requests, including
+# the questions a low-level handler builds itself.
+run_ts_interop() {
+  local name=ts-sdk-v1-legacy rc=0 log="$RUN_DIR/ts-sdk-v1-legacy.log"
+  local sdk="$TOOLS_DIR/node_modules/@modelcontextprotocol/sdk"
+  local script=conformance/interop/ts/legacy-mrtr.mjs
+  printf '\n---------- conformance: %s ----------\n' "$name"
+  echo "\$ node $script --http $URL   (TypeScript SDK $("$NODE22" -p "require('$sdk/package.json').version"))"
+  timeout 120 "$NODE22" "$script" --sdk "$sdk" --http "$URL" >"$log" 2>&1 || rc=$?
+  echo "\$ node $script --stdio everything-server"
+  timeout 120 "$NODE22" "$script" --sdk "$sdk" --stdio "$SERVER_BIN" >>"$log" 2>&1 || rc=$?
+  grep -E '"summary"|"ok":false' "$log" || tail -n 20 "$log"
+  [[ $rc -eq 0 ]]
+}
+run_ts_interop || failed+=("ts-sdk-v1-legacy")
+
 if ! kill -0 "$SERVER_PID" 2>/dev/null; then
   echo "conformance: everything-server died during the run" >&2
   show_server_output >&2
