@@ -1,6 +1,7 @@
 // Package auth is an OAuth 2.1 client for MCP servers that require
 // authorization (the MCP authorization spec, revisions 2025-11-25 and
-// 2026-07-28).
+// 2026-07-28, and the 2025-03-26 discovery for servers without protected
+// resource metadata).
 //
 // Its entry point is [Transport], an [net/http.RoundTripper] that wraps a
 // base transport: it adds "Authorization: Bearer" (or "DPoP") to every
@@ -10,7 +11,10 @@
 //
 //   - protected resource metadata (RFC 9728), from the challenge's
 //     resource_metadata or the well-known URLs (path-aware, then root),
-//     whose resource must cover the server URL;
+//     whose resource must cover the server URL; when the server
+//     publishes none (every URL answers 4xx), the 2025-03-26 discovery:
+//     authorization server metadata at the server's origin, else the
+//     default /authorize, /token and /register there, never another host;
 //   - authorization server metadata (RFC 8414, then OpenID Connect
 //     discovery, with the path-insertion variants), whose issuer must be
 //     exactly the authorization server named by the resource;

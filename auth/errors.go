@@ -12,7 +12,11 @@ var (
 	// is nil.
 	ErrNoAuthorizer = errors.New("auth: authorization needed but no Authorize function is configured")
 	// ErrMetadataNotFound: no protected resource or authorization server
-	// metadata document could be found.
+	// metadata document could be found. A server whose protected resource
+	// metadata URLs all answer 4xx (and whose challenge names no
+	// resource_metadata) is not this error but the 2025-03-26 discovery
+	// at its origin; this error then means that its authorization server
+	// metadata URL failed otherwise (5xx, network error).
 	ErrMetadataNotFound = errors.New("auth: metadata not found")
 	// ErrInvalidMetadata: a metadata document is malformed or lacks a
 	// required field.

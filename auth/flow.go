@@ -19,8 +19,9 @@ var errNoRefresh = errors.New("auth: no known metadata or client to refresh with
 
 // authorize obtains a new token for the MCP server at server after sent
 // (nil if none) was refused with the challenge ch; stepUp is set for a
-// 403 insufficient_scope.
-func (t *Transport) authorize(ctx context.Context, server *url.URL, key string, sent *Token, ch Challenge, stepUp bool) (*Token, error) {
+// 403 insufficient_scope. version is the refused request's
+// MCP-Protocol-Version header ("" if none).
+func (t *Transport) authorize(ctx context.Context, server *url.URL, version, key string, sent *Token, ch Challenge, stepUp bool) (*Token, error) {
 	t.flow.Lock()
 	defer t.flow.Unlock()
 
@@ -32,23 +33,12 @@ func (t *Transport) authorize(ctx context.Context, server *url.URL, key string, 
 		sent = cur
 	}
 
-	prm, err := t.discoverPRM(ctx, server, ch.Param("resource_metadata"))
+	d, err := t.discover(ctx, server, version, ch)
 	if err != nil {
 		return nil, err
 	}
-	issuer := prm.AuthorizationServers[0]
-	if t.opts.Grant != nil {
-		// The credentials are for one authorization server: fail before
-		// any request reaches another.
-		if err := t.checkGrantIssuer(issuer); err != nil {
-			return nil, err
-		}
-	}
-	asm, err := t.discoverAS(ctx, issuer)
-	if err != nil {
-		return nil, err
-	}
-	sameGrant := sent != nil && sent.Issuer == issuer && sent.Resource == prm.Resource
+	issuer, asm := d.issuer, d.asm
+	sameGrant := sent != nil && sent.Issuer == issuer && sent.Resource == d.resource
 	if sent != nil && !sameGrant {
 		t.log.InfoContext(ctx, "auth: the authorization server or resource changed; dropping the old token",
 			"server", key, "old_issuer", sent.Issuer, "issuer", issuer)
@@ -76,7 +66,7 @@ func (t *Transport) authorize(ctx context.Context, server *url.URL, key string, 
 	}
 	scope := ch.Param("scope")
 	if scope == "" {
-		scope = strings.Join(prm.ScopesSupported, " ")
+		scope = strings.Join(d.scopes, " ")
 	}
 	if sameGrant {
 		// Keep what was granted before (SEP-2350): a step-up adds scopes.
@@ -84,7 +74,7 @@ func (t *Transport) authorize(ctx context.Context, server *url.URL, key string, 
 	}
 	if t.opts.Grant != nil {
 		// No user, no offline_access: the grant runs again when needed.
-		tok, err := t.machineGrant(ctx, asm, prm.Resource, scope)
+		tok, err := t.machineGrant(ctx, asm, d.resource, scope)
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +90,7 @@ func (t *Transport) authorize(ctx context.Context, server *url.URL, key string, 
 	if err != nil {
 		return nil, err
 	}
-	tok, err := t.authorizationCode(ctx, asm, client, prm.Resource, scope)
+	tok, err := t.authorizationCode(ctx, asm, client, d.resource, scope)
 	if err != nil {
 		return nil, err
 	}
@@ -145,10 +135,52 @@ func withoutScope(list, drop string) string {
 	return strings.Join(out, " ")
 }
 
+// discovery is what the metadata discovery of an MCP server found.
+type discovery struct {
+	issuer   string // the authorization server's issuer identifier
+	asm      *AuthorizationServerMetadata
+	resource string   // the resource indicator (RFC 8707) to send
+	scopes   []string // the protected resource's scopes_supported
+}
+
+// discover finds the authorization server of the MCP server at server,
+// refused with the challenge ch: the protected resource metadata and the
+// metadata of the first authorization server it names (2025-06-18 and
+// later), or, when the server publishes no protected resource metadata
+// at all, the 2025-03-26 discovery at the server's origin
+// (discoverLegacy).
+func (t *Transport) discover(ctx context.Context, server *url.URL, version string, ch Challenge) (*discovery, error) {
+	prm, none, err := t.discoverPRM(ctx, server, ch.Param("resource_metadata"))
+	if err != nil {
+		// A challenge naming resource_metadata says the server has
+		// protected resource metadata: its absence is an error, not a
+		// 2025-03-26 server.
+		if !none || ch.Param("resource_metadata") != "" {
+			return nil, err
+		}
+		return t.discoverLegacy(ctx, server, version, err)
+	}
+	issuer := prm.AuthorizationServers[0]
+	if t.opts.Grant != nil {
+		// The credentials are for one authorization server: fail before
+		// any request reaches another.
+		if err := t.checkGrantIssuer(issuer); err != nil {
+			return nil, err
+		}
+	}
+	asm, err := t.discoverAS(ctx, issuer)
+	if err != nil {
+		return nil, err
+	}
+	return &discovery{issuer: issuer, asm: asm, resource: prm.Resource, scopes: prm.ScopesSupported}, nil
+}
+
 // discoverPRM fetches and checks the protected resource metadata of
 // server: from the challenge's resource_metadata URL when given, else
-// the well-known URLs.
-func (t *Transport) discoverPRM(ctx context.Context, server *url.URL, fromChallenge string) (*ProtectedResourceMetadata, error) {
+// the well-known URLs. On an ErrMetadataNotFound error, none reports
+// that every URL tried answered with a 4xx status: the server publishes
+// no protected resource metadata.
+func (t *Transport) discoverPRM(ctx context.Context, server *url.URL, fromChallenge string) (prm *ProtectedResourceMetadata, none bool, err error) {
 	var cands []string
 	if fromChallenge != "" {
 		if err := checkEndpoint(fromChallenge, t.opts.AllowInsecureHTTP); err != nil {
@@ -162,37 +194,41 @@ func (t *Transport) discoverPRM(ctx context.Context, server *url.URL, fromChalle
 			cands = append(cands, u)
 		}
 	}
-	prm, u, err := firstDocument(ctx, t, cands, func(prm *ProtectedResourceMetadata) error { return validatePRM(prm, server) })
+	prm, u, none, err := firstDocument(ctx, t, cands, func(prm *ProtectedResourceMetadata) error { return validatePRM(prm, server) })
 	if err != nil {
-		return nil, fmt.Errorf("protected resource metadata for %s: %w", resourceKey(server), err)
+		return nil, none, fmt.Errorf("protected resource metadata for %s: %w", resourceKey(server), err)
 	}
 	t.log.DebugContext(ctx, "auth: protected resource metadata", "url", u, "resource", prm.Resource, "authorization_servers", prm.AuthorizationServers)
-	return prm, nil
+	return prm, false, nil
 }
 
 // firstDocument fetches the first of urls that has a document (a URL
 // without one moves on to the next) and validates it. A document that
-// is malformed, too large or fails validate stops the search.
-func firstDocument[T any](ctx context.Context, t *Transport, urls []string, validate func(*T) error) (*T, string, error) {
+// is malformed, too large or fails validate stops the search. When no
+// URL has a document (ErrMetadataNotFound), none reports that every one
+// answered with a 4xx status (unpublished).
+func firstDocument[T any](ctx context.Context, t *Transport, urls []string, validate func(*T) error) (doc *T, from string, none bool, err error) {
 	var errs []error
+	none = true
 	for _, u := range urls {
 		var doc T
 		if err := getJSON(ctx, t.hc, u, t.max, &doc); err != nil {
 			if ctx.Err() != nil {
-				return nil, "", ctx.Err()
+				return nil, "", false, ctx.Err()
 			}
 			if errors.Is(err, ErrInvalidMetadata) || errors.Is(err, ErrResponseTooLarge) {
-				return nil, "", err
+				return nil, "", false, err
 			}
+			none = none && unpublished(err)
 			errs = append(errs, err)
 			continue
 		}
 		if err := validate(&doc); err != nil {
-			return nil, "", fmt.Errorf("%w (from %s)", err, u)
+			return nil, "", false, fmt.Errorf("%w (from %s)", err, u)
 		}
-		return &doc, u, nil
+		return &doc, u, false, nil
 	}
-	return nil, "", fmt.Errorf("%w: %w", ErrMetadataNotFound, errors.Join(errs...))
+	return nil, "", none && len(urls) > 0, fmt.Errorf("%w: %w", ErrMetadataNotFound, errors.Join(errs...))
 }
 
 // discoverAS fetches and checks the metadata of the authorization server
@@ -208,7 +244,7 @@ func (t *Transport) discoverAS(ctx context.Context, issuer string) (*Authorizati
 	if err != nil {
 		return nil, fmt.Errorf("%w: authorization server %q: %v", ErrInvalidMetadata, issuer, err)
 	}
-	m, u, err := firstDocument(ctx, t, asMetadataURLs(iu), func(m *AuthorizationServerMetadata) error {
+	m, u, _, err := firstDocument(ctx, t, asMetadataURLs(iu), func(m *AuthorizationServerMetadata) error {
 		return validateASMetadataFor(m, issuer, t.opts.AllowInsecureHTTP, t.opts.Grant == nil)
 	})
 	if err != nil {

@@ -104,10 +104,16 @@ func FuzzMetadata(f *testing.F) {
 		`{"issuer":"https://as.example","authorization_endpoint":"https://as.example/authorize","token_endpoint":"https://as.example/token","code_challenge_methods_supported":["S256"]}`,
 		`{"issuer":"https://as.example/","authorization_endpoint":"http://as.example/authorize","token_endpoint":"https://as.example/token"}`,
 		`{"resource":1}`, `[]`, `{}`,
+		`{"issuer":"https://mcp.example","authorization_endpoint":"https://mcp.example/oauth/authorize","token_endpoint":"https://mcp.example:443/oauth/token","registration_endpoint":"https://mcp.example/register","code_challenge_methods_supported":["S256"]}`,
+		`{"issuer":"https://mcp.example/","authorization_endpoint":"https://mcp.example/authorize","token_endpoint":"https://as.example/token","code_challenge_methods_supported":["S256"]}`,
 	} {
 		f.Add([]byte(s))
 	}
 	server, _ := url.Parse("https://mcp.example/mcp")
+	onOrigin := func(e string) bool {
+		u, err := url.Parse(e)
+		return err == nil && u.Scheme == "https" && u.User == nil && (strings.EqualFold(u.Host, "mcp.example") || strings.EqualFold(u.Host, "mcp.example:443"))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var prm ProtectedResourceMetadata
 		if decodeObject(b, &prm) == nil && validatePRM(&prm, server) == nil {
@@ -125,6 +131,22 @@ func FuzzMetadata(f *testing.F) {
 				if err != nil || u.Host == "" || u.Scheme != "https" && (u.Scheme != "http" || !isLoopback(u.Hostname())) {
 					t.Fatalf("accepted endpoint %q", e)
 				}
+			}
+		}
+		// The 2025-03-26 fallback: the issuer is the origin, every
+		// endpoint on it.
+		var lm AuthorizationServerMetadata
+		if decodeObject(b, &lm) == nil && validateLegacyASMetadata(&lm, "https://mcp.example", false, true) == nil {
+			if lm.Issuer != "https://mcp.example" && lm.Issuer != "https://mcp.example/" {
+				t.Fatalf("fallback accepted issuer %q", lm.Issuer)
+			}
+			for _, e := range []string{lm.AuthorizationEndpoint, lm.TokenEndpoint} {
+				if !onOrigin(e) {
+					t.Fatalf("fallback accepted endpoint %q", e)
+				}
+			}
+			if lm.RegistrationEndpoint != "" && !onOrigin(lm.RegistrationEndpoint) {
+				t.Fatalf("fallback accepted registration endpoint %q", lm.RegistrationEndpoint)
 			}
 		}
 	})

@@ -46,13 +46,42 @@ type AuthorizationServerMetadata struct {
 // status): discovery goes on with the next candidate.
 var errNotFound = errors.New("no document")
 
+// noDocumentError is the answer of a metadata URL without a document:
+// an HTTP status other than 200 and 3xx. It matches errNotFound.
+type noDocumentError struct {
+	url    string
+	status int
+}
+
+func (e *noDocumentError) Error() string {
+	return fmt.Sprintf("auth: GET %s: HTTP %d: %v", e.url, e.status, errNotFound)
+}
+
+func (e *noDocumentError) Is(target error) bool { return target == errNotFound }
+
+// unpublished reports whether err says that nothing is published at a
+// metadata URL: the server answered it with a 4xx status. A redirect, a
+// 5xx, a network error or a document (even a bad one) is not that.
+func unpublished(err error) bool {
+	var nd *noDocumentError
+	return errors.As(err, &nd) && nd.status >= 400 && nd.status < 500
+}
+
 // getJSON GETs u and decodes a JSON object of at most max bytes into v.
 // A redirect is an ErrRedirect error (hc must not follow it: see
-// noRedirects), any other status but 200 an errNotFound one.
+// noRedirects), any other status but 200 a *noDocumentError.
 func getJSON(ctx context.Context, hc *http.Client, u string, max int64, v any) error {
+	return getJSONWith(ctx, hc, u, nil, max, v)
+}
+
+// getJSONWith is getJSON with the request headers hdr added.
+func getJSONWith(ctx context.Context, hc *http.Client, u string, hdr http.Header, max int64, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return fmt.Errorf("auth: %w", err)
+	}
+	for k, vs := range hdr {
+		req.Header[k] = vs
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
@@ -65,7 +94,7 @@ func getJSON(ctx context.Context, hc *http.Client, u string, max int64, v any) e
 	}
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-		return fmt.Errorf("auth: GET %s: HTTP %d: %w", u, resp.StatusCode, errNotFound)
+		return &noDocumentError{url: u, status: resp.StatusCode}
 	}
 	body, err := readBounded(resp.Body, max)
 	if err != nil {

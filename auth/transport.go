@@ -340,7 +340,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if tok != nil {
 			t.restoreClient(ctx, tok.Issuer)
 		}
-		tok, err = t.authorize(ctx, req.URL, key, tok, ch, resp.StatusCode == http.StatusForbidden)
+		tok, err = t.authorize(ctx, req.URL, req.Header.Get("MCP-Protocol-Version"), key, tok, ch, resp.StatusCode == http.StatusForbidden)
 		if err != nil {
 			return nil, err
 		}

@@ -22,7 +22,10 @@
 #      sessions also negotiate, with the same baseline.
 #   3. the client: ./conformance/everything-client under
 #      `conformance client --requirements 2026-07-28` with the `client:`
-#      baseline of the same file (run_client_suite).
+#      baseline of the same file (run_client_suite), then scenario by
+#      scenario: the 2025-11-25 core ones, the two 2025-03-26 OAuth
+#      discovery ones (no protected resource metadata) and the extension
+#      ones the client implements.
 #
 # Results (checks.json per scenario, full logs, server output) go to
 # .tools/runs/<timestamp>/.
@@ -198,9 +201,13 @@ run_suite() {
 #   conformance client --command <it> --spec-version 2025-11-25 --scenario S
 # each (`--suite core` also holds the auth/* scenarios); a failure or a
 # warning in any of them fails the run. Logs in $RUN_DIR/client-2025-11-25-S.log,
-# checks under $RUN_DIR/client-2025-11-25/. Last, the extension scenarios the
-# client implements (machine-to-machine OAuth grants, enterprise-managed
-# authorization, DPoP), one by one.
+# checks under $RUN_DIR/client-2025-11-25/. Then the two 2025-03-26 OAuth
+# scenarios (a server without protected resource metadata: authorization
+# server metadata at its origin, or the default endpoints there; see
+# docs/design/auth.md), at --spec-version 2025-03-26, which the requirements
+# run never selects. Last, the extension scenarios the client implements
+# (machine-to-machine OAuth grants, enterprise-managed authorization, DPoP),
+# one by one.
 run_client_suite() {
   local name=client log="$RUN_DIR/client.log" rc=0 start=$SECONDS
   local bin="$TOOLS_DIR/bin/everything-client"
@@ -245,6 +252,7 @@ run_client_suite() {
   fi
 
   client_scenarios 2025-11-25 initialize tools_call elicitation-sep1034-client-defaults sse-retry || ok=0
+  client_scenarios 2025-03-26 auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback || ok=0
   # Extension scenarios the client implements (not scored for 2026-07-28,
   # so the requirements run does not hold them to anything): checked one
   # by one so that they stay passing.
