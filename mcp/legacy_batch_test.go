@@ -280,3 +280,25 @@ func TestBatchesAreRefusedWhereTheRevisionHasNone(t *testing.T) {
 		refused(t, res.body, LatestProtocolVersion)
 	})
 }
+
+func TestAStatelessBatchIsServedAtTheRevisionItsHeaderNames(t *testing.T) {
+	s, _ := slowServer(t)
+	h := NewHTTPHandler(s, &HTTPOptions{Legacy: LegacyHTTPOptions{Stateless: true}})
+	const batch = `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}]`
+	hdr := func(v string) http.Header {
+		return http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}, "Mcp-Protocol-Version": {v}}
+	}
+	res := doHTTP(t, h, batch, hdr("2025-03-26"))
+	if res.status != http.StatusOK || len(batchAnswer(t, res.body)) != 2 {
+		t.Errorf("2025-03-26: %d %s", res.status, res.body)
+	}
+	res = doHTTP(t, h, batch, hdr("2025-06-18"))
+	if res.status != http.StatusBadRequest || !strings.Contains(string(res.body), "protocol revision 2025-06-18 has no JSON-RPC batches") {
+		t.Errorf("2025-06-18: %d %s", res.status, res.body)
+	}
+	// Sessionful, a legacy header without a session is the usual 400.
+	res = doHTTP(t, NewHTTPHandler(s, nil), batch, hdr("2025-03-26"))
+	if res.status != http.StatusBadRequest || !strings.Contains(string(res.body), "Mcp-Session-Id header is required") {
+		t.Errorf("no session: %d %s", res.status, res.body)
+	}
+}
