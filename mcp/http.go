@@ -153,6 +153,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	msg, e := jsonrpc.Decode(body)
 	if e != nil {
+		if jsonrpc.IsBatch(body) {
+			h.batch(w, r, body) // legacy_batch.go
+			return
+		}
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 		return
 	}

@@ -16,14 +16,16 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// The legacy era: protocol revision 2025-11-25 on the same server and the
-// same handlers (docs/design/legacy.md).
+// The legacy era: protocol revisions 2025-11-25, 2025-06-18, 2025-03-26
+// and 2024-11-05 on the same server and the same handlers
+// (docs/design/legacy.md). What the revisions have and lack is data, one
+// descriptor per revision (legacy_revisions.go).
 //
 // The era is decided per request. A request whose params carry the
 // 2026-07-28 _meta envelope (a protocolVersion member) is modern, always.
 // Otherwise an initialize request opens a legacy session, and a request
 // that belongs to one (the stdio connection after initialize, or an HTTP
-// request with an Mcp-Session-Id) is served as 2025-11-25 prescribes:
+// request with an Mcp-Session-Id) is served as its revision prescribes:
 // capabilities from initialize, no per-request _meta requirement, results
 // without resultType, ping, logging/setLevel, resources/subscribe, and live
 // server-to-client requests. The modern path is not touched: it is tried
@@ -37,8 +39,10 @@ import (
 // as a live request related to the originating call and the handler blocks
 // until the answer comes.
 
-// LegacyProtocolVersion is the earlier revision a dual-era server also
-// serves: initialize, sessions and server-to-client requests.
+// LegacyProtocolVersion is the newest earlier revision a dual-era server
+// also serves (initialize, sessions and server-to-client requests), and
+// the one an initialize naming an unknown version is offered. 2025-06-18,
+// 2025-03-26 and 2024-11-05 are negotiated too (Server.SupportedVersions).
 const LegacyProtocolVersion = "2025-11-25"
 
 // Methods and notifications of 2025-11-25 that 2026-07-28 removed.
@@ -53,12 +57,6 @@ const (
 	NotificationRootsListChanged    = "notifications/roots/list_changed"
 	NotificationElicitationComplete = "notifications/elicitation/complete"
 )
-
-// legacyVersions are the revisions a legacy initialize may negotiate,
-// newest first. 2025-06-18 has the same session machinery; what it lacks
-// (URL elicitation, sampling with tools) is already gated by the
-// capabilities such a client declares.
-var legacyVersions = []string{LegacyProtocolVersion, "2025-06-18"}
 
 // Per-session bounds: what one legacy session may hold, whatever its
 // client does.
@@ -117,11 +115,11 @@ type legacyReply struct {
 // legacySession is one 2025-11-25 session: a stdio connection after
 // initialize, or one Mcp-Session-Id of an HTTP handler.
 type legacySession struct {
-	s       *Server
-	id      string // Mcp-Session-Id; empty on a stream
-	version string
-	client  Implementation
-	caps    ClientCapabilities
+	s      *Server
+	id     string    // Mcp-Session-Id; empty on a stream
+	rev    *revision // the negotiated revision (legacy_revisions.go)
+	client Implementation
+	caps   ClientCapabilities
 
 	// ctx ends with the session: questions waiting for answers give up
 	// and (on HTTP) requests in flight are cancelled.
@@ -144,7 +142,7 @@ type legacySession struct {
 
 func (s *Server) newLegacySession(id string, p *legacyInitParams) *legacySession {
 	ls := &legacySession{
-		s: s, id: id, version: negotiateLegacy(p.ProtocolVersion), client: p.ClientInfo, caps: p.Capabilities,
+		s: s, id: id, rev: negotiateRevision(p.ProtocolVersion), client: p.ClientInfo, caps: p.Capabilities,
 		pending: make(map[int64]chan legacyReply),
 	}
 	ls.ctx, ls.cancel = context.WithCancel(context.Background())
@@ -152,16 +150,9 @@ func (s *Server) newLegacySession(id string, p *legacyInitParams) *legacySession
 	return ls
 }
 
-func negotiateLegacy(requested string) string {
-	if slices.Contains(legacyVersions, requested) {
-		return requested
-	}
-	return LegacyProtocolVersion
-}
-
 // scope returns the legacy scope of a request of this session.
 func (ls *legacySession) scope() *legacyScope {
-	return &legacyScope{sess: ls, version: ls.version}
+	return &legacyScope{sess: ls, rev: ls.rev}
 }
 
 // close ends the session: questions waiting for an answer fail, the
@@ -199,7 +190,7 @@ func (ls *legacySession) fillMeta(m *RequestMeta) {
 	ls.mu.Lock()
 	m.LogLevel = ls.level
 	ls.mu.Unlock()
-	m.ProtocolVersion = ls.version
+	m.ProtocolVersion = ls.rev.version
 	caps := ls.caps
 	m.ClientCapabilities = caps
 	info := ls.client
@@ -512,9 +503,9 @@ func decodeInitialize(raw []byte) (*legacyInitParams, *failure) {
 // initializeResult encodes the answer to initialize.
 func (s *Server) initializeResult(id jsonrpc.ID, ls *legacySession) []byte {
 	b, err := s.appendLegacyResult(nil, id, &initializeResult{
-		ProtocolVersion: ls.version,
-		Capabilities:    s.capabilities(),
-		ServerInfo:      s.impl,
+		ProtocolVersion: ls.rev.version,
+		Capabilities:    ls.rev.capabilities(s.capabilities()),
+		ServerInfo:      ls.rev.implementation(s.impl),
 		Instructions:    s.opts.Instructions,
 	})
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// The legacy asker: on a 2025-11-25 request, Elicit, ElicitForm,
+// The legacy asker: on a legacy session's request, Elicit, ElicitForm,
 // ElicitURL, Sample and ListRoots send the live server-to-client request,
 // related to the originating call (on its SSE response stream over HTTP,
 // on the connection over stdio), and block until the client answers. The
@@ -18,18 +18,24 @@ import (
 // this is preferred to re-running it round after round.
 
 type legacyAsker struct {
-	scope *legacyScope
-	caps  *ClientCapabilities
-	out   outbound
+	scope  *legacyScope
+	caps   *ClientCapabilities
+	out    outbound
+	method string // the originating request's method
 }
 
 func (a *legacyAsker) ask(ctx context.Context, q *question) (json.RawMessage, error) {
+	// What the session's revision does not define is not sent, whatever
+	// the client declared.
+	if err := a.scope.rev.refuses(a.method, q); err != nil {
+		return nil, err
+	}
 	method := q.req.InputMethod()
 	rs, _ := a.out.(requestSender)
 	why := "this transport cannot carry server-to-client requests"
 	switch {
 	case a.scope.sess == nil:
-		why = "the request belongs to no session (a stateless " + a.scope.version + " request has no back-channel)"
+		why = "the request belongs to no session (a stateless " + a.scope.rev.version + " request has no back-channel)"
 	case rs != nil:
 		if ok, w := rs.backChannel(); ok {
 			why = ""
@@ -57,10 +63,13 @@ func (a *legacyAsker) ask(ctx context.Context, q *question) (json.RawMessage, er
 	return raw, nil
 }
 
-// legacyParams renders the params of the live request. A URL-mode
-// elicitation carries an elicitationId in 2025-11-25.
+// legacyParams renders the params of the live request as the session's
+// revision defines them. A URL-mode elicitation carries an elicitationId
+// in 2025-11-25; before it, a form elicitation has no mode member and a
+// sampling message one content block and no _meta.
 func (a *legacyAsker) legacyParams(q *question) ([]byte, error) {
-	if e, ok := q.req.(*ElicitRequest); ok && (e.Mode == ElicitModeURL || (e.Mode == "" && e.URL != "" && e.RequestedSchema == nil)) {
+	rev := a.scope.rev
+	if e, ok := q.req.(*ElicitRequest); ok && isURLElicitation(e) {
 		id := q.elicitationID
 		if id == "" {
 			var b [16]byte
@@ -78,10 +87,28 @@ func (a *legacyAsker) legacyParams(q *question) ([]byte, error) {
 			ElicitationID string `json:"elicitationId"`
 		}{ElicitModeURL, e.Message, e.URL, id})
 	}
-	raw, err := marshalInputRequest(q.req)
+	req := q.req
+	switch v := req.(type) {
+	case *CreateMessageRequest:
+		req = rev.samplingParams(v)
+	case *ElicitRequest:
+		if !rev.urlElicitation {
+			raw, err := marshalInputRequest(v)
+			if err != nil {
+				return nil, err
+			}
+			return dropMembers(nil, paramsOf(raw), "mode"), nil
+		}
+	}
+	raw, err := marshalInputRequest(req)
 	if err != nil {
 		return nil, err
 	}
+	return paramsOf(raw), nil
+}
+
+// paramsOf returns the params of a bare {"method","params"} object.
+func paramsOf(raw []byte) []byte {
 	var params []byte
 	_ = jsonrpc.Fields(raw, func(k, v []byte) error {
 		if string(k) == "params" {
@@ -92,7 +119,7 @@ func (a *legacyAsker) legacyParams(q *question) ([]byte, error) {
 	if params == nil {
 		params = []byte("{}")
 	}
-	return params, nil
+	return params
 }
 
 // WithElicitationID sets the elicitationId a URL-mode elicitation carries

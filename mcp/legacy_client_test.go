@@ -16,13 +16,17 @@ import (
 // tests: initialize, then requests whose SSE response streams it reads,
 // answering the server-to-client requests found there with answer.
 type legacyClient struct {
-	t      testing.TB
-	url    string
-	hc     *http.Client
-	sid    string
-	caps   string
-	answer func(method string, params map[string]any) any
-	quiet  bool // do not check the status of answers (the session may be gone)
+	t    testing.TB
+	url  string
+	hc   *http.Client
+	sid  string
+	caps string
+	// version is the revision the client asks for in initialize (empty:
+	// 2025-11-25); it sends MCP-Protocol-Version only where its revision
+	// has that header (2025-06-18 and later).
+	version string
+	answer  func(method string, params map[string]any) any
+	quiet   bool // do not check the status of answers (the session may be gone)
 
 	mu       sync.Mutex
 	nextID   int
@@ -40,8 +44,14 @@ func legacyAnswers(method string, params map[string]any) any {
 // newLegacyClient initializes a session (caps is the capabilities JSON).
 func newLegacyClient(t testing.TB, url, caps string) *legacyClient {
 	t.Helper()
-	c := &legacyClient{t: t, url: url, hc: &http.Client{Timeout: 10 * time.Second}, caps: caps, answer: legacyAnswers}
-	res, hdr := c.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"legacy-test","version":"1"}}}`, nil)
+	return newLegacyClientAt(t, url, LegacyProtocolVersion, caps)
+}
+
+// newLegacyClientAt initializes a session asking for version.
+func newLegacyClientAt(t testing.TB, url, version, caps string) *legacyClient {
+	t.Helper()
+	c := &legacyClient{t: t, url: url, hc: &http.Client{Timeout: 10 * time.Second}, caps: caps, answer: legacyAnswers, version: version}
+	res, hdr := c.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":`+caps+`,"clientInfo":{"name":"legacy-test","version":"1"}}}`, nil)
 	if res["result"] == nil {
 		t.Fatalf("initialize: %v", res)
 	}
@@ -53,10 +63,24 @@ func newLegacyClient(t testing.TB, url, caps string) *legacyClient {
 	return c
 }
 
+// protocolVersion is the value of the client's MCP-Protocol-Version
+// header, empty where its revision has none.
+func (c *legacyClient) protocolVersion() string {
+	switch {
+	case c.version == "":
+		return LegacyProtocolVersion
+	case c.version < "2025-06-18":
+		return ""
+	}
+	return c.version
+}
+
 func (c *legacyClient) headers(r *http.Request) {
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("MCP-Protocol-Version", LegacyProtocolVersion)
+	if v := c.protocolVersion(); v != "" {
+		r.Header.Set("MCP-Protocol-Version", v)
+	}
 	if c.sid != "" {
 		r.Header.Set("Mcp-Session-Id", c.sid)
 	}
@@ -188,7 +212,9 @@ func (c *legacyClient) get(lastEventID string) *http.Response {
 	c.t.Helper()
 	r, _ := http.NewRequest(http.MethodGet, c.url, nil)
 	r.Header.Set("Accept", "text/event-stream")
-	r.Header.Set("MCP-Protocol-Version", LegacyProtocolVersion)
+	if v := c.protocolVersion(); v != "" {
+		r.Header.Set("MCP-Protocol-Version", v)
+	}
 	r.Header.Set("Mcp-Session-Id", c.sid)
 	if lastEventID != "" {
 		r.Header.Set("Last-Event-ID", lastEventID)

@@ -9,18 +9,19 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// The legacy era (2025-11-25, 2025-06-18) as a serverEra: a request that
-// belongs to a session (or, on a stateless handler, names a legacy
-// version) is decoded with the revision's method table, its RequestMeta
-// comes from the session, headers are optional, a handler's questions
-// become live requests, and results are encoded without resultType,
-// server identity or cache hints.
+// The legacy era (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05) as a
+// serverEra: a request that belongs to a session (or, on a stateless
+// handler, names a legacy version) is decoded with the revision's method
+// table, its RequestMeta comes from the session, headers are optional, a
+// handler's questions become live requests, and results are encoded
+// without resultType, server identity or cache hints, and without what
+// the session's revision lacks (its descriptor, legacy_revisions.go).
 
 // legacyScope is the legacy era of one request: its session (nil for a
 // stateless request) and revision.
 type legacyScope struct {
-	sess    *legacySession
-	version string
+	sess *legacySession
+	rev  *revision
 }
 
 var _ serverEra = (*legacyScope)(nil)
@@ -38,7 +39,7 @@ func (ls *legacyScope) checkVersion(*Server, *call) *failure { return nil }
 // installAsker makes questions live requests on the session
 // (legacy_ask.go); the handler blocks for each answer.
 func (ls *legacyScope) installAsker(sc *requestScope, caps *ClientCapabilities, _ *retryParams) *askScope {
-	sc.asker = &legacyAsker{scope: ls, caps: caps, out: sc.out}
+	sc.asker = &legacyAsker{scope: ls, caps: caps, out: sc.out, method: sc.method}
 	return nil
 }
 
@@ -46,11 +47,12 @@ func (ls *legacyScope) installAsker(sc *requestScope, caps *ClientCapabilities, 
 // InputRequiredResult.
 func (ls *legacyScope) inputRequired(s *Server, c *call) *failure { return s.legacyIRRFailure(c) }
 
+// appendResult encodes the result as the session's revision defines it.
 func (ls *legacyScope) appendResult(s *Server, dst []byte, id jsonrpc.ID, res Result) ([]byte, error) {
-	return s.appendLegacyResult(dst, id, res)
+	return s.appendLegacyResult(dst, id, ls.rev.result(res))
 }
 
-func (ls *legacyScope) protocolVersion() string { return ls.version }
+func (ls *legacyScope) protocolVersion() string { return ls.rev.version }
 
 // tasks: the extension is a 2026-07-28 one.
 func (ls *legacyScope) tasks() bool { return false }
@@ -131,7 +133,7 @@ func (ls *legacyScope) decode(c *call) *failure {
 	if spec == nil {
 		e := jsonrpcError(CodeMethodNotFound, "Method not found: "+msg.Method)
 		if methods[msg.Method] != nil {
-			e = jsonrpcError(CodeMethodNotFound, "Method not found: "+msg.Method+" is not part of protocol revision "+ls.version)
+			e = jsonrpcError(CodeMethodNotFound, "Method not found: "+msg.Method+" is not part of protocol revision "+ls.rev.version)
 		}
 		return &failure{e, http.StatusOK}
 	}
@@ -152,7 +154,7 @@ func (ls *legacyScope) decode(c *call) *failure {
 	if ls.sess != nil {
 		ls.sess.fillMeta(m)
 	} else {
-		m.ProtocolVersion, m.ClientCapabilities, m.LogLevel, m.ClientInfo = ls.version, ClientCapabilities{}, "", nil
+		m.ProtocolVersion, m.ClientCapabilities, m.LogLevel, m.ClientInfo = ls.rev.version, ClientCapabilities{}, "", nil
 	}
 	// inputResponses and requestState do not exist in 2025-11-25.
 	if rp, _ := binding(msg.Method, params); rp != nil {
@@ -202,7 +204,7 @@ func (scope *legacyScope) extra(ctx context.Context, method string, params Param
 		return EmptyResult{}, nil
 	case *SubscribeRequest:
 		if ls == nil {
-			return nil, jsonrpcError(CodeInvalidRequest, "Invalid request: "+method+" needs a session (this 2025-11-25 request has none)")
+			return nil, jsonrpcError(CodeInvalidRequest, "Invalid request: "+method+" needs a session (this "+scope.rev.version+" request has none)")
 		}
 		if len(p.URI) > maxLegacySubscriptionURI {
 			return nil, jsonrpcError(CodeInvalidParams, "Invalid params: uri is too long")

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -73,6 +74,78 @@ func FuzzLegacyHTTP(f *testing.F) {
 				continue // the priming event of a resumable stream has no data
 			}
 			checkJSONRPCMessage(t, m)
+		}
+	})
+}
+
+// FuzzLegacyBatch sends arbitrary bodies to a 2025-03-26 session, whose
+// revision has JSON-RPC batches (and, with mode, to a 2025-11-25 session,
+// which refuses them). Nothing may panic or hang, the status is one the
+// transport defines, and the answer is a JSON-RPC message or an array of
+// them.
+func FuzzLegacyBatch(f *testing.F) {
+	seeds := []string{
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`,
+		`[{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":"p"}}},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+		`[{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}},{"jsonrpc":"2.0","id":4,"method":"ping"}]`,
+		`[{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}]`,
+		`[{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"greet","arguments":{"who":"A"}}},1,"x",null]`,
+		`[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}]`,
+		`[{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}]`,
+		`[]`, `[[]]`, `[`, `[{}]`,
+	}
+	for i, s := range seeds {
+		f.Add([]byte(s), uint8(i))
+	}
+	s := newTestServer(f, nil)
+	h := NewHTTPHandler(s, &HTTPOptions{MaxBodyBytes: 64 << 10})
+	open := func(version string) string {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(strings.Replace(legacyInitLine(legacyCaps), LegacyProtocolVersion, version, 1)))
+		r.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(w, r)
+		sid := w.Header().Get("Mcp-Session-Id")
+		if sid == "" {
+			f.Fatalf("initialize: %d %s", w.Code, w.Body)
+		}
+		return sid
+	}
+	batching, refusing := open("2025-03-26"), open("2025-11-25")
+	f.Fuzz(func(t *testing.T, body []byte, mode uint8) {
+		r := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(string(body)))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		sid := batching
+		if mode%4 == 3 {
+			sid = refusing
+		}
+		r.Header.Set("Mcp-Session-Id", sid)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		switch w.Code {
+		case 200, 202, 400, 404, 413, 415:
+		default:
+			t.Fatalf("unexpected status %d", w.Code)
+		}
+		if w.Code == 202 || w.Body.Len() == 0 {
+			return
+		}
+		for _, m := range splitMessages(t, w.Header().Get("Content-Type"), w.Body.Bytes()) {
+			m = []byte(strings.TrimSpace(string(m)))
+			if len(m) == 0 {
+				continue // the priming event of a resumable stream has no data
+			}
+			if m[0] != '[' {
+				checkJSONRPCMessage(t, m)
+				continue
+			}
+			var arr []json.RawMessage
+			if err := json.Unmarshal(m, &arr); err != nil || len(arr) == 0 {
+				t.Fatalf("bad batch answer %q: %v", m, err)
+			}
+			for _, e := range arr {
+				checkJSONRPCMessage(t, e)
+			}
 		}
 	})
 }

@@ -215,7 +215,7 @@ func (lh *legacyHTTP) serve(w http.ResponseWriter, r *http.Request, msg jsonrpc.
 			return
 		}
 		version := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion))
-		c := &call{msg: msg, era: &legacyScope{version: negotiateLegacy(version)}}
+		c := &call{msg: msg, era: &legacyScope{rev: negotiateRevision(version)}}
 		if f := c.era.decode(c); f != nil {
 			writeHTTPError(w, http.StatusOK, msg.ID, f.err)
 			return
@@ -260,8 +260,8 @@ func (lh *legacyHTTP) other(w http.ResponseWriter, r *http.Request) bool {
 		sessionNotFound(w, jsonrpc.ID{})
 		return true
 	}
-	if v := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion)); v != "" && v != hs.version {
-		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+v+" is not the session's protocol version "+hs.version))
+	if v := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion)); v != "" && v != hs.rev.version {
+		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+v+" is not the session's protocol version "+hs.rev.version))
 		return true
 	}
 	if r.Method == http.MethodDelete {
@@ -391,8 +391,8 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 	hs.enter()
 	defer hs.leave()
 	w.Header()[headerSessionID] = []string{hs.id}
-	if v := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion)); v != "" && v != hs.version {
-		writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpcError(CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+v+" is not the session's protocol version "+hs.version))
+	if v := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion)); v != "" && v != hs.rev.version {
+		writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpcError(CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+v+" is not the session's protocol version "+hs.rev.version))
 		return
 	}
 	switch {
@@ -431,7 +431,7 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 // reconnection.
 func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *httpSession, c *call) {
 	jsonOnly := lh.opts.JSONResponse || !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-	st := &legacyStream{lh: lh, hs: hs, jsonOnly: jsonOnly}
+	st := &legacyStream{lh: lh, hs: hs, rev: revisionOf(c.era), jsonOnly: jsonOnly}
 	key := c.msg.ID.Raw()
 	var ctx context.Context
 	var cancel context.CancelFunc

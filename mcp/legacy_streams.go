@@ -31,6 +31,7 @@ import (
 type legacyStream struct {
 	lh         *legacyHTTP
 	hs         *httpSession // nil for a stateless request
+	rev        *revision    // the revision of the stream's request(s); nil on the GET stream
 	num        uint64
 	ctx        context.Context
 	jsonOnly   bool
@@ -465,7 +466,7 @@ func (st *legacyStream) notify(method string, params any) error {
 	if err := st.ctx.Err(); err != nil {
 		return err
 	}
-	b, err := encodeNotification(nil, method, params)
+	b, err := encodeNotification(nil, method, st.rev.notification(method, params))
 	if err != nil {
 		return err
 	}

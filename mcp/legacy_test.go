@@ -154,16 +154,16 @@ func TestLegacyInitializeAndSessionWire(t *testing.T) {
 func TestLegacyVersionNegotiation(t *testing.T) {
 	s, _ := dualServer(t, nil)
 	h := NewHTTPHandler(s, nil)
-	// 2025-06-18 is served as itself (clients of that revision are common);
-	// anything else unknown gets the latest legacy revision.
-	for v, want := range map[string]string{"2025-06-18": "2025-06-18", "2025-11-25": LegacyProtocolVersion, "2025-03-26": LegacyProtocolVersion, "2099-01-01": LegacyProtocolVersion} {
+	// Every earlier revision is served as itself; anything else gets the
+	// latest legacy revision.
+	for v, want := range map[string]string{"2025-06-18": "2025-06-18", "2025-11-25": LegacyProtocolVersion, "2025-03-26": "2025-03-26", "2024-11-05": "2024-11-05", "2024-10-07": LegacyProtocolVersion, "2099-01-01": LegacyProtocolVersion} {
 		res := doHTTP(t, h, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+v+`","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
 			http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}})
 		if got := result(t, res.last(t))["protocolVersion"]; got != want {
 			t.Errorf("asked %s, negotiated %v", v, got)
 		}
 	}
-	if got := s.SupportedVersions(); strings.Join(got, " ") != LatestProtocolVersion+" "+LegacyProtocolVersion+" 2025-06-18" {
+	if got := s.SupportedVersions(); strings.Join(got, " ") != LatestProtocolVersion+" "+LegacyProtocolVersion+" 2025-06-18 2025-03-26 2024-11-05" {
 		t.Errorf("SupportedVersions = %v", got)
 	}
 	// The legacy revision is never accepted in a modern _meta envelope.

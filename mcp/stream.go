@@ -188,6 +188,10 @@ func (c *streamConn) writeMsg(b []byte) error {
 func (c *streamConn) handle(ctx context.Context, line []byte) {
 	msg, e := jsonrpc.Decode(line)
 	if e != nil {
+		if jsonrpc.IsBatch(line) {
+			c.batch(ctx, line) // legacy_batch.go
+			return
+		}
 		c.writeMsg(jsonrpc.AppendError(nil, msg.ID, e))
 		return
 	}
@@ -257,7 +261,7 @@ func (c *streamConn) run(ctx context.Context, call *call) {
 	c.spawn(func() {
 		defer c.wg.Done()
 		defer cancel()
-		out := &streamOut{c: c, ctx: rctx}
+		out := &streamOut{c: c, ctx: rctx, rev: revisionOf(call.era)}
 		res, f := c.s.execute(rctx, call, out)
 		// The id is free again before the response leaves: a client may
 		// reuse it as soon as it has the answer.
@@ -290,13 +294,14 @@ func (c *streamConn) cancelled(params []byte) {
 type streamOut struct {
 	c   *streamConn
 	ctx context.Context
+	rev *revision // a legacy session's revision (legacy_revisions.go); nil for 2026-07-28
 }
 
 func (o *streamOut) notify(method string, params any) error {
 	if err := o.ctx.Err(); err != nil {
 		return err
 	}
-	b, err := encodeNotification(nil, method, params)
+	b, err := encodeNotification(nil, method, o.rev.notification(method, params))
 	if err != nil {
 		return err
 	}

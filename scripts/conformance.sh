@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
 # pinned in scripts/tools.sh) against ./conformance/everything-server, one
-# dual-era process serving both revisions on one endpoint: 2026-07-28 (runs
-# 1 and 2) and 2025-11-25 (runs 1b and 2b):
+# dual-era process serving every revision on one endpoint: 2026-07-28 (runs
+# 1 and 2) and the legacy sessions' 2025-11-25 (runs 1b and 2b), 2025-06-18
+# (2c) and 2025-03-26 (2d):
 #
 #   1. --requirements 2026-07-28: exactly the frozen set the revision requires.
 #      Only required scenarios decide the exit code; extension (tasks-*) and
@@ -20,6 +21,10 @@
 #      scenario applicable at 2025-11-25, a WARNING counts as a failure.
 #   2c. --suite all --spec-version 2025-06-18, the earlier revision legacy
 #      sessions also negotiate, with the same baseline.
+#   2d. --suite all --spec-version 2025-03-26 (the suite has one scenario
+#      there, server-session-lifecycle: initialize at 2025-03-26, the
+#      session's notifications/initialized, DELETE, 404 after), with the same
+#      baseline. 2024-11-05 has no scenario in the suite.
 #   3. the client: ./conformance/everything-client under
 #      `conformance client --requirements 2026-07-28` with the `client:`
 #      baseline of the same file (run_client_suite), then scenario by
@@ -43,6 +48,7 @@ ROOT=$PWD
 SPEC_VERSION=2026-07-28
 LEGACY_SPEC_VERSION=2025-11-25 # served by the same binary (docs/design/legacy.md)
 OLDER_SPEC_VERSION=2025-06-18  # also negotiated by legacy sessions
+OLDEST_SPEC_VERSION=2025-03-26 # and this one (and 2024-11-05, which the suite does not cover)
 EXPECTED_FAILURES=conformance/expected-failures.yml
 SERVER_START_TIMEOUT=20 # seconds to wait for the "listening on" line
 RUN_TIMEOUT=600         # seconds for one whole conformance invocation
@@ -299,6 +305,8 @@ run_suite legacy-requirements --requirements "$LEGACY_SPEC_VERSION"
 run_suite legacy-suite-all --suite all --spec-version "$LEGACY_SPEC_VERSION" \
   --expected-failures "$EXPECTED_FAILURES"
 run_suite older-suite-all --suite all --spec-version "$OLDER_SPEC_VERSION" \
+  --expected-failures "$EXPECTED_FAILURES"
+run_suite oldest-suite-all --suite all --spec-version "$OLDEST_SPEC_VERSION" \
   --expected-failures "$EXPECTED_FAILURES"
 
 # The official TypeScript SDK's v1 client (installed with the suite),

@@ -351,3 +351,66 @@ func TestPlainKeyFindsBackslashesAndNonASCII(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeBatch: DecodeBatch never panics; a batch it accepts holds 1 to
+// max entries, each exactly what Decode makes of its element; a
+// non-array is refused whole.
+func FuzzDecodeBatch(f *testing.F) {
+	for _, s := range []string{
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+		`[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"x"}}]`,
+		`[1,2,3]`, `[]`, ` [ ] `, `[{"jsonrpc":"2.0","id":null,"method":"x"}]`, `[[]]`, `{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},`, `[{"jsonrpc":"2.0","id":1,"method":"ping"}] `,
+	} {
+		f.Add([]byte(s), uint8(4))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, max uint8) {
+		entries, e := DecodeBatch(data, int(max))
+		if e != nil {
+			if entries != nil {
+				t.Fatalf("entries with an error: %v", entries)
+			}
+			if e.Code != CodeParseError && e.Code != CodeInvalidRequest {
+				t.Fatalf("code %d", e.Code)
+			}
+			return
+		}
+		if !IsBatch(data) || len(entries) == 0 || (max > 0 && len(entries) > int(max)) {
+			t.Fatalf("accepted %q as %d entries (max %d)", data, len(entries), max)
+		}
+		i := 0
+		_ = Elements(data, func(v []byte) error {
+			m, de := Decode(v)
+			got := entries[i]
+			if got.Msg.ID != m.ID || got.Msg.Method != m.Method || string(got.Msg.Params) != string(m.Params) ||
+				(got.Err == nil) != (de == nil) || (de != nil && got.Err.Message != de.Message) {
+				t.Fatalf("entry %d of %q: %+v, Decode gives %+v %v", i, data, got, m, de)
+			}
+			i++
+			return nil
+		})
+		if i != len(entries) {
+			t.Fatalf("%d elements, %d entries", i, len(entries))
+		}
+	})
+}
+
+func TestDecodeBatchRefusesWhatIsNoBatch(t *testing.T) {
+	for in, code := range map[string]int{
+		`[]`: CodeInvalidRequest, `{"jsonrpc":"2.0","id":1,"method":"ping"}`: CodeInvalidRequest,
+		`[{"jsonrpc"`: CodeParseError, `[1,2]`: 0,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`: CodeInvalidRequest,
+	} {
+		entries, e := DecodeBatch([]byte(in), 2)
+		switch {
+		case code == 0 && (e != nil || len(entries) != 2 || entries[0].Err == nil || entries[0].Err.Code != CodeInvalidRequest):
+			t.Errorf("%s: %v %v", in, entries, e)
+		case code != 0 && (e == nil || e.Code != code):
+			t.Errorf("%s: %v, want code %d", in, e, code)
+		}
+	}
+	if entries, e := DecodeBatch([]byte(`[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","method":"n"}]`), 0); e != nil || len(entries) != 2 ||
+		entries[0].Msg.ID.Raw() != `"a"` || !entries[1].Msg.IsNotification() {
+		t.Errorf("a good batch: %v %v", entries, e)
+	}
+}
