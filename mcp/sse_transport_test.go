@@ -1,9 +1,12 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -613,5 +616,60 @@ func TestSSEHandlerOfAModernOnlyServerIs404(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+}
+
+// A POST body that does not arrive within BodyReadTimeout is answered
+// 408, as on Streamable HTTP.
+func TestSSESlowBodyIs408(t *testing.T) {
+	u, _ := sseServer(t, newTestServer(t, nil), &SSEOptions{HTTPOptions: HTTPOptions{BodyReadTimeout: 100 * time.Millisecond}})
+	c := openRawSSE(t, u, "")
+	ep, _ := url.Parse(c.endpoint)
+	conn, err := net.Dial("tcp", ep.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\"", ep.RequestURI(), ep.Host)
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("slow body: %d, want 408", resp.StatusCode)
+	}
+}
+
+// Every write of the stream has a deadline: a client that stops reading
+// while one large message is being written loses its stream within
+// StreamWriteTimeout, and its session with it.
+func TestSSEStreamWritesHaveADeadline(t *testing.T) {
+	s := newTestServer(t, nil)
+	s.AddTool(&Tool{Name: "huge"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+		return TextResult(strings.Repeat("x", 32<<20)), nil
+	})
+	u, h := sseServer(t, s, &SSEOptions{HTTPOptions: HTTPOptions{StreamWriteTimeout: 200 * time.Millisecond}})
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	ev, err := sse.NewReader(resp.Body, 0, 0).Next()
+	if err != nil || ev.Name != "endpoint" {
+		t.Fatalf("first event %+v %v", ev, err)
+	}
+	base, _ := url.Parse(u)
+	ep, _ := base.Parse(string(ev.Data))
+	c := &rawSSE{t: t, hc: &http.Client{}, endpoint: ep.String()}
+	c.mustPost(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	c.mustPost(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"huge","arguments":{}}}`)
+	start := time.Now()
+	for h.sessionCount() != 0 && time.Since(start) < 10*time.Second {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := h.sessionCount(); n != 0 {
+		t.Fatalf("%d sessions %v after the client stopped reading", n, time.Since(start))
 	}
 }
