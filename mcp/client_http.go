@@ -40,6 +40,24 @@ type HTTPClientOptions struct {
 	// A server without one (405) is fine. The modern era has no GET
 	// stream.
 	NoLegacyGetStream bool
+	// SSE speaks the HTTP+SSE transport of protocol revision 2024-11-05
+	// from the start: url is the server's event stream (a GET whose
+	// first event, endpoint, names where to POST the session's
+	// messages). Without it the transport speaks Streamable HTTP and
+	// falls back to HTTP+SSE when the server answers the POST of
+	// initialize with a 4xx other than 401, 403, 407, 408 and 429 (as
+	// 2025-03-26 prescribes for clients of older servers): it then GETs
+	// the same URL, and speaks HTTP+SSE for the rest of its life when
+	// the answer is an event stream whose first event is endpoint. A
+	// 5xx, a network failure or another answer to the GET leave the
+	// error of the POST as it was. Either way the session is the
+	// initialize handshake's: the Client offers its newest session
+	// revision and, over HTTP+SSE, also accepts 2025-03-26 and
+	// 2024-11-05 in answer.
+	SSE bool
+	// NoSSEFallback turns the fallback to HTTP+SSE off: a 4xx to the
+	// POST of initialize is the handshake's error.
+	NoSSEFallback bool
 }
 
 // Headers of the 2025-11-25 Streamable HTTP binding.
@@ -76,6 +94,11 @@ const getStreamWait = 2 * time.Second
 // resumes a stream that ends before its response with GET and
 // Last-Event-ID after the server's retry delay, and ends the session
 // with DELETE when the Client is closed.
+//
+// A server that speaks only the HTTP+SSE transport of 2024-11-05
+// refuses the POST of initialize with a 4xx; the transport then GETs
+// the URL and, when it gets that transport's event stream, speaks it
+// instead (see HTTPClientOptions.SSE and NoSSEFallback).
 func NewHTTPClientTransport(url string, opts *HTTPClientOptions) ClientTransport {
 	t := &httpClientTransport{url: url, max: DefaultMaxMessageBytes}
 	if opts != nil {
@@ -85,10 +108,14 @@ func NewHTTPClientTransport(url string, opts *HTTPClientOptions) ClientTransport
 			t.max = opts.MaxMessageBytes
 		}
 		t.getStream = !opts.NoLegacyGetStream
+		t.sse.fallback = !opts.NoSSEFallback
+		t.sse.on.Store(opts.SSE)
 	}
 	if opts == nil {
 		t.getStream = true
+		t.sse.fallback = true
 	}
+	t.sse.t = t
 	if t.hc == nil {
 		t.hc = &http.Client{}
 	}
@@ -110,6 +137,10 @@ type httpClientTransport struct {
 
 	mu         sync.Mutex
 	stopListen context.CancelFunc // the GET stream of the current session
+
+	// sse is the HTTP+SSE transport (2024-11-05), spoken when asked for
+	// or after the fallback (client_sse_transport.go).
+	sse httpSSE
 }
 
 var (
@@ -158,6 +189,18 @@ func (t *httpClientTransport) newRequest(ctx context.Context, method string, bod
 }
 
 func (t *httpClientTransport) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error) {
+	if t.sse.on.Load() {
+		return t.sse.roundTrip(ctx, r)
+	}
+	res, err := t.postRoundTrip(ctx, r)
+	if err != nil && t.sse.fallsBack(ctx, r) {
+		return t.sse.fallBack(ctx, r, err)
+	}
+	return res, err
+}
+
+// postRoundTrip sends r as a Streamable HTTP POST.
+func (t *httpClientTransport) postRoundTrip(ctx context.Context, r *wireRequest) ([]byte, error) {
 	era := r.era
 	req, err := t.newRequest(ctx, http.MethodPost, r.body, era.version, era.session)
 	if err != nil {
@@ -291,6 +334,9 @@ func (t *httpClientTransport) post(ctx context.Context, body []byte, version, se
 
 // notify POSTs a notification of a legacy session (202 expected).
 func (t *httpClientTransport) notify(ctx context.Context, r *wireRequest) error {
+	if t.sse.on.Load() {
+		return t.sse.notify(ctx, r)
+	}
 	if err := t.post(ctx, r.body, r.era.version, r.era.session); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -303,6 +349,10 @@ func (t *httpClientTransport) notify(ctx context.Context, r *wireRequest) error 
 // endSession sends DELETE with the session id; a server that does not
 // allow it (405) or already forgot the session is fine.
 func (t *httpClientTransport) endSession(ctx context.Context, version, session string) {
+	if t.sse.on.Load() {
+		t.sse.end() // the end of the stream ends an HTTP+SSE session
+		return
+	}
 	t.mu.Lock()
 	if t.stopListen != nil {
 		t.stopListen()
@@ -328,6 +378,9 @@ func (t *httpClientTransport) endSession(ctx context.Context, version, session s
 // answered the first GET (or after getStreamWait, or when ctx ends), so
 // that the stream is there before the session's first request.
 func (t *httpClientTransport) listen(ctx context.Context, era *clientEra) {
+	if t.sse.on.Load() {
+		return // HTTP+SSE: the session's stream is its only one
+	}
 	lctx, cancel := context.WithCancel(t.ctx)
 	t.mu.Lock()
 	if t.stopListen != nil {

@@ -31,6 +31,12 @@
 #      scenario: the 2025-11-25 core ones, the two 2025-03-26 OAuth
 #      discovery ones (no protected resource metadata) and the extension
 #      ones the client implements.
+#   4. the HTTP+SSE transport (2024-11-05) against the official TypeScript
+#      SDK v1, which the suite brings along, both ways: its
+#      SSEClientTransport calling the everything-server's /sse, and
+#      mcp.Client falling back against its SSEServerTransport
+#      (conformance/interop/sse_test.go, run_ts_sse_interop). `go test`
+#      skips them when .tools is not installed yet; here they must run.
 #
 # Results (checks.json per scenario, full logs, server output) go to
 # .tools/runs/<timestamp>/.
@@ -336,6 +342,22 @@ fi
 stop_server
 
 run_client_suite || failed+=("client")
+
+# run_ts_sse_interop: the TypeScript SDK's HTTP+SSE client and server
+# against ours (conformance/interop/sse_test.go), with the SDK just
+# installed; ROUNDTRIP_REQUIRE_TS_SDK turns a missing SDK into a failure.
+run_ts_sse_interop() {
+  printf '\n---------- conformance: %s ----------\n' "TypeScript SDK over HTTP+SSE (2024-11-05)"
+  local start=$SECONDS
+  if (cd conformance && TOOLS_DIR="$TOOLS_DIR" ROUNDTRIP_REQUIRE_TS_SDK=1 go test -count=1 -v \
+    -run '^(TestTypeScriptSSEClientCallsTools|TestClientFallsBackAgainstATypeScriptSSEServer)$' ./interop); then
+    echo "conformance: TypeScript SDK over HTTP+SSE passed ($((SECONDS - start))s)"
+    return 0
+  fi
+  echo "conformance: TypeScript SDK over HTTP+SSE FAILED ($((SECONDS - start))s)"
+  return 1
+}
+run_ts_sse_interop || failed+=("ts-sse-interop")
 
 echo
 if [[ ${#failed[@]} -gt 0 ]]; then

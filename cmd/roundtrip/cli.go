@@ -43,6 +43,7 @@ type options struct {
 	command   []string // after --
 	headers   headerFlag
 	legacy    bool
+	sse       bool
 	pinned    string
 	timeout   time.Duration
 	json      bool
@@ -98,11 +99,12 @@ func (f *headerFlag) Set(v string) error {
 // register adds the common flags to fs, each defaulting to its current
 // value (so that flags given before the command carry over).
 func (o *options) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.url, "url", o.url, "the Streamable HTTP `URL` of the server")
+	fs.StringVar(&o.url, "url", o.url, "the Streamable HTTP `URL` of the server (a server that refuses it is tried over HTTP+SSE, 2024-11-05, at the same URL)")
 	fs.StringVar(&o.cmdLine, "cmd", o.cmdLine, "run the server `COMMAND` over stdio (split like a shell; or give it after --)")
 	fs.Var(&o.headers, "H", "HTTP header `'Name: value'` sent with every request (repeatable), e.g. -H 'Authorization: Bearer TOKEN'")
 	fs.Var(&o.headers, "header", "same as -H")
 	fs.BoolVar(&o.legacy, "legacy", o.legacy, "speak 2025-11-25 (initialize handshake and a session) instead of finding the era out")
+	fs.BoolVar(&o.sse, "sse", o.sse, "speak the HTTP+SSE transport of 2024-11-05 from the start: --url is the server's event stream (its sessions are initialize sessions)")
 	fs.StringVar(&o.pinned, "protocol-version", o.pinned, "speak exactly this protocol `VERSION` (2026-07-28, 2025-11-25 or 2025-06-18)")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "bound each request (each round of a call separately, not the time spent answering); 0: none")
 	fs.BoolVar(&o.json, "json", o.json, "print results as JSON")
@@ -268,7 +270,7 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 		}
 		s.target = t
 	}
-	if o.save != "" && (o.legacy || (o.pinned != "" && eraOf(o.pinned) == "legacy")) {
+	if o.save != "" && (o.legacy || o.sse || (o.pinned != "" && eraOf(o.pinned) == "legacy")) {
 		return usagef("--save needs the 2026-07-28 era: a 2025-11-25 server asks with live requests, which cannot be saved")
 	}
 	defer s.close()
@@ -327,8 +329,10 @@ func printUsage(w io.Writer) {
 Usage:
   roundtrip [flags] COMMAND [flags] [ARGS] [-- SERVER-COMMAND [ARG...]]
 
-The server is --url URL (Streamable HTTP), or a command run over stdio: given
-after -- (roundtrip tools -- go run ./server) or as --cmd "./server -v".
+The server is --url URL (Streamable HTTP, or the HTTP+SSE transport of
+2024-11-05: tried at the same URL when the server refuses Streamable HTTP, or
+at once with --sse), or a command run over stdio: given after --
+(roundtrip tools -- go run ./server) or as --cmd "./server -v".
 
 Commands:
 `)
@@ -337,7 +341,7 @@ Commands:
 	}
 	fmt.Fprint(w, `
 Common flags (accepted by every command, before or after it):
-  --url URL  --cmd COMMAND  -H 'Name: value'  --legacy  --protocol-version V
+  --url URL  --cmd COMMAND  -H 'Name: value'  --legacy  --sse  --protocol-version V
   --timeout D  --json  --root PATH|URI  --log-level L  --model NAME  --quiet
   --oauth  --oauth-redirect URL  --oauth-token-file FILE  --oauth-browser
   --oauth-issuer ISSUER --oauth-client-id ID [--oauth-client-secret SECRET]
@@ -436,7 +440,7 @@ func (s *session) connect() (*mcp.Client, error) {
 	}
 	var t mcp.ClientTransport
 	if s.target.URL != "" {
-		hopts := &mcp.HTTPClientOptions{Header: o.headers.h}
+		hopts := &mcp.HTTPClientOptions{Header: o.headers.h, SSE: o.sse}
 		if err := o.oauth.check(o.headers.h); err != nil {
 			return nil, err
 		}
@@ -451,6 +455,9 @@ func (s *session) connect() (*mcp.Client, error) {
 	} else {
 		if o.headers.h != nil {
 			return nil, usagef("-H applies to HTTP servers only")
+		}
+		if o.sse {
+			return nil, usagef("--sse applies to HTTP servers only")
 		}
 		if o.oauth.enabled {
 			return nil, usagef("--oauth applies to HTTP servers only")

@@ -47,7 +47,7 @@ func cmdDiscover(s *session) error {
 	}
 	era := "2026-07-28 era: stateless, per-request _meta"
 	if eraOf(version) == "legacy" {
-		era = "2025 era: initialize handshake and a session"
+		era = version[:min(4, len(version))] + " era: initialize handshake and a session"
 	}
 	fmt.Fprintf(s.out, "protocol:      %s (%s)\n", version, era)
 	fmt.Fprintf(s.out, "supported:     %s\n", strings.Join(d.SupportedVersions, ", "))

@@ -9,7 +9,7 @@
 //
 // The server is one of:
 //
-//	--url http://127.0.0.1:8080/mcp      a Streamable HTTP endpoint
+//	--url http://127.0.0.1:8080/mcp      a Streamable HTTP endpoint (or an HTTP+SSE one: see below)
 //	-- go run ./examples/server          a command run over stdio (everything after --)
 //	--cmd "./server --flag"              the same, as one string (split like a shell, no shell)
 //
@@ -27,6 +27,11 @@
 //	listen               print notifications until interrupted
 //	logout               forget the OAuth token stored for --url (--all: every token)
 //	help [COMMAND]       show help
+//
+// A server that refuses Streamable HTTP (a 4xx to the POST of
+// initialize) is tried over the HTTP+SSE transport of 2024-11-05 at the
+// same URL, such as http://127.0.0.1:8080/sse; --sse speaks that
+// transport from the start.
 //
 // With --oauth, an HTTP server that requires authorization is authorized
 // in a browser: the authorization URL is printed on stderr (--oauth-browser

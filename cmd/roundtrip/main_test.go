@@ -656,3 +656,37 @@ func TestStaleSavedCallIsRefusedBeforeAsking(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q: want a refusal before the question", r.code, r.stderr)
 	}
 }
+
+// sseServer serves testServer over HTTP+SSE only, at /sse (a POST to
+// /sse without a session is refused, as such servers refuse it), and
+// returns the stream's URL.
+func sseServer(t *testing.T) string {
+	t.Helper()
+	srv := testServer()
+	mux := http.NewServeMux()
+	mux.Handle("/sse", mcp.NewSSEHandler(srv, nil))
+	hs := httptest.NewServer(mux)
+	t.Cleanup(func() { hs.Close(); srv.Close() })
+	return hs.URL + "/sse"
+}
+
+// Against a server that speaks only HTTP+SSE (2024-11-05), the CLI falls
+// back from Streamable HTTP by itself, or speaks it at once with --sse:
+// discover, lists, and a call whose live elicitations are answered in
+// the terminal.
+func TestHTTPSSEOnlyServer(t *testing.T) {
+	url := sseServer(t)
+	cli(t, "", "discover", "--url", url).must(t, 0, "testsrv 1.2.3", "2025-11-25 (2025 era: initialize handshake and a session)")
+	cli(t, "", "discover", "--url", url, "--sse").must(t, 0, "testsrv 1.2.3")
+	cli(t, "", "tools", "--url", url).must(t, 0, "provision", "roots")
+	r := cli(t, "1\n15\n", "call", "--url", url, "provision", "name=orders")
+	r.must(t, 0, "Provisioned orders in eu-west-1 with 15 GB.")
+	cli(t, "Short.\n\n", "call", "--sse", "--url", url, "changelog", "name=x").must(t, 0, "model human said: Short.")
+	cli(t, "", "call", "--url", url, "fail").must(t, exitToolError, "it broke")
+	if r := cli(t, "", "call", "--url", url, "--sse", "--save", filepath.Join(t.TempDir(), "p.json"), "provision", "name=x"); r.code != exitUsage {
+		t.Errorf("--save with --sse: exit %d, want %d", r.code, exitUsage)
+	}
+	if r := cli(t, "", "tools", "--sse", "--cmd", "true"); r.code != exitUsage {
+		t.Errorf("--sse with a stdio server: exit %d, want %d", r.code, exitUsage)
+	}
+}

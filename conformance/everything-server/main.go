@@ -5,11 +5,14 @@
 // It registers every tool, prompt and resource the suite's server
 // scenarios call (see docs: conformance.md §2.6 and §2.7):
 //
-//	everything-server -http 127.0.0.1:0   # Streamable HTTP at /mcp
+//	everything-server -http 127.0.0.1:0   # Streamable HTTP at /mcp, HTTP+SSE at /sse
 //	everything-server -stdio              # newline-delimited JSON-RPC on stdin/stdout
 //
 // In HTTP mode the first line on stdout is exactly
 // "listening on http://HOST:PORT/mcp"; everything else goes to stderr.
+// The same process serves the HTTP+SSE transport of 2024-11-05 at /sse
+// on the same address (GET for the event stream, POSTs to the URL its
+// endpoint event names), with the same tools.
 package main
 
 import (
@@ -30,7 +33,7 @@ import (
 )
 
 func main() {
-	httpAddr := flag.String("http", "127.0.0.1:0", "listen on this address and serve Streamable HTTP at /mcp")
+	httpAddr := flag.String("http", "127.0.0.1:0", "listen on this address and serve Streamable HTTP at /mcp (and HTTP+SSE at /sse)")
 	stdio := flag.Bool("stdio", false, "serve the stdio transport on stdin/stdout instead of HTTP")
 	var sf stateFlags
 	flag.StringVar(&sf.keys, "state-keys", "", "comma-separated base64url request-state keys (first seals, all verify); default $ROUNDTRIP_STATE_KEYS, else a random per-process key. Any user can read a command line: prefer -state-key-file")
@@ -97,6 +100,7 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, addr string, logger *slog.L
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewHTTPHandler(srv, nil))
+	mux.Handle("/sse", mcp.NewSSEHandler(srv, nil)) // HTTP+SSE (2024-11-05)
 	mux.Handle("/livez", mcp.HealthHandler(srv))
 	mux.Handle("/readyz", mcp.HealthHandler(srv))
 	hs := &http.Server{
@@ -111,7 +115,7 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, addr string, logger *slog.L
 		ln.Close()
 		return err
 	}
-	logger.Info("everything-server: serving Streamable HTTP", "addr", ln.Addr().String())
+	logger.Info("everything-server: serving Streamable HTTP at /mcp and HTTP+SSE at /sse", "addr", ln.Addr().String())
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
