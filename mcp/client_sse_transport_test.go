@@ -89,7 +89,7 @@ func TestClientFallsBackToHTTPSSEAfterA4xxToInitialize(t *testing.T) {
 				if got := callText(t, c, ctx, "ask_all"); got != "Hello Ada, capital Paris, 2 roots" {
 					t.Fatalf("ask_all: %q", got)
 				}
-				if v := c.ProtocolVersion(); v != negotiateLegacy(LegacyProtocolVersion) {
+				if v := c.ProtocolVersion(); v != LegacyProtocolVersion {
 					t.Errorf("version %q", v)
 				}
 				d, err := c.Discover(ctx)

@@ -234,7 +234,9 @@ func TestSSEEndpointEventComesFirst(t *testing.T) {
 func TestSSESessionCompletesAToolThatSamples(t *testing.T) {
 	u, _ := sseServer(t, samplingServer(t, nil), nil)
 	c := openRawSSE(t, u, "")
-	c.initialize(LegacyProtocolVersion, `{"sampling":{}}`)
+	if v := c.initialize("2024-11-05", `{"sampling":{}}`); v != "2024-11-05" {
+		t.Fatalf("negotiated %q", v)
+	}
 	c.mustPost(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"haiku","arguments":{}}}`)
 	q := c.next()
 	if q["method"] != MethodCreateMessage || q["id"] == nil {
@@ -247,19 +249,13 @@ func TestSSESessionCompletesAToolThatSamples(t *testing.T) {
 	}
 }
 
-// The session negotiates what negotiateLegacy picks for a client that
-// offers the transport's own revision, 2024-11-05: today the newest
-// session revision; 2024-11-05 itself once legacy sessions negotiate it
-// (the test then asserts it, unchanged).
+// The session negotiates the transport's own revision, 2024-11-05, for a
+// client that offers it.
 func TestSSESessionNegotiatesTheOfferedRevision(t *testing.T) {
 	u, _ := sseServer(t, newTestServer(t, nil), nil)
 	c := openRawSSE(t, u, "")
-	got := c.initialize("2024-11-05", `{}`)
-	if want := negotiateLegacy("2024-11-05"); got != want {
-		t.Fatalf("negotiated %q, want %q", got, want)
-	}
-	if got != "2024-11-05" {
-		t.Logf("legacy sessions do not negotiate 2024-11-05 yet: the offer got %s", got)
+	if got := c.initialize("2024-11-05", `{}`); got != "2024-11-05" {
+		t.Fatalf("negotiated %q, want 2024-11-05", got)
 	}
 	c.mustPost(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
 	if got := legacyText(t, c.next()); got != "hi" {
