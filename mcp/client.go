@@ -56,10 +56,12 @@ const (
 // most preferred first.
 var modernVersions = []string{LatestProtocolVersion}
 
-// legacyClientVersions are the 2025-era revisions a legacy session may
-// run at, most preferred first (2025-06-18 differs from 2025-11-25 only
-// in features a server must not use unless the client declared them).
-var legacyClientVersions = []string{LegacyProtocolVersion, "2025-06-18"}
+// legacyClientVersions are the revisions a legacy session may run at,
+// most preferred first. The client offers the first; it accepts any of
+// them in answer, and ModePinned may ask for any. What the older ones
+// lack (elicitation, structured output, titles, ...) is the server's to
+// leave out; the client reads what is there.
+var legacyClientVersions = []string{LegacyProtocolVersion, "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // defaultProbeTimeout bounds the server/discover probe of ModeAuto on a
 // byte stream.

@@ -246,7 +246,7 @@ func (c *Client) handshake(ctx context.Context) (*clientEra, error) {
 	if hello.ProtocolVersion == "" {
 		return nil, invalidResponse(MethodInitialize, "no protocolVersion")
 	}
-	accepted := hello.ProtocolVersion == offer || c.opts.Mode != ModePinned && (isLegacyClientVersion(hello.ProtocolVersion) || sseRevisionAccepted(c.t, hello.ProtocolVersion))
+	accepted := hello.ProtocolVersion == offer || c.opts.Mode != ModePinned && isLegacyClientVersion(hello.ProtocolVersion)
 	if !accepted {
 		// The server wants a version the client does not speak: leave.
 		c.t.endSession(ctx, hello.ProtocolVersion, l.hook.sessionID)

@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,19 +34,6 @@ import (
 // When the stream ends, the calls waiting fail, and the next request
 // gets the status a Streamable HTTP session that is gone gets (404),
 // which makes the Client open a new session, as it does there.
-
-// sseRevisions are the revisions a session over HTTP+SSE may run at
-// besides the ones a Streamable HTTP session accepts: the transport's
-// own (2024-11-05) and the one that replaced it (2025-03-26), whose
-// servers may keep serving the old transport too.
-var sseRevisions = []string{"2025-03-26", "2024-11-05"}
-
-// sseRevisionAccepted reports whether the answer v to initialize is
-// acceptable because the session runs over HTTP+SSE (see sseRevisions).
-func sseRevisionAccepted(t ClientTransport, v string) bool {
-	ht, ok := t.(*httpClientTransport)
-	return ok && ht.sse.on.Load() && slices.Contains(sseRevisions, v)
-}
 
 // httpSSE is the HTTP+SSE side of an HTTP client transport.
 type httpSSE struct {

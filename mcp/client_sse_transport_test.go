@@ -238,8 +238,7 @@ func fakeSSE(t testing.TB, endpoint, version string) string {
 }
 
 // Over HTTP+SSE the client accepts the revision the server answers with,
-// down to the transport's own, 2024-11-05 (and 2025-03-26); over
-// Streamable HTTP those stay refused.
+// down to the transport's own, 2024-11-05 (and 2025-03-26).
 func TestClientOverHTTPSSEAcceptsTheRevisionTheServerAnswers(t *testing.T) {
 	for _, v := range []string{"2024-11-05", "2025-03-26"} {
 		u := fakeSSE(t, "/messages?session=1", v)
@@ -252,9 +251,6 @@ func TestClientOverHTTPSSEAcceptsTheRevisionTheServerAnswers(t *testing.T) {
 		if got := c.ProtocolVersion(); got != v {
 			t.Errorf("version %q, want %q", got, v)
 		}
-	}
-	if sseRevisionAccepted(NewHTTPClientTransport("http://127.0.0.1:1/", nil), "2024-11-05") {
-		t.Error("a Streamable HTTP session accepts 2024-11-05")
 	}
 }
 
