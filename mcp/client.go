@@ -47,7 +47,8 @@ const (
 	// roots/list and ping requests, answered with the same handlers.
 	ModeLegacy
 	// ModePinned speaks exactly ClientOptions.ProtocolVersion: a modern
-	// version (2026-07-28), or a legacy one (2025-11-25, 2025-06-18)
+	// version (2026-07-28), or a legacy one (2025-11-25, 2025-06-18,
+	// 2025-03-26, 2024-11-05)
 	// through the initialize handshake. It never negotiates another.
 	ModePinned
 )
