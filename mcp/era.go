@@ -43,6 +43,8 @@ type serverEra interface {
 	extra(ctx context.Context, method string, params Params) (Result, error)
 	// protocolVersion is the era's revision, for logs.
 	protocolVersion() string
+	// sessionID is the session the request belongs to, "" when none.
+	sessionID() string
 	// tasks reports whether the tasks extension can be negotiated.
 	tasks() bool
 }
@@ -138,6 +140,8 @@ func (modernEra) extra(ctx context.Context, method string, params Params) (Resul
 }
 
 func (modernEra) protocolVersion() string { return LatestProtocolVersion }
+
+func (modernEra) sessionID() string { return "" }
 
 func (modernEra) tasks() bool { return true }
 

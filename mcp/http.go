@@ -187,7 +187,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, f.status, c.msg.ID, f.err)
 		return
 	}
-	out := &httpOut{w: w, h: h}
+	out := &httpOut{w: w, h: h, r: r}
 	res, f := h.s.execute(r.Context(), c, out)
 	out.finish(h.s, c, res, f, r.Context())
 }
@@ -275,7 +275,10 @@ type httpOut struct {
 	done   bool
 	stopKA chan struct{}
 	h      *httpHandler // options and exchanges (one pointer keeps httpOut in a 64-byte size class)
+	r      *http.Request
 }
+
+func (o *httpOut) exchange() (string, *http.Request) { return TransportHTTP, o.r }
 
 func (o *httpOut) startSSE() error {
 	o.sw = sse.NewWriter(o.w, o.h.opts.StreamWriteTimeout)

@@ -210,7 +210,7 @@ func (lh *legacyHTTP) batch(w http.ResponseWriter, r *http.Request, body []byte)
 // outliving the exchange on a session.
 func (lh *legacyHTTP) serveBatch(w http.ResponseWriter, r *http.Request, hs *httpSession, rev *revision, run *batchRun, calls []*call, slots []int) {
 	jsonOnly := lh.opts.JSONResponse || !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-	st := &legacyStream{lh: lh, hs: hs, rev: rev, jsonOnly: jsonOnly}
+	st := &legacyStream{lh: lh, hs: hs, rev: rev, jsonOnly: jsonOnly, req: r}
 	var ctx context.Context
 	var cancel context.CancelFunc
 	stop := func() bool { return false }

@@ -54,6 +54,13 @@ func (ls *legacyScope) appendResult(s *Server, dst []byte, id jsonrpc.ID, res Re
 
 func (ls *legacyScope) protocolVersion() string { return ls.rev.version }
 
+func (ls *legacyScope) sessionID() string {
+	if ls.sess == nil {
+		return ""
+	}
+	return ls.sess.id
+}
+
 // tasks: the extension is a 2026-07-28 one.
 func (ls *legacyScope) tasks() bool { return false }
 

@@ -431,7 +431,7 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 // reconnection.
 func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *httpSession, c *call) {
 	jsonOnly := lh.opts.JSONResponse || !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-	st := &legacyStream{lh: lh, hs: hs, rev: revisionOf(c.era), jsonOnly: jsonOnly}
+	st := &legacyStream{lh: lh, hs: hs, rev: revisionOf(c.era), jsonOnly: jsonOnly, req: r}
 	key := c.msg.ID.Raw()
 	var ctx context.Context
 	var cancel context.CancelFunc

@@ -36,6 +36,7 @@ type legacyStream struct {
 	ctx        context.Context
 	jsonOnly   bool
 	standalone bool
+	req        *http.Request // the POST that carried the stream's request(s); nil on the GET stream
 
 	mu        sync.Mutex
 	conn      *sseConn // the exchange new messages go to, nil when none
@@ -43,6 +44,8 @@ type legacyStream struct {
 	seq       uint64   // the last event's sequence number
 	done      bool
 }
+
+func (st *legacyStream) exchange() (string, *http.Request) { return TransportHTTP, st.req }
 
 // Kinds of queued frames.
 const (

@@ -444,7 +444,7 @@ func (sh *sseHandler) request(w http.ResponseWriter, r *http.Request, ss *sseSes
 		defer sh.busy(ss, -1)
 		defer cancel()
 		defer stop()
-		res, f := sh.s.execute(ctx, c, &sseOut{ss: ss, ctx: ctx})
+		res, f := sh.s.execute(ctx, c, &sseOut{ss: ss, ctx: ctx, req: r})
 		ss.removeInflight(key)
 		if ctx.Err() != nil {
 			return // cancelled: the client expects nothing more for this id
@@ -461,7 +461,10 @@ func (sh *sseHandler) request(w http.ResponseWriter, r *http.Request, ss *sseSes
 type sseOut struct {
 	ss  *sseSession
 	ctx context.Context
+	req *http.Request // the POST that carried the request
 }
+
+func (o *sseOut) exchange() (string, *http.Request) { return TransportHTTPSSE, o.req }
 
 func (o *sseOut) notify(method string, params any) error {
 	if err := o.ctx.Err(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -296,6 +297,8 @@ type streamOut struct {
 	ctx context.Context
 	rev *revision // a legacy session's revision (legacy_revisions.go); nil for 2026-07-28
 }
+
+func (o *streamOut) exchange() (string, *http.Request) { return TransportStream, nil }
 
 func (o *streamOut) notify(method string, params any) error {
 	if err := o.ctx.Err(); err != nil {
