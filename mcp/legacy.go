@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 	"weak"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
@@ -120,6 +121,7 @@ type legacySession struct {
 	rev    *revision // the negotiated revision (legacy_revisions.go)
 	client Implementation
 	caps   ClientCapabilities
+	opened time.Time
 
 	// ctx ends with the session: questions waiting for answers give up
 	// and (on HTTP) requests in flight are cancelled.
@@ -147,6 +149,8 @@ func (s *Server) newLegacySession(id string, p *legacyInitParams) *legacySession
 	}
 	ls.ctx, ls.cancel = context.WithCancel(context.Background())
 	ls.listener = s.hub.add(SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true})
+	ls.opened = time.Now()
+	s.observe(Event{Kind: EventSessionOpened, Revision: ls.rev.version, SessionID: id})
 	return ls
 }
 
@@ -171,6 +175,7 @@ func (ls *legacySession) close() {
 	ls.cancel()
 	ls.s.hub.remove(ls.listener)
 	ls.s.legacy.forget(ls, elicits)
+	ls.s.observe(Event{Kind: EventSessionClosed, Revision: ls.rev.version, SessionID: ls.id, Duration: time.Since(ls.opened)})
 }
 
 func (ls *legacySession) setInitialized() {
@@ -270,6 +275,26 @@ type requestSender interface {
 // call sends a request to the client on rs and waits for the answer, the
 // end of ctx, or the end of the session.
 func (ls *legacySession) call(ctx context.Context, rs requestSender, method string, params []byte) (json.RawMessage, error) {
+	mw := ls.s.opts.OutgoingMiddleware
+	if len(mw) == 0 {
+		return ls.send(ctx, rs, method, params)
+	}
+	h := OutgoingHandler(func(ctx context.Context, r *OutgoingRequest) (json.RawMessage, error) {
+		p, err := paramsWithMeta(r.Params, r.Meta)
+		if err != nil {
+			return nil, err
+		}
+		return ls.send(ctx, rs, r.Method, p)
+	})
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return h(ctx, &OutgoingRequest{Method: method, Params: params, ProtocolVersion: ls.rev.version, SessionID: ls.id})
+}
+
+// send sends a request to the client on rs and waits for the answer, the
+// end of ctx, or the end of the session.
+func (ls *legacySession) send(ctx context.Context, rs requestSender, method string, params []byte) (json.RawMessage, error) {
 	ch := make(chan legacyReply, 1)
 	ls.mu.Lock()
 	if ls.closed {

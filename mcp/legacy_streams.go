@@ -248,6 +248,10 @@ func unknownEventID(w http.ResponseWriter, last, why string) {
 // interval), for the client to resume with Last-Event-ID.
 func (st *legacyStream) hold(c *sseConn, r *http.Request, lifetime time.Duration) {
 	defer st.detach(c)
+	if st.standalone {
+		st.lh.s.observe(Event{Kind: EventStreamOpened, Stream: "get"})
+		defer st.lh.s.observe(Event{Kind: EventStreamClosed, Stream: "get"})
+	}
 	var tick <-chan time.Time
 	if ka := st.lh.keepAlive; ka > 0 {
 		t := time.NewTicker(ka)

@@ -153,6 +153,8 @@ func (s *Server) listen(ctx context.Context, p *ListenRequest) (Result, error) {
 	honoured := p.Notifications
 	l := s.hub.add(honoured)
 	defer s.hub.remove(l)
+	s.observe(Event{Kind: EventStreamOpened, Stream: "listen"})
+	defer s.observe(Event{Kind: EventStreamClosed, Stream: "listen"})
 	if err := sc.out.notify(NotificationSubscriptionsAck, &ackParams{Notifications: honoured, Meta: meta}); err != nil {
 		return nil, err
 	}

@@ -80,6 +80,15 @@ type ServerOptions struct {
 	RefuseLegacyInputRequired bool
 	// LegacyInputRounds bounds those rounds; zero means 10.
 	LegacyInputRounds int
+	// OutgoingMiddleware wraps the requests the server sends to clients
+	// (the live elicitation/create, sampling/createMessage and
+	// roots/list of sessions of earlier revisions); the first element is
+	// outermost.
+	OutgoingMiddleware []OutgoingMiddleware
+	// Observer, when set, is told of sessions, streams, rejected states,
+	// single-use store outages and tasks (see Event), synchronously: it
+	// must return quickly. Requests are seen by Middleware instead.
+	Observer func(Event)
 	// Tasks enables the tasks extension (io.modelcontextprotocol/tasks,
 	// see StartTask and WithTaskSupport) with these bounds; nil leaves it
 	// off: not advertised, and tasks/* answer -32601.
@@ -173,6 +182,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	s.hub.init()
 	if s.opts.Tasks != nil {
 		s.tasks = newTaskRuntime(*s.opts.Tasks, s.log)
+		s.tasks.observe = s.observe
 	}
 	if s.opts.Fanout != nil {
 		s.startFanout(s.opts.Fanout)

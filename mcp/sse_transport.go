@@ -224,6 +224,8 @@ func (sh *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 	if ss.wr.WriteEvent(sse.Event{Name: "endpoint", Data: []byte(sh.endpoint(r, ss.id))}) != nil {
 		return
 	}
+	sh.s.observe(Event{Kind: EventStreamOpened, Stream: TransportHTTPSSE})
+	defer sh.s.observe(Event{Kind: EventStreamClosed, Stream: TransportHTTPSSE})
 	ss.hold(r)
 }
 

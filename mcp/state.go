@@ -188,6 +188,7 @@ func binding(method string, p Params) (*retryParams, requeststate.Binding) {
 
 func (b *stateBoundary) reject(method, reason string) (Result, error) {
 	b.s.log.Warn("requestState rejected on "+method+": "+reason, "method", method, "reason", reason)
+	b.s.observe(Event{Kind: EventStateRejected, Method: method, Cause: stateCause(reason)})
 	return nil, ErrInvalidRequestState
 }
 

@@ -135,6 +135,7 @@ func (b *stateBoundary) once(ctx context.Context, method string, leg *requeststa
 	v, err := b.guard.Begin(ctx, leg)
 	if err != nil {
 		b.s.log.Warn("requestState single-use store unavailable on "+method+": "+err.Error(), "method", method, "err", err)
+		b.s.observe(Event{Kind: EventGuardUnavailable, Method: method})
 		return nil, Unavailable(storeRetryDelay)
 	}
 	switch v.Kind {

@@ -160,10 +160,11 @@ type CreateTaskResult struct {
 
 // taskRuntime is a server's tasks: the store and the tasks running here.
 type taskRuntime struct {
-	opts   TaskOptions
-	store  TaskStore
-	shared SharedTaskStore // store, when it is shared by a fleet (tasks_fleet.go)
-	log    *slog.Logger
+	observe func(Event) // the server's (observe.go)
+	opts    TaskOptions
+	store   TaskStore
+	shared  SharedTaskStore // store, when it is shared by a fleet (tasks_fleet.go)
+	log     *slog.Logger
 
 	// The fleet's background work (renewing leases, receiving signals),
 	// started with the first task and stopped by cancelAll.
@@ -198,7 +199,7 @@ func newTaskRuntime(o TaskOptions, log *slog.Logger) *taskRuntime {
 	if o.Store == nil {
 		o.Store = NewMemoryTaskStore(o.MaxTasks)
 	}
-	rt := &taskRuntime{opts: o, store: o.Store, log: log, live: make(map[string]*liveTask)}
+	rt := &taskRuntime{opts: o, store: o.Store, log: log, live: make(map[string]*liveTask), observe: func(Event) {}}
 	if sh, ok := o.Store.(SharedTaskStore); ok {
 		rt.shared = sh
 		rt.fleetCtx, rt.fleetStop = context.WithCancel(context.Background())
@@ -319,6 +320,7 @@ func (lt *liveTask) finish(status TaskStatus, result json.RawMessage, e *Error) 
 	}
 	lt.done = true
 	lt.pending = nil
+	lt.rt.observe(Event{Kind: EventTaskEnded, Status: status})
 	err := lt.publishLocked(status, result, e)
 	if err != nil && !endedInStore(err) {
 		// The store refused the state (too large for it, unreachable):
@@ -347,6 +349,8 @@ func (lt *liveTask) drop() {
 	lt.done = true
 	lt.pending = nil
 	lt.mu.Unlock()
+	// Ended through another instance: its status is the store's.
+	lt.rt.observe(Event{Kind: EventTaskEnded})
 	lt.end()
 }
 

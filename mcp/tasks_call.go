@@ -115,6 +115,7 @@ func StartTask(ctx context.Context) (context.Context, error) {
 		rt.mu.Unlock()
 	}
 	ts.lt, ts.taskCtx = lt, tsc
+	rt.observe(Event{Kind: EventTaskStarted})
 	ts.created <- &CreateTaskResult{Task: *seed}
 	return tsc, nil
 }
