@@ -61,6 +61,7 @@ type requestScope struct {
 	meta            *RequestMeta
 	out             outbound
 	era             serverEra // the protocol era of the request (era.go)
+	round           int       // the leg of a multi round-trip call (state.go); 0 for other methods
 	// asker answers the asking API for this request's handler; modern is
 	// the 2026-07-28 asker, kept here to save an allocation per call.
 	asker  asker

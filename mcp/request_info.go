@@ -24,6 +24,11 @@ type RequestInfo struct {
 	// Transport is TransportHTTP, TransportHTTPSSE or TransportStream;
 	// empty for a task's context after StartTask.
 	Transport string
+	// Round is the leg of a multi round-trip call this request is (1 for
+	// the first, 2 for the first retry, ...), known from the sealed
+	// requestState; 0 for methods that cannot need input, and for a
+	// server without the request-state boundary.
+	Round int
 	// HTTP is the HTTP request that carried the MCP request (its headers,
 	// remote address, TLS state, URL), nil on a byte stream. On a session
 	// of an earlier revision it is the POST of this request, whose body
@@ -39,7 +44,7 @@ func RequestInfoFrom(ctx interface{ Value(any) any }) (RequestInfo, bool) {
 	if sc == nil {
 		return RequestInfo{}, false
 	}
-	info := RequestInfo{ID: string(sc.id.Raw()), Method: sc.method}
+	info := RequestInfo{ID: string(sc.id.Raw()), Method: sc.method, Round: sc.round}
 	if sc.meta != nil {
 		info.ProtocolVersion = sc.meta.ProtocolVersion
 	}

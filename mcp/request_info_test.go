@@ -105,3 +105,52 @@ func TestRequestInfoOutsideARequestIsAbsent(t *testing.T) {
 		t.Error("headers outside a request")
 	}
 }
+
+// The server knows which leg of a multi round-trip call a request is:
+// the round travels in the sealed state.
+func TestRequestInfoKnowsTheRoundOfALeg(t *testing.T) {
+	s := newTestServer(t, nil)
+	var rounds []int
+	type Q struct {
+		A string `json:"a"`
+	}
+	s.AddTool(&Tool{Name: "three", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+			info, _ := RequestInfoFrom(ctx)
+			rounds = append(rounds, info.Round)
+			if _, err := Elicit[Q](ctx, "first?"); err != nil {
+				return nil, err
+			}
+			if _, err := Elicit[Q](ctx, "second?"); err != nil {
+				return nil, err
+			}
+			return TextResult("done"), nil
+		})
+	c := memClient(t, s, &ClientOptions{Elicitation: func(ctx context.Context, r *ElicitRequest) (*ElicitResult, error) {
+		return &ElicitResult{Action: ElicitAccept, Content: map[string]any{"a": "x"}}, nil
+	}})
+	if _, err := c.CallTool(context.Background(), "three", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(rounds) != 3 || rounds[0] != 1 || rounds[1] != 2 || rounds[2] != 3 {
+		t.Errorf("rounds seen by the handler %v, want [1 2 3]", rounds)
+	}
+}
+
+// A state sealed by an earlier release (no round in it) still opens, as
+// round 1.
+func TestStatesWithoutARoundStillOpen(t *testing.T) {
+	for _, st := range []string{"hplain", "a\x02\x01"} {
+		origin, round, rest, ok := openPlain(st)
+		if !ok || round != 1 || origin != st[0] || rest != st[1:] {
+			t.Errorf("%q: %c %d %q %v", st, origin, round, rest, ok)
+		}
+	}
+	origin, round, rest, ok := openPlain(sealedPlain(stateByAskerRound, 7, "x"))
+	if !ok || origin != stateByAsker || round != 7 || rest != "x" {
+		t.Errorf("round trip: %c %d %q %v", origin, round, rest, ok)
+	}
+	if _, _, _, ok := openPlain("H"); ok {
+		t.Error("a truncated round opened")
+	}
+}

@@ -2,9 +2,11 @@ package mcp
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -100,11 +102,47 @@ func defaultPrincipal(ctx context.Context) (string, error) {
 	return string(b), err
 }
 
-// Origin of a sealed plaintext state.
+// Origin of a sealed plaintext state: 'h' the handler (low-level form),
+// 'a' the asking API; the capital forms carry the round that sealed it
+// (a uvarint) before the state, so that the next leg knows its round.
+// The lower-case forms are still opened (states of earlier releases in a
+// rolling deploy), as round 1.
 const (
-	stateByHandler = 'h'
-	stateByAsker   = 'a'
+	stateByHandler      = 'h'
+	stateByAsker        = 'a'
+	stateByHandlerRound = 'H'
+	stateByAskerRound   = 'A'
 )
+
+// sealedPlain is the plaintext the boundary seals: origin, round, state.
+func sealedPlain(origin byte, round int, state string) string {
+	var b strings.Builder
+	b.Grow(2 + binary.MaxVarintLen64 + len(state))
+	b.WriteByte(origin)
+	var v [binary.MaxVarintLen64]byte
+	b.Write(v[:binary.PutUvarint(v[:], uint64(round))])
+	b.WriteString(state)
+	return b.String()
+}
+
+// openPlain splits an opened plaintext into origin ('h' or 'a'), the
+// round that sealed it and the state; ok is false for an unknown one.
+func openPlain(st string) (origin byte, round int, state string, ok bool) {
+	if len(st) == 0 {
+		return 0, 0, "", false
+	}
+	switch st[0] {
+	case stateByHandler, stateByAsker:
+		return st[0], 1, st[1:], true
+	case stateByHandlerRound, stateByAskerRound:
+		r, n := binary.Uvarint([]byte(st[1:min(len(st), 1+binary.MaxVarintLen64)]))
+		if n <= 0 || r == 0 || r > 1<<20 {
+			return 0, 0, "", false
+		}
+		return st[0] + ('a' - 'A'), int(r), st[1+n:], true
+	}
+	return 0, 0, "", false
+}
 
 type stateBoundary struct {
 	// prepared is set once the guard's store recorded its generation
@@ -200,6 +238,9 @@ func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
 		}
 		var principalErr error
 		bind.Principal, principalErr = b.principal(ctx)
+		if sc := scopeFrom(ctx); sc != nil {
+			sc.round = 1 // the first leg, unless a state says otherwise
+		}
 		var leg *requeststate.Leg
 		switch rp.state {
 		case stateInvalid:
@@ -218,41 +259,48 @@ func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
 			}
 			// The sealed plaintext says who wrote it: 'h' the handler
 			// (low-level form), 'a' the asking API.
-			st := claims.State
-			if len(st) == 0 || st[0] != stateByHandler && st[0] != stateByAsker {
+			origin, round, st, ok := openPlain(claims.State)
+			if !ok {
 				return b.reject(method, "state of unknown origin")
+			}
+			if sc := scopeFrom(ctx); sc != nil {
+				sc.round = round + 1
 			}
 			if b.guard != nil && (b.singleUse == nil || b.singleUse(method, bind.Target)) {
 				leg = &requeststate.Leg{Token: rp.RequestState, Answers: answersDigest(rp.InputResponses),
 					IssuedAt: time.UnixMilli(claims.IssuedAt), ExpiresAt: time.UnixMilli(claims.ExpiresAt)}
 			}
-			if st[0] == stateByHandler {
-				rp.RequestState = st[1:]
+			if origin == stateByHandler {
+				rp.RequestState = st
 			} else {
-				rp.RequestState, rp.askState = "", []byte(st[1:])
+				rp.RequestState, rp.askState = "", []byte(st)
 			}
 		}
 		if leg != nil {
 			return b.once(ctx, method, leg, func() (Result, error) {
 				res, err := next(ctx, method, params)
-				return b.sealResult(method, &bind, principalErr, res, err)
+				return b.sealResult(ctx, method, &bind, principalErr, res, err)
 			})
 		}
 		res, err := next(ctx, method, params)
-		return b.sealResult(method, &bind, principalErr, res, err)
+		return b.sealResult(ctx, method, &bind, principalErr, res, err)
 	}
 }
 
 // sealResult seals the state of an InputRequiredResult the handler
 // returned; other results pass as they are.
-func (b *stateBoundary) sealResult(method string, bind *requeststate.Binding, principalErr error, res Result, err error) (Result, error) {
+func (b *stateBoundary) sealResult(ctx context.Context, method string, bind *requeststate.Binding, principalErr error, res Result, err error) (Result, error) {
 	irr, ok := res.(*InputRequiredResult)
 	if err != nil || !ok || irr == nil || (irr.RequestState == "" && irr.askState == nil) {
 		return res, err
 	}
-	plain := string(stateByHandler) + irr.RequestState
+	round := 1
+	if sc := scopeFrom(ctx); sc != nil && sc.round > 0 {
+		round = sc.round
+	}
+	plain := sealedPlain(stateByHandlerRound, round, irr.RequestState)
 	if irr.askState != nil {
-		plain = string(stateByAsker) + string(irr.askState)
+		plain = sealedPlain(stateByAskerRound, round, string(irr.askState))
 	}
 	if principalErr != nil {
 		b.s.log.Error("mcp: sealing requestState: principal", "method", method, "err", principalErr)
