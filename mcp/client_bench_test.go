@@ -48,7 +48,7 @@ func BenchmarkClientTwoLegCallServer(b *testing.B) {
 
 // cannedServer answers each request line with a prepared result: irr
 // for a first leg (no inputResponses) when set, complete otherwise.
-func cannedServer(b *testing.B, irr, complete string) *Client {
+func cannedServer(b testing.TB, irr, complete string) *Client {
 	ce, se := NewInMemoryTransports()
 	go func() {
 		br := bufio.NewReaderSize(se, 64<<10)
