@@ -89,6 +89,7 @@ type ClientRequest struct {
 
 	wire   *wireRequest
 	client *Client
+	sent   reqExtra // what the request is sent with, after middleware
 }
 
 // ClientHandler sends a request and returns its raw result (a JSON
@@ -283,8 +284,20 @@ func encodeExtraMeta(m Meta) ([]byte, error) {
 	if len(m) == 0 {
 		return nil, nil
 	}
-	names := slices.Sorted(maps.Keys(m))
-	b := make([]byte, 0, 32*len(names))
+	var small [8]string
+	names := small[:0]
+	size := 0
+	for name, v := range m {
+		names = append(names, name)
+		size += len(name) + 8
+		if s, ok := v.(string); ok {
+			size += len(s)
+		} else {
+			size += 32
+		}
+	}
+	slices.Sort(names)
+	b := make([]byte, 0, size)
 	for i, name := range names {
 		if err := checkMetaName(name); err != nil {
 			return nil, err
@@ -294,6 +307,11 @@ func encodeExtraMeta(m Meta) ([]byte, error) {
 		}
 		b = jsonrpc.AppendString(b, name)
 		b = append(b, ':')
+		if s, ok := m[name].(string); ok {
+			// Trace context is strings: no encoder needed.
+			b = jsonrpc.AppendString(b, s)
+			continue
+		}
 		var err error
 		if b, err = marshalAppend(b, m[name]); err != nil {
 			return nil, fmt.Errorf("mcp: _meta member %q: %w", name, err)
@@ -368,10 +386,11 @@ func (c *Client) sendIntercepted(ctx context.Context, req *ClientRequest) (json.
 		return nil, err
 	}
 	settled := l.extra
-	l.extra = &reqExtra{enc: enc}
+	req.sent = reqExtra{enc: enc}
 	if settled != nil {
-		l.extra.call = settled.call
+		req.sent.call = settled.call
 	}
+	l.extra = &req.sent
 	res, err := c.doWire(ctx, l)
 	l.extra = settled
 	if era := c.era.Load(); era != nil {
