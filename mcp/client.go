@@ -25,7 +25,7 @@ import (
 // JSON-RPC on a byte stream (client_stream.go) through the sealed
 // ClientTransport (client_transport.go). Results are decoded in
 // client_decode.go, errors are in client_errors.go, the methods in
-// client_methods.go.
+// client_methods.go; extra _meta and middleware in client_middleware.go.
 
 // ClientMode says which protocol era a Client speaks.
 type ClientMode uint8
@@ -157,6 +157,16 @@ type ClientOptions struct {
 	// to its result (see CallOptions.DetachTask and TaskHandle). Nil: the
 	// extension is not declared and servers answer synchronously.
 	Tasks *ClientTaskOptions
+
+	// Middleware wraps every request the client sends for its caller
+	// (each leg of a multi round-trip call, lists, discover, completion,
+	// listen, the tasks methods), in both eras and on every transport;
+	// the first element is outermost. The requests that settle the era
+	// (initialize and what follows it, the server/discover probe of
+	// ModeAuto on a byte stream or from Connect) are not wrapped, nor
+	// are notifications and the answers to a legacy server's requests.
+	// See ClientRequest, CallInfo and LogClientRequests.
+	Middleware []ClientMiddleware
 }
 
 // Client is an MCP client bound to one server through a ClientTransport.
@@ -175,6 +185,7 @@ type Client struct {
 	ids        atomic.Int64
 	headers    bool // the transport mirrors params into HTTP headers
 	closeOnce  sync.Once
+	handler    ClientHandler // the middleware chain; nil without middleware
 
 	// serving are the server's live requests being answered (legacy),
 	// by raw id, with what cancels them.
@@ -225,6 +236,10 @@ func NewClient(t ClientTransport, opts *ClientOptions) *Client {
 	}
 	c.sleep = sleepCtx
 	c.headers = t.mirrorsHeaders()
+	if len(c.opts.Middleware) > 0 {
+		c.opts.Middleware = slices.Clone(c.opts.Middleware)
+		c.handler = c.chainClient(c.opts.Middleware)
+	}
 	t.bind(&clientHooks{unrouted: c.unrouted, serve: c.serveRequest, legacy: c.servesRequests, log: c.log})
 	switch c.opts.Mode {
 	case ModeAuto:
@@ -340,11 +355,27 @@ func (c *Client) newEra(version string) *clientEra {
 var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // do sends one request and returns the raw result (a JSON object),
-// settling the era first when it is not known yet.
+// settling the era first when it is not known yet. Every request made
+// for the caller goes through it: its extra _meta members are those of
+// l.extra (a call's, settled once for all its legs) or else of the
+// context (WithMeta), and the middleware, if any, wrap the sending.
 func (c *Client) do(ctx context.Context, l *wireRequest) ([]byte, error) {
 	if c.initErr != nil {
 		return nil, c.initErr
 	}
+	if l.extra == nil {
+		if l.extra = ctxMeta(ctx); l.extra != nil && l.extra.err != nil {
+			return nil, l.extra.err
+		}
+	}
+	if c.handler != nil {
+		return c.intercept(ctx, l)
+	}
+	return c.doWire(ctx, l)
+}
+
+// doWire sends l as it is (with the extra members of l.extra).
+func (c *Client) doWire(ctx context.Context, l *wireRequest) ([]byte, error) {
 	if l.notify == nil && (l.onProgress != nil || l.onNotify != nil || c.opts.OnLog != nil) {
 		l.notify = func(method string, params []byte) { c.deliver(l, method, params) }
 	}

@@ -48,7 +48,7 @@ func BenchmarkClientTwoLegCallServer(b *testing.B) {
 
 // cannedServer answers each request line with a prepared result: irr
 // for a first leg (no inputResponses) when set, complete otherwise.
-func cannedServer(b *testing.B, irr, complete string) *Client {
+func cannedServer(b testing.TB, irr, complete string) *Client {
 	ce, se := NewInMemoryTransports()
 	go func() {
 		br := bufio.NewReaderSize(se, 64<<10)
@@ -122,5 +122,31 @@ func TestCannedServerRoundTrip(t *testing.T) {
 	res, err := c.CallTool(context.Background(), "ask", benchArgs, nil)
 	if err != nil || resultText(t, res) != "hello" {
 		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+// BenchmarkClientTwoLegCallCannedObserved is BenchmarkClientTwoLegCallCanned
+// with what a tracer does: middleware that adds a traceparent to each
+// leg and registers an OnEnd on the call, plus CallOptions.Meta.
+func BenchmarkClientTwoLegCallCannedObserved(b *testing.B) {
+	c := cannedServer(b, cannedIRR, cannedComplete)
+	type spanKey struct{}
+	c.handler = c.chainClient([]ClientMiddleware{func(next ClientHandler) ClientHandler {
+		return func(ctx context.Context, req *ClientRequest) (json.RawMessage, error) {
+			if ci := req.Call; ci != nil && ci.Value(spanKey{}) == nil {
+				ci.SetValue(spanKey{}, true)
+				ci.OnEnd(func(int, error) {})
+			}
+			req.Meta["traceparent"] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+			return next(ctx, req)
+		}
+	}})
+	ctx := context.Background()
+	opts := &CallOptions{Meta: Meta{"baggage": "tenant=acme"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.CallTool(ctx, "ask", benchArgs, opts); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -219,3 +219,43 @@ func fuzzTask(t *testing.T, c *Client, method string, raw []byte) {
 		t.Fatalf("inputResponses is not valid JSON: %s", resp)
 	}
 }
+
+// FuzzPendingCallJSON feeds arbitrary bytes to PendingCall.UnmarshalJSON
+// (a stored call, meta included, read back in another process): nothing
+// may panic, and what is accepted must survive its own JSON form with
+// the same call, state and meta.
+func FuzzPendingCallJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"method":"tools/call","name":"t","arguments":{"a":1},"inputRequests":{"q":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{}}}}},"requestState":"s","meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"a=b"}}`,
+		`{"method":"resources/read","uri":"u","meta":{"n":[1,{"x":null}],"e":{}}}`,
+		`{"method":"prompts/get","name":"p","meta":null}`,
+		`{"method":"tools/call","meta":7}`,
+		`{"method":"tools/list"}`,
+		`{"method":"tools/call","name":"t","requestState":"\ud800","meta":{"\u0000":"\u2028"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var p PendingCall
+		if json.Unmarshal(data, &p) != nil {
+			return
+		}
+		b, err := json.Marshal(&p)
+		if err != nil {
+			t.Fatalf("an accepted pending call does not marshal: %v", err)
+		}
+		var back PendingCall
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("pending call does not round-trip: %v\n%s", err, b)
+		}
+		var m1, m2 []byte
+		if len(p.Meta) > 0 || len(back.Meta) > 0 { // an empty meta is omitted
+			m1, _ = json.Marshal(p.Meta)
+			m2, _ = json.Marshal(back.Meta)
+		}
+		if back.Method != p.Method || back.Name != p.Name || back.URI != p.URI || back.RequestState != p.RequestState ||
+			len(back.InputRequests) != len(p.InputRequests) || !bytes.Equal(m1, m2) {
+			t.Fatalf("pending call changed in its JSON form:\n%+v\n%+v", p, back)
+		}
+	})
+}

@@ -153,6 +153,13 @@ func (t *httpClientTransport) inMemory() bool       { return false }
 func (t *httpClientTransport) releasesBody() bool   { return false }
 func (t *httpClientTransport) bind(h *clientHooks)  { t.hooks = h }
 
+func (t *httpClientTransport) kind() string {
+	if t.sse.on.Load() {
+		return "http+sse"
+	}
+	return "http"
+}
+
 // Close stops the GET stream and closes idle connections.
 func (t *httpClientTransport) Close() error {
 	t.cancel()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,13 @@ type CallOptions struct {
 	// *TaskPendingError instead of following it to its end. Manual
 	// implies it.
 	DetachTask bool
+	// Meta holds extra _meta members for every leg of this call (and the
+	// task requests of a call that became a task), merged over those of
+	// WithMeta (Meta wins on a clash), under what middleware adds. A
+	// reserved name (see ErrReservedMeta) or a value that does not
+	// marshal to JSON fails the call before anything is sent. On a
+	// 2025-11-25 session they go in _meta as well.
+	Meta Meta
 }
 
 // PendingCall is a call stopped at an input_required round: what was
@@ -84,6 +92,11 @@ type PendingCall struct {
 	InputRequests map[string]InputRequest
 	// RequestState is the server's opaque state ("" when none).
 	RequestState string
+	// Meta is what client middleware kept of the call (CallInfo.Carry:
+	// trace context, say), saved with it and handed back to the
+	// middleware of the Client that resumes it (CallInfo.Resumed). A
+	// Client without middleware keeps the Meta of the call it resumes.
+	Meta Meta
 
 	rawState    []byte                     // the JSON string as received; nil when absent
 	rawRequests map[string]json.RawMessage // the input requests as received
@@ -118,9 +131,10 @@ func InputRequestKey(ctx context.Context) string {
 
 // carrierCall is one logical call of a method that may need input.
 type carrierCall struct {
-	method string
-	target string // name or uri
-	args   []byte // compact JSON object, or nil
+	method  string
+	target  string // name or uri
+	args    []byte // compact JSON object, or nil
+	resumed Meta   // PendingCall.Meta of the call resumed (Resume)
 }
 
 func (cc *carrierCall) appendParams(dst, responses, state []byte) []byte {
@@ -147,9 +161,42 @@ func (cc *carrierCall) appendParams(dst, responses, state []byte) []byte {
 
 // run drives the loop from a first request carrying responses and state
 // (both raw JSON, nil when absent) and returns the raw complete result.
-func (c *Client) run(ctx context.Context, cc *carrierCall, opts *CallOptions, responses, state []byte) ([]byte, error) {
+// With middleware, the call has a CallInfo, ended (OnEnd) on every path.
+func (c *Client) run(ctx context.Context, cc *carrierCall, opts *CallOptions, responses, state []byte) (raw []byte, err error) {
 	if opts == nil {
 		opts = &CallOptions{}
+	}
+	if c.handler == nil {
+		return c.loop(ctx, cc, opts, responses, state, nil)
+	}
+	ci := &CallInfo{Resumed: cc.resumed, Carry: maps.Clone(cc.resumed)}
+	ended := false
+	defer func() {
+		if !ended {
+			// A panic (of a handler, of middleware) goes on up; the call
+			// still ends.
+			ci.end(errCallPanicked)
+		}
+	}()
+	raw, err = c.loop(ctx, cc, opts, responses, state, ci)
+	ended = true
+	ci.end(err)
+	return raw, err
+}
+
+// errCallPanicked is the error OnEnd gets for a call cut short by a
+// panic.
+var errCallPanicked = errors.New("mcp: the call panicked")
+
+// loop is run's loop; ci is the call's CallInfo (nil without
+// middleware).
+func (c *Client) loop(ctx context.Context, cc *carrierCall, opts *CallOptions, responses, state []byte, ci *CallInfo) ([]byte, error) {
+	extra, err := callMeta(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if ci != nil {
+		extra = &reqExtra{m: extra.m, enc: extra.enc, call: ci}
 	}
 	maxRounds := c.opts.MaxRounds
 	if opts.MaxRounds != 0 {
@@ -164,7 +211,7 @@ func (c *Client) run(ctx context.Context, cc *carrierCall, opts *CallOptions, re
 	}
 	var delay time.Duration
 	refreshed := false
-	l := &wireRequest{method: cc.method, target: cc.target, hasTarget: true, onProgress: opts.OnProgress}
+	l := &wireRequest{method: cc.method, target: cc.target, hasTarget: true, onProgress: opts.OnProgress, extra: extra}
 	pp := bodyPool.Get().(*[]byte)
 	defer func() {
 		if cap(l.params) <= 64<<10 {
@@ -176,6 +223,9 @@ func (c *Client) run(ctx context.Context, cc *carrierCall, opts *CallOptions, re
 	for retries := 0; ; {
 		l.params = cc.appendParams(l.params[:0], responses, state)
 		l.headers = headers
+		if ci != nil {
+			ci.Round = retries + 1
+		}
 		raw, err := c.doLeg(ctx, l, state != nil)
 		if err != nil && !refreshed && cc.method == MethodToolsCall && c.mirrors() && isParamHeaderMismatch(err) {
 			// The server's inputSchema is newer than ours: re-read
@@ -198,14 +248,20 @@ func (c *Client) run(ctx context.Context, cc *carrierCall, opts *CallOptions, re
 		case rt == ResultComplete:
 			return raw, nil
 		case rt == ResultTask:
-			return c.followTask(ctx, cc, opts, raw) // client_tasks.go
+			return c.followTask(ctx, cc, opts, raw, l) // client_tasks.go
 		}
 		ir, err := decodeInputRequired(cc.method, raw)
 		if err != nil {
 			return nil, err
 		}
 		if opts.Manual {
-			return nil, &PendingCallError{Result: ir.result, Call: ir.pending(cc)}
+			p := ir.pending(cc)
+			if ci != nil {
+				p.Meta = ci.Carry
+			} else {
+				p.Meta = maps.Clone(cc.resumed)
+			}
+			return nil, &PendingCallError{Result: ir.result, Call: p}
 		}
 		if maxRounds >= 0 && retries >= maxRounds {
 			return nil, &RoundsExceededError{Method: cc.method, Target: cc.target, MaxRounds: maxRounds}

@@ -204,7 +204,7 @@ func (c *Client) Resume(ctx context.Context, p *PendingCall, responses InputResp
 			return nil, fmt.Errorf("mcp: Resume: no response for the input request %q", k)
 		}
 	}
-	cc := &carrierCall{method: p.Method, target: p.Name}
+	cc := &carrierCall{method: p.Method, target: p.Name, resumed: p.Meta}
 	switch p.Method {
 	case MethodToolsCall, MethodPromptsGet:
 		a, err := encodeArgs(p.Arguments)

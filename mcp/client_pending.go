@@ -13,7 +13,7 @@ import (
 //
 //	{"method":"tools/call","name":"provision","arguments":{...},
 //	 "inputRequests":{"region":{"method":"elicitation/create","params":{...}}},
-//	 "requestState":"..."}
+//	 "requestState":"...","meta":{"traceparent":"..."}}
 type pendingWire struct {
 	Method        string                     `json:"method"`
 	Name          string                     `json:"name,omitempty"`
@@ -21,12 +21,13 @@ type pendingWire struct {
 	Arguments     json.RawMessage            `json:"arguments,omitempty"`
 	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
 	RequestState  json.RawMessage            `json:"requestState,omitempty"`
+	Meta          Meta                       `json:"meta,omitempty"`
 }
 
 // MarshalJSON writes the call, its input requests as the server sent
 // them, and requestState as the exact JSON string received.
 func (p *PendingCall) MarshalJSON() ([]byte, error) {
-	w := pendingWire{Method: p.Method, Name: p.Name, URI: p.URI, Arguments: p.Arguments, RequestState: p.stateToken()}
+	w := pendingWire{Method: p.Method, Name: p.Name, URI: p.URI, Arguments: p.Arguments, RequestState: p.stateToken(), Meta: p.Meta}
 	if len(p.InputRequests) > 0 {
 		w.InputRequests = make(map[string]json.RawMessage, len(p.InputRequests))
 		for k, r := range p.InputRequests {
@@ -54,7 +55,7 @@ func (p *PendingCall) UnmarshalJSON(b []byte) error {
 	if !isInputRequiredMethod(w.Method) {
 		return fmt.Errorf("mcp: PendingCall: %q cannot need input", w.Method)
 	}
-	*p = PendingCall{Method: w.Method, Name: w.Name, URI: w.URI}
+	*p = PendingCall{Method: w.Method, Name: w.Name, URI: w.URI, Meta: w.Meta}
 	if jsonrpc.KindOf(w.Arguments) == jsonrpc.KindObject {
 		p.Arguments = w.Arguments
 	}

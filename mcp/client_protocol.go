@@ -49,6 +49,10 @@ func (modernProtocol) appendBody(dst []byte, era *clientEra, id int64, l *wireRe
 		dst = append(dst, `,"progressToken":`...)
 		dst = strconv.AppendInt(dst, id, 10)
 	}
+	if x := l.extra; x != nil && len(x.enc) > 0 {
+		dst = append(dst, ',')
+		dst = append(dst, x.enc...)
+	}
 	dst = append(dst, '}')
 	dst = append(dst, l.params...)
 	return append(dst, "}}"...)
@@ -73,17 +77,29 @@ func (modernProtocol) notify(context.Context, ClientTransport, *clientEra, strin
 type legacyProtocol struct{}
 
 // appendBody writes params without the modern envelope, _meta only for
-// a progress token.
+// a progress token and the extra members (optional in 2025-11-25, and
+// allowed).
 func (legacyProtocol) appendBody(dst []byte, _ *clientEra, id int64, l *wireRequest) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = strconv.AppendInt(dst, id, 10)
 	dst = append(dst, `,"method":`...)
 	dst = jsonrpc.AppendString(dst, l.method)
 	dst = append(dst, `,"params":{`...)
+	var extra []byte
+	if l.extra != nil {
+		extra = l.extra.enc
+	}
 	switch {
-	case l.onProgress != nil:
-		dst = append(dst, `"_meta":{"progressToken":`...)
-		dst = strconv.AppendInt(dst, id, 10)
+	case l.onProgress != nil || len(extra) > 0:
+		dst = append(dst, `"_meta":{`...)
+		if l.onProgress != nil {
+			dst = append(dst, `"progressToken":`...)
+			dst = strconv.AppendInt(dst, id, 10)
+			if len(extra) > 0 {
+				dst = append(dst, ',')
+			}
+		}
+		dst = append(dst, extra...)
 		dst = append(dst, '}')
 		dst = append(dst, l.params...)
 	case len(l.params) > 0:

@@ -143,6 +143,13 @@ func newStreamClientTransport(r io.Reader, w io.Writer, closeFn func() error, op
 func (t *streamClientTransport) mirrorsHeaders() bool { return false }
 func (t *streamClientTransport) inMemory() bool       { return t.memory }
 func (t *streamClientTransport) releasesBody() bool   { return true }
+func (t *streamClientTransport) kind() string {
+	if t.memory {
+		return "memory"
+	}
+	return "stdio"
+}
+
 func (t *streamClientTransport) bind(h *clientHooks) {
 	t.mu.Lock()
 	t.hooks = h

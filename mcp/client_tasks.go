@@ -55,6 +55,9 @@ type TaskHandle struct {
 	// ID is the task id (taskId).
 	ID string
 	c  *Client
+	// extra ties the task requests of an automatic call to it (its
+	// CallOptions.Meta, its CallInfo); nil on a handle given out.
+	extra *reqExtra
 }
 
 // Task returns a handle for the task id on the client's server (a task
@@ -85,7 +88,7 @@ func (e *TaskPendingError) Error() string {
 // failed one, Error is the JSON-RPC error. An unknown or expired id is
 // the server's -32602 *Error.
 func (h *TaskHandle) Get(ctx context.Context) (*Task, error) {
-	raw, err := h.c.taskRequest(ctx, MethodTasksGet, h.ID, nil)
+	raw, err := h.c.taskRequest(ctx, h, MethodTasksGet, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +110,7 @@ func (h *TaskHandle) Update(ctx context.Context, responses InputResponses) error
 }
 
 func (h *TaskHandle) update(ctx context.Context, responses []byte) error {
-	raw, err := h.c.taskRequest(ctx, MethodTasksUpdate, h.ID, responses)
+	raw, err := h.c.taskRequest(ctx, h, MethodTasksUpdate, responses)
 	if err != nil {
 		return err
 	}
@@ -118,7 +121,7 @@ func (h *TaskHandle) update(ctx context.Context, responses []byte) error {
 // Cancel calls tasks/cancel. Cancelling a task that has ended already is
 // acknowledged; an unknown or expired id is the server's -32602 *Error.
 func (h *TaskHandle) Cancel(ctx context.Context) error {
-	raw, err := h.c.taskRequest(ctx, MethodTasksCancel, h.ID, nil)
+	raw, err := h.c.taskRequest(ctx, h, MethodTasksCancel, nil)
 	if err != nil {
 		return err
 	}
@@ -198,12 +201,13 @@ func (c *Client) tasksDeclared() bool {
 	return ok
 }
 
-// taskRequest sends a request of the tasks extension (Mcp-Name is the
-// task id). They exist in the modern era only.
-func (c *Client) taskRequest(ctx context.Context, method, id string, responses []byte) ([]byte, error) {
+// taskRequest sends a request of the tasks extension about the task of
+// h (Mcp-Name is the task id). They exist in the modern era only.
+func (c *Client) taskRequest(ctx context.Context, h *TaskHandle, method string, responses []byte) ([]byte, error) {
 	if err := c.Connect(ctx); err != nil {
 		return nil, err
 	}
+	id := h.ID
 	p := make([]byte, 0, 32+len(id)+len(responses))
 	p = append(p, `,"taskId":`...)
 	p = jsonrpc.AppendString(p, id)
@@ -211,19 +215,15 @@ func (c *Client) taskRequest(ctx context.Context, method, id string, responses [
 		p = append(p, `,"inputResponses":`...)
 		p = append(p, responses...)
 	}
-	return c.do(ctx, &wireRequest{method: method, target: id, hasTarget: true, params: p})
+	return c.do(ctx, &wireRequest{method: method, target: id, hasTarget: true, params: p, extra: h.extra})
 }
 
-// onTaskResult is run's hook for a result it does not know: when it is
-// a CreateTaskResult to a tools/call of a client that declared the
-// extension, the task is awaited (or handed back), and its raw
-// CallToolResult returned. Otherwise err (the unknown resultType)
-// stands.
 // followTask is run's case for a tools/call answered with a task
 // (resultType "task"): it follows the task to its end, or hands it back
 // (CallOptions.DetachTask, Manual). A task the client did not ask for by
-// declaring the extension is a protocol error.
-func (c *Client) followTask(ctx context.Context, cc *carrierCall, opts *CallOptions, raw []byte) ([]byte, error) {
+// declaring the extension is a protocol error. Its task requests carry
+// what the call's legs carry (leg: the extra members, the CallInfo).
+func (c *Client) followTask(ctx context.Context, cc *carrierCall, opts *CallOptions, raw []byte, leg *wireRequest) ([]byte, error) {
 	if !c.tasksDeclared() {
 		return nil, &InvalidResponseError{Method: cc.method, Err: fmt.Errorf("%w %q: the client did not declare the %s extension", ErrUnknownResultType, ResultTask, ExtensionTasks)}
 	}
@@ -231,10 +231,10 @@ func (c *Client) followTask(ctx context.Context, cc *carrierCall, opts *CallOpti
 	if err != nil {
 		return nil, err
 	}
-	h := &TaskHandle{ID: seed.TaskID, c: c}
 	if opts.Manual || opts.DetachTask {
-		return nil, &TaskPendingError{Tool: cc.target, Task: h, Result: &CreateTaskResult{Task: *seed}}
+		return nil, &TaskPendingError{Tool: cc.target, Task: &TaskHandle{ID: seed.TaskID, c: c}, Result: &CreateTaskResult{Task: *seed}}
 	}
+	h := &TaskHandle{ID: seed.TaskID, c: c, extra: leg.extra}
 	res, err := h.wait(ctx, seed)
 	var te *taskEndError
 	if err != nil && !errors.As(err, &te) {

@@ -44,6 +44,9 @@ type ClientTransport interface {
 	releasesBody() bool
 	// bind sets where what the server sends outside a response goes.
 	bind(h *clientHooks)
+	// kind names the transport for middleware (ClientRequest.Transport):
+	// "http", "http+sse", "stdio" or "memory".
+	kind() string
 }
 
 // clientHooks are the Client's side of a transport.
@@ -78,6 +81,10 @@ type wireRequest struct {
 	onProgress func(*ProgressParams)
 	// onNotify receives the request's other notifications (listen).
 	onNotify func(method string, params []byte)
+	// extra is what the request carries beyond the SDK's own: extra
+	// _meta members (the body carries extra.enc) and the logical call it
+	// belongs to. Nil: those of the context (see Client.do).
+	extra *reqExtra
 
 	id     int64
 	era    *clientEra // the version (MCP-Protocol-Version, "" for initialize), the legacy session
