@@ -53,8 +53,9 @@ type Options struct {
 
 // Harness is a client connected to one *mcp.Server in memory, with a
 // script of answers and a record of what crossed the pipe. Its methods
-// are safe for concurrent use, but Rounds describes one call: with calls
-// in flight at the same time, which call a question belongs to is not
+// are safe for concurrent use (CallTool, which may call Fatalf, only on
+// the test's goroutine), but Rounds describes one call: with calls in
+// flight at the same time, which call a question belongs to is not
 // defined.
 type Harness struct {
 	// Client is connected to the server (the Legacy handshake is done).

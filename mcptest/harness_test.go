@@ -122,6 +122,31 @@ func TestNewFailsWhenTheServerRefusesTheEra(t *testing.T) {
 	}
 }
 
+// An Era may be any session revision the client speaks; it is served as
+// such (live requests, no keys).
+func TestAnEarlierSessionRevisionIsAnEra(t *testing.T) {
+	h := mcptest.New(t, newServer(), &mcptest.Options{Era: "2025-06-18"})
+	h.Answer(mcptest.Elicit("Which region?", map[string]any{"region": "eu"}), mcptest.Sample(mcptest.Any, "orders"), mcptest.Roots("file:///r"))
+	if got := mcptest.Text(h.CallTool("provision", nil)); got != "orders in eu at file:///r" {
+		t.Errorf("result %q", got)
+	}
+	if v := h.Client.ProtocolVersion(); v != "2025-06-18" {
+		t.Errorf("version %q", v)
+	}
+	if r := h.Rounds(); len(r) != 3 || r[0][0].Key != "" {
+		t.Errorf("rounds %+v", r)
+	}
+	if !strings.Contains(string(h.Wire()[1].JSON), `"protocolVersion":"2025-06-18"`) {
+		t.Errorf("handshake answer %s", h.Wire()[1])
+	}
+
+	ft := newFakeT()
+	ft.run(func(ft *fakeT) { mcptest.New(ft, newServer(), &mcptest.Options{Era: "1999-01-01"}) })
+	if !strings.Contains(ft.errorText(), "mcptest: connecting in era 1999-01-01") {
+		t.Errorf("an unknown era: failures %q", ft.errorText())
+	}
+}
+
 func TestOptionsClientIsKeptButTheScriptAnswers(t *testing.T) {
 	var seen []string
 	opts := &mcptest.Options{Client: &mcp.ClientOptions{
