@@ -44,20 +44,7 @@ func TestTheViewRendersTheToolResultInHeadlessChromium(t *testing.T) {
 	defer cancel()
 
 	const width, height = 800, 600
-	b := launch(t, ctx, bin, width, height)
-	target, err := b.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var created struct{ TargetID string }
-	json.Unmarshal(target, &created)
-	att, err := b.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": created.TargetID, "flatten": true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var attached struct{ SessionID string }
-	json.Unmarshal(att, &attached)
-	s := attached.SessionID
+	b, s := open(t, ctx, bin, width, height)
 	if _, err := b.call(ctx, s, "Emulation.setDeviceMetricsOverride", map[string]any{
 		"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}); err != nil {
 		t.Fatal(err)
@@ -158,6 +145,72 @@ func count(img image.Image, r, g, b uint8) int {
 	return n
 }
 
+// open starts Chromium and attaches to its first page. A browser that
+// does not answer within 20s (a machine where the zygote or the
+// first-run work stalls) is stopped, its log kept, and started once
+// more in the plainer mode of one process without a zygote.
+func open(t *testing.T, ctx context.Context, bin string, width, height int) (*browser, string) {
+	t.Helper()
+	modes := [][]string{nil, {"--single-process", "--no-zygote", "--disable-features=dbus"}}
+	for i, extra := range modes {
+		b := launch(t, ctx, bin, width, height, extra)
+		s, err := b.attach(ctx, 20*time.Second)
+		if err == nil {
+			return b, s
+		}
+		if i == len(modes)-1 || ctx.Err() != nil {
+			t.Fatalf("chromium %v: %v", extra, err)
+		}
+		t.Logf("chromium did not answer (%v); stderr so far:\n%s\nstarting it again with %v", err, b.stderr(), modes[i+1])
+		b.stop()
+	}
+	panic("unreachable")
+}
+
+// attach finds the page Chromium opened (creating one when there is
+// none) and attaches to it, each step within step.
+func (b *browser) attach(ctx context.Context, step time.Duration) (string, error) {
+	callWithin := func(method string, params any) (json.RawMessage, error) {
+		c, cancel := context.WithTimeout(ctx, step)
+		defer cancel()
+		return b.call(c, "", method, params)
+	}
+	if _, err := callWithin("Browser.getVersion", nil); err != nil {
+		return "", err
+	}
+	raw, err := callWithin("Target.getTargets", nil)
+	if err != nil {
+		return "", err
+	}
+	var targets struct {
+		TargetInfos []struct{ TargetID, Type string }
+	}
+	json.Unmarshal(raw, &targets)
+	id := ""
+	for _, ti := range targets.TargetInfos {
+		if ti.Type == "page" {
+			id = ti.TargetID
+			break
+		}
+	}
+	if id == "" {
+		raw, err := callWithin("Target.createTarget", map[string]any{"url": "about:blank"})
+		if err != nil {
+			return "", err
+		}
+		var created struct{ TargetID string }
+		json.Unmarshal(raw, &created)
+		id = created.TargetID
+	}
+	raw, err = callWithin("Target.attachToTarget", map[string]any{"targetId": id, "flatten": true})
+	if err != nil {
+		return "", err
+	}
+	var attached struct{ SessionID string }
+	json.Unmarshal(raw, &attached)
+	return attached.SessionID, nil
+}
+
 // browser is a headless Chromium driven over its DevTools pipe
 // (--remote-debugging-pipe: JSON messages ended by a NUL byte, commands
 // on fd 3, answers and events on fd 4).
@@ -168,6 +221,9 @@ type browser struct {
 
 	pmu     sync.Mutex
 	pending map[int]chan cdpReply
+
+	log  lockedBuffer // Chromium's stderr
+	stop func()       // closes the browser and waits for it, once
 }
 
 type cdpReply struct {
@@ -179,7 +235,7 @@ type cdpReply struct {
 	} `json:"error"`
 }
 
-func launch(t *testing.T, ctx context.Context, bin string, width, height int) *browser {
+func launch(t *testing.T, ctx context.Context, bin string, width, height int, extra []string) *browser {
 	t.Helper()
 	cmdR, cmdW, err := os.Pipe() // we write commands, Chromium reads fd 3
 	if err != nil {
@@ -189,22 +245,23 @@ func launch(t *testing.T, ctx context.Context, bin string, width, height int) *b
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu",
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-		"--disable-dev-shm-usage", "--hide-scrollbars",
+		"--disable-dev-shm-usage", "--hide-scrollbars", "--enable-logging=stderr", "--log-level=0",
 		// One renderer for every frame, so that DOM.getDocument sees into
 		// the sandboxed frames (origins stay apart all the same).
-		"--disable-site-isolation-trials", "--disable-features=IsolateSandboxedIframes", "--user-data-dir="+t.TempDir(),
-		fmt.Sprintf("--window-size=%d,%d", width, height), "--remote-debugging-pipe", "about:blank")
+		"--disable-site-isolation-trials", "--disable-features=IsolateSandboxedIframes", "--user-data-dir=" + t.TempDir(),
+		fmt.Sprintf("--window-size=%d,%d", width, height), "--remote-debugging-pipe"}
+	args = append(append(args, extra...), "about:blank")
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.ExtraFiles = []*os.File{cmdR, evW}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	b := &browser{w: cmdW, pending: map[int]chan cdpReply{}}
+	cmd.Stderr = &b.log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	cmdR.Close()
 	evW.Close()
-	b := &browser{w: cmdW, pending: map[int]chan cdpReply{}}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -227,26 +284,50 @@ func launch(t *testing.T, ctx context.Context, bin string, width, height int) *b
 			}
 		}
 	}()
+	var once sync.Once
+	b.stop = func() {
+		once.Do(func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			b.call(cctx, "", "Browser.close", nil)
+			cancel()
+			cmdW.Close()
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			select {
+			case <-waited:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-waited
+			}
+			evR.Close()
+			<-done
+		})
+	}
 	t.Cleanup(func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		b.call(cctx, "", "Browser.close", nil)
-		cancel()
-		cmdW.Close()
-		waited := make(chan error, 1)
-		go func() { waited <- cmd.Wait() }()
-		select {
-		case <-waited:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-waited
-		}
-		evR.Close()
-		<-done
+		b.stop()
 		if t.Failed() {
-			t.Logf("chromium stderr:\n%s", stderr.String())
+			t.Logf("chromium stderr:\n%s", b.stderr())
 		}
 	})
 	return b
+}
+
+// lockedBuffer is Chromium's stderr, read while it is still written.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (b *browser) stderr() string {
+	b.log.mu.Lock()
+	defer b.log.mu.Unlock()
+	return b.log.buf.String()
 }
 
 // call sends one DevTools command (on a page's session when session is
