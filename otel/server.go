@@ -1,0 +1,377 @@
+package otel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.39.0"
+	"go.opentelemetry.io/otel/semconv/v1.39.0/mcpconv"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/mcp"
+)
+
+// InstrumentServer sets the three server hooks of opts (a nil opts is
+// a new one) and returns opts: ServerMiddleware first in
+// opts.Middleware (outermost of the application's, so that its span
+// covers them), Outgoing first in opts.OutgoingMiddleware, and Observer
+// in opts.Observer (called before an observer already set, which is
+// kept). Call it before mcp.NewServer:
+//
+//	srv := mcp.NewServer(impl, otel.InstrumentServer(&mcp.ServerOptions{...}, nil))
+func InstrumentServer(opts *mcp.ServerOptions, o *Options) *mcp.ServerOptions {
+	if opts == nil {
+		opts = &mcp.ServerOptions{}
+	}
+	opts.Middleware = append([]mcp.Middleware{ServerMiddleware(o)}, opts.Middleware...)
+	opts.OutgoingMiddleware = append([]mcp.OutgoingMiddleware{Outgoing(o)}, opts.OutgoingMiddleware...)
+	observe := Observer(o)
+	if prev := opts.Observer; prev != nil {
+		opts.Observer = func(e mcp.Event) { observe(e); prev(e) }
+	} else {
+		opts.Observer = observe
+	}
+	return opts
+}
+
+// ServerMiddleware returns server middleware (mcp.ServerOptions.
+// Middleware) that gives every request a SERVER span and records
+// mcp.server.operation.duration, as the OpenTelemetry conventions for
+// MCP say.
+//
+// The span's parent is the trace context the client put in
+// params._meta (traceparent, tracestate, baggage: whatever the
+// propagators read), else the context's own span; when both exist the
+// context's span is linked. Its name is "{mcp.method.name} {target}",
+// the target being the tool or prompt name (a resource URI stays out of
+// the name). Its attributes: mcp.method.name, jsonrpc.request.id,
+// mcp.protocol.version, mcp.session.id (sessions of earlier revisions),
+// gen_ai.tool.name with gen_ai.operation.name "execute_tool",
+// gen_ai.prompt.name, mcp.resource.uri, network.transport,
+// network.protocol.name and .version, and roundtrip.round (the leg of a
+// multi round-trip call, when known) and roundtrip.input_required (on
+// tools/call, prompts/get and resources/read). A JSON-RPC error sets
+// error.type and rpc.response.status_code to its code and the span's
+// status to Error with its message; a tool's isError result sets
+// error.type "tool_error". A handler asking through the asking API
+// (mcp.ErrInputRequired) is input_required, not an error.
+//
+// The metric has the same attributes but the per-request ones
+// (jsonrpc.request.id, mcp.session.id, mcp.resource.uri,
+// roundtrip.round, network.protocol.version), and names the tool or
+// prompt only when the request did not fail with -32602 or -32601 (an
+// unknown name would otherwise make a new series).
+//
+// Nothing of the request's arguments, answers, state or result is
+// recorded. Put the middleware first in ServerOptions.Middleware
+// (InstrumentServer does).
+func ServerMiddleware(o *Options) mcp.Middleware {
+	t := newTelemetry(o)
+	dur := t.serverDuration()
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, params mcp.Params) (mcp.Result, error) {
+			start := time.Now()
+			info, _ := mcp.RequestInfoFrom(ctx)
+			var raw json.RawMessage
+			if params != nil {
+				if m := params.RequestMeta(); m != nil {
+					raw = m.Raw
+				}
+			}
+			ambient := trace.SpanContextFromContext(ctx)
+			pctx := t.prop.Extract(ctx, rawMetaCarrier(raw))
+
+			// The attributes the span and the metric share come first.
+			attrs := make([]attribute.KeyValue, 0, 16)
+			attrs = append(attrs, semconv.McpMethodNameKey.String(method))
+			target, uri := requestTarget(method, params)
+			nameAt := -1
+			if target != "" {
+				nameAt = len(attrs)
+				switch method {
+				case mcp.MethodToolsCall:
+					attrs = append(attrs, semconv.GenAIToolNameKey.String(target), semconv.GenAIOperationNameExecuteTool)
+				case mcp.MethodPromptsGet:
+					attrs = append(attrs, semconv.GenAIPromptNameKey.String(target))
+				}
+			}
+			version := info.ProtocolVersion
+			if version == "" && params != nil {
+				if m := params.RequestMeta(); m != nil {
+					version = m.ProtocolVersion
+				}
+			}
+			if version != "" {
+				attrs = append(attrs, semconv.McpProtocolVersionKey.String(version))
+			}
+			attrs = transportAttrs(attrs, info.Transport)
+			carrier := carrierMethod(method)
+			shared := len(attrs)
+			// Per request: the span only.
+			if id := requestID(info.ID); id != "" {
+				attrs = append(attrs, semconv.JSONRPCRequestIDKey.String(id))
+			}
+			if info.SessionID != "" {
+				attrs = append(attrs, semconv.McpSessionIDKey.String(info.SessionID))
+			}
+			if uri != "" {
+				attrs = append(attrs, semconv.McpResourceURIKey.String(uri))
+			}
+			if info.HTTP != nil {
+				if v := protoVersion(info.HTTP.ProtoMajor, info.HTTP.ProtoMinor); v != "" {
+					attrs = append(attrs, semconv.NetworkProtocolVersionKey.String(v))
+				}
+			}
+			if info.Round > 0 {
+				attrs = append(attrs, AttrRound.Int(info.Round))
+			}
+
+			opts := make([]trace.SpanStartOption, 0, 3)
+			opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+			if psc := trace.SpanContextFromContext(pctx); ambient.IsValid() && !psc.Equal(ambient) {
+				opts = append(opts, trace.WithLinks(trace.Link{SpanContext: ambient}))
+			}
+			ctx, span := t.tracer.Start(pctx, spanName(method, target), opts...)
+			res, err := next(ctx, method, params)
+
+			out := serverOutcome(res, err)
+			end := make([]attribute.KeyValue, 0, 4)
+			if carrier {
+				end = append(end, AttrInputRequired.Bool(out.inputRequired))
+			}
+			if out.task {
+				end = append(end, AttrTask.Bool(true))
+			}
+			end = out.errorAttrs(end)
+			span.SetAttributes(end...)
+			if out.errType != "" {
+				span.SetStatus(codes.Error, out.message)
+			}
+			span.End()
+
+			m := append(attrs[:shared:shared], end...)
+			if nameAt >= 0 && (out.code == mcp.CodeInvalidParams || out.code == mcp.CodeMethodNotFound) {
+				m = dropTarget(m)
+			}
+			if out.task {
+				m = dropKey(m, AttrTask)
+			}
+			dur.Record(ctx, seconds(time.Since(start)), mcpconv.MethodNameAttr(method), m[1:]...)
+			return res, err
+		}
+	}
+}
+
+// requestTarget returns the tool or prompt name of a request (the span
+// name's target), or the resource URI of one that names a resource.
+func requestTarget(method string, params mcp.Params) (target, uri string) {
+	switch p := params.(type) {
+	case *mcp.CallToolRequest:
+		if p != nil {
+			return p.Name, ""
+		}
+	case *mcp.GetPromptRequest:
+		if p != nil {
+			return p.Name, ""
+		}
+	case *mcp.ReadResourceRequest:
+		if p != nil {
+			return "", p.URI
+		}
+	case *mcp.SubscribeRequest:
+		if p != nil {
+			return "", p.URI
+		}
+	}
+	return "", ""
+}
+
+// carrierMethod reports whether method may answer input_required.
+func carrierMethod(method string) bool {
+	switch method {
+	case mcp.MethodToolsCall, mcp.MethodPromptsGet, mcp.MethodResourcesRead:
+		return true
+	}
+	return false
+}
+
+// requestID is jsonrpc.request.id: the id's string, or its number as
+// written; "" for a null or absent id.
+func requestID(raw string) string {
+	if raw == "" || raw == "null" {
+		return ""
+	}
+	if s, ok := jsonrpc.String([]byte(raw)); ok {
+		return s
+	}
+	return raw
+}
+
+func protoVersion(major, minor int) string {
+	switch {
+	case major == 2:
+		return "2"
+	case major == 1 && minor == 1:
+		return "1.1"
+	case major == 1 && minor == 0:
+		return "1.0"
+	case major == 3:
+		return "3"
+	}
+	return ""
+}
+
+// outcome is how a request ended, as the telemetry records it.
+type outcome struct {
+	inputRequired bool
+	task          bool
+	errType       string // error.type; "" on success
+	code          int    // the JSON-RPC error code, 0 when none
+	message       string // the span status description
+}
+
+func (o *outcome) errorAttrs(dst []attribute.KeyValue) []attribute.KeyValue {
+	if o.errType == "" {
+		return dst
+	}
+	dst = append(dst, semconv.ErrorTypeKey.String(o.errType))
+	if o.code != 0 {
+		dst = append(dst, semconv.RPCResponseStatusCodeKey.String(strconv.Itoa(o.code)))
+	}
+	return dst
+}
+
+// serverOutcome sorts what a handler (and the middleware inside this
+// one) returned.
+func serverOutcome(res mcp.Result, err error) outcome {
+	var o outcome
+	if err == nil {
+		switch r := res.(type) {
+		case *mcp.InputRequiredResult:
+			o.inputRequired = r != nil
+		case *mcp.CallToolResult:
+			if r != nil && r.IsError {
+				o.errType = "tool_error"
+			}
+		case *mcp.CreateTaskResult:
+			o.task = r != nil
+		}
+		return o
+	}
+	if errors.Is(err, mcp.ErrInputRequired) {
+		o.inputRequired = true
+		return o
+	}
+	var e *mcp.Error
+	switch {
+	case errors.Is(err, mcp.ErrTemporarilyUnavailable):
+		o.code, o.message = mcp.CodeTemporarilyUnavailable, mcp.ErrTemporarilyUnavailable.Message
+	case errors.As(err, &e):
+		o.code, o.message = e.Code, e.Message
+	default:
+		// The server answers any other error with an internal error.
+		o.code, o.message = mcp.CodeInternalError, "Internal error"
+	}
+	o.errType = strconv.Itoa(o.code)
+	return o
+}
+
+// dropTarget removes gen_ai.tool.name, gen_ai.prompt.name and
+// gen_ai.operation.name from a metric's attributes.
+func dropTarget(attrs []attribute.KeyValue) []attribute.KeyValue {
+	attrs = dropKey(attrs, semconv.GenAIToolNameKey)
+	attrs = dropKey(attrs, semconv.GenAIPromptNameKey)
+	return attrs
+}
+
+func dropKey(attrs []attribute.KeyValue, k attribute.Key) []attribute.KeyValue {
+	out := attrs[:0]
+	for _, a := range attrs {
+		if a.Key != k {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Outgoing returns server middleware for the requests the server sends
+// to a client (mcp.ServerOptions.OutgoingMiddleware): the live
+// elicitation/create, sampling/createMessage and roots/list of a
+// session of an earlier revision. Each gets a CLIENT span, a child of
+// the span of the request it serves (the server span of
+// ServerMiddleware when the handler asks through the asking API), whose
+// context is injected into the request's params._meta, and
+// mcp.client.operation.duration is recorded for it. Attributes:
+// mcp.method.name, mcp.protocol.version, mcp.session.id,
+// network.transport and network.protocol.name; a client's JSON-RPC
+// error sets error.type and rpc.response.status_code to its code.
+// Nothing of the request's params or the client's answer is recorded.
+func Outgoing(o *Options) mcp.OutgoingMiddleware {
+	t := newTelemetry(o)
+	dur := t.clientDuration()
+	return func(next mcp.OutgoingHandler) mcp.OutgoingHandler {
+		return func(ctx context.Context, req *mcp.OutgoingRequest) (json.RawMessage, error) {
+			start := time.Now()
+			attrs := make([]attribute.KeyValue, 0, 8)
+			attrs = append(attrs, semconv.McpMethodNameKey.String(req.Method))
+			if req.ProtocolVersion != "" {
+				attrs = append(attrs, semconv.McpProtocolVersionKey.String(req.ProtocolVersion))
+			}
+			if info, ok := mcp.RequestInfoFrom(ctx); ok {
+				attrs = transportAttrs(attrs, info.Transport)
+			}
+			shared := len(attrs)
+			if req.SessionID != "" {
+				attrs = append(attrs, semconv.McpSessionIDKey.String(req.SessionID))
+			}
+			ctx, span := t.tracer.Start(ctx, req.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+			t.prop.Inject(ctx, metaCarrier{&req.Meta})
+			res, err := next(ctx, req)
+			out := clientOutcome(err)
+			end := out.errorAttrs(nil)
+			if out.errType != "" {
+				span.SetAttributes(end...)
+				span.SetStatus(codes.Error, out.message)
+			}
+			span.End()
+			m := append(attrs[:shared:shared], end...)
+			dur.Record(ctx, seconds(time.Since(start)), mcpconv.MethodNameAttr(req.Method), m[1:]...)
+			return res, err
+		}
+	}
+}
+
+// clientOutcome sorts the error of a request this side sent: the
+// peer's JSON-RPC error (its code), a timeout, a cancellation, or
+// anything else ("_OTHER": a transport failure, whose text may name
+// URLs and is not recorded).
+func clientOutcome(err error) outcome {
+	var o outcome
+	if err == nil {
+		return o
+	}
+	var e *mcp.Error
+	var ce *mcp.ClientRequestError
+	switch {
+	case errors.As(err, &e):
+		o.code, o.message = e.Code, e.Message
+	case errors.As(err, &ce):
+		o.code, o.message = ce.Code, ce.Message
+	case errors.Is(err, context.DeadlineExceeded):
+		o.errType = "timeout"
+	case errors.Is(err, context.Canceled):
+		o.errType = "cancelled"
+	default:
+		o.errType = string(mcpconv.ErrorTypeOther)
+	}
+	if o.code != 0 {
+		o.errType = strconv.Itoa(o.code)
+	}
+	return o
+}
