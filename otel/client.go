@@ -79,6 +79,7 @@ type clientTel struct {
 	*telemetry
 	dur    mcpconv.ClientOperationDuration
 	rounds metric.Int64Histogram
+	sets   setCache
 }
 
 // callKey stores a logical call's *callState in its CallInfo.
@@ -91,16 +92,14 @@ type callState struct {
 	toolError bool // the last leg was an isError result
 }
 
-// targetAttrs are the attributes naming what a request is about, for
-// span and metric alike, and the span name's target.
-func targetAttrs(dst []attribute.KeyValue, method, target string) ([]attribute.KeyValue, string) {
-	switch method {
-	case mcp.MethodToolsCall:
-		return append(dst, semconv.GenAIToolNameKey.String(target), semconv.GenAIOperationNameExecuteTool), target
-	case mcp.MethodPromptsGet:
-		return append(dst, semconv.GenAIPromptNameKey.String(target)), target
+// clientTarget is the span name's target of a request the client sends
+// (the tool or prompt name; a resource URI or task id is not one).
+func clientTarget(req *mcp.ClientRequest) string {
+	switch req.Method {
+	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
+		return req.Target
 	}
-	return dst, ""
+	return ""
 }
 
 func (c *clientTel) send(ctx context.Context, req *mcp.ClientRequest, next mcp.ClientHandler) (json.RawMessage, error) {
@@ -114,27 +113,29 @@ func (c *clientTel) send(ctx context.Context, req *mcp.ClientRequest, next mcp.C
 		}
 		parent = cs.ctx
 	}
-	attrs := make([]attribute.KeyValue, 0, 12)
-	attrs = append(attrs, semconv.McpMethodNameKey.String(req.Method))
-	attrs, target := targetAttrs(attrs, req.Method, req.Target)
-	shared := len(attrs)
-	if req.Method == mcp.MethodResourcesRead && req.Target != "" {
-		attrs = append(attrs, semconv.McpResourceURIKey.String(req.Target))
-	}
-	if req.Call != nil {
-		attrs = append(attrs, AttrRound.Int(req.Call.Round))
-	}
-	ctx, span := c.tracer.Start(parent, spanName(req.Method, target),
-		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	target := clientTarget(req)
+	ctx, span := c.tracer.Start(parent, c.names.get(req.Method, target), clientKind)
 	c.prop.Inject(ctx, metaCarrier{&req.Meta})
+	recording, measuring := span.IsRecording(), c.dur.Enabled(ctx)
+	if !recording && !measuring {
+		res, err := next(ctx, req)
+		span.End()
+		return res, err
+	}
+	var attrs []attribute.KeyValue
+	if recording {
+		attrs = make([]attribute.KeyValue, 0, 12)
+		attrs = append(attrs, semconv.McpMethodNameKey.String(req.Method))
+		attrs = targetAttrs(attrs, req.Method, target)
+		if req.Method == mcp.MethodResourcesRead && req.Target != "" {
+			attrs = append(attrs, semconv.McpResourceURIKey.String(req.Target))
+		}
+		if req.Call != nil {
+			attrs = append(attrs, AttrRound.Int(req.Call.Round))
+		}
+	}
 	res, err := next(ctx, req)
 
-	// The era and the transport are known once the request went out.
-	end := make([]attribute.KeyValue, 0, 8)
-	if req.ProtocolVersion != "" {
-		end = append(end, semconv.McpProtocolVersionKey.String(req.ProtocolVersion))
-	}
-	end = transportAttrs(end, req.Transport)
 	out := clientOutcome(err)
 	if err == nil {
 		var isError bool
@@ -146,20 +147,30 @@ func (c *clientTel) send(ctx context.Context, req *mcp.ClientRequest, next mcp.C
 	if cs != nil {
 		cs.toolError = out.errType == "tool_error"
 	}
-	if carrierMethod(req.Method) {
-		end = append(end, AttrInputRequired.Bool(out.inputRequired))
-	}
-	end = out.errorAttrs(end)
-	span.SetAttributes(end...)
-	if out.task {
-		span.SetAttributes(AttrTask.Bool(true))
-	}
-	if out.errType != "" {
-		span.SetStatus(codes.Error, out.message)
+	// The era and the transport are known once the request went out.
+	k := opKey{method: req.Method, target: target, version: req.ProtocolVersion, transport: req.Transport,
+		carrier: carrierMethod(req.Method), inputRequired: out.inputRequired, errType: out.errType, code: out.code}
+	if recording {
+		if k.version != "" {
+			attrs = append(attrs, semconv.McpProtocolVersionKey.String(k.version))
+		}
+		attrs = transportAttrs(attrs, k.transport)
+		if k.carrier {
+			attrs = append(attrs, AttrInputRequired.Bool(out.inputRequired))
+		}
+		if out.task {
+			attrs = append(attrs, AttrTask.Bool(true))
+		}
+		attrs = errorAttrs(attrs, out.errType, out.code)
+		span.SetAttributes(attrs...)
+		if out.errType != "" {
+			span.SetStatus(codes.Error, out.message)
+		}
 	}
 	span.End()
-	m := append(attrs[:shared:shared], end...)
-	c.dur.Record(ctx, seconds(time.Since(start)), mcpconv.MethodNameAttr(req.Method), m[1:]...)
+	if measuring {
+		c.dur.Inst().Record(ctx, seconds(time.Since(start)), metric.WithAttributeSet(c.sets.get(k)))
+	}
 	return res, err
 }
 
@@ -168,36 +179,48 @@ func (c *clientTel) send(ctx context.Context, req *mcp.ClientRequest, next mcp.C
 // when the call ends.
 func (c *clientTel) startCall(ctx context.Context, req *mcp.ClientRequest, ci *mcp.CallInfo) *callState {
 	parent := ctx
-	attrs := make([]attribute.KeyValue, 0, 6)
-	attrs = append(attrs, semconv.McpMethodNameKey.String(req.Method))
-	attrs, target := targetAttrs(attrs, req.Method, req.Target)
-	shared := len(attrs)
-	if req.Method == mcp.MethodResourcesRead && req.Target != "" {
-		attrs = append(attrs, semconv.McpResourceURIKey.String(req.Target))
-	}
-	opts := make([]trace.SpanStartOption, 0, 3)
-	opts = append(opts, trace.WithSpanKind(trace.SpanKindInternal))
+	target := clientTarget(req)
+	var link trace.SpanStartOption
 	if len(ci.Resumed) > 0 {
-		attrs = append(attrs, AttrResumed.Bool(true))
 		resumed := ci.Resumed
 		rctx := c.prop.Extract(ctx, metaCarrier{&resumed})
 		ambient := trace.SpanContextFromContext(ctx)
 		if sc := trace.SpanContextFromContext(rctx); sc.IsValid() && !sc.Equal(ambient) {
 			parent = rctx
 			if ambient.IsValid() {
-				opts = append(opts, trace.WithLinks(trace.Link{SpanContext: ambient}))
+				link = trace.WithLinks(trace.Link{SpanContext: ambient})
 			}
 		}
 	}
-	opts = append(opts, trace.WithAttributes(attrs...))
-	ctx, span := c.tracer.Start(parent, spanName(req.Method, target), opts...)
+	var span trace.Span
+	name := c.names.get(req.Method, target)
+	if link != nil {
+		ctx, span = c.tracer.Start(parent, name, internalKind, link)
+	} else {
+		ctx, span = c.tracer.Start(parent, name, internalKind)
+	}
 	cs := &callState{ctx: ctx, span: span}
-	c.prop.Inject(ctx, metaCarrier{&ci.Carry})
 	ci.SetValue(callKey{}, cs)
-	metricAttrs := attrs[:shared:shared]
+	c.prop.Inject(ctx, metaCarrier{&ci.Carry})
+	recording, measuring := span.IsRecording(), c.rounds.Enabled(ctx)
+	if !recording && !measuring {
+		ci.OnEnd(func(int, error) { span.End() })
+		return cs
+	}
+	var attrs []attribute.KeyValue
+	if recording {
+		attrs = make([]attribute.KeyValue, 0, 10)
+		attrs = append(attrs, semconv.McpMethodNameKey.String(req.Method))
+		attrs = targetAttrs(attrs, req.Method, target)
+		if req.Method == mcp.MethodResourcesRead && req.Target != "" {
+			attrs = append(attrs, semconv.McpResourceURIKey.String(req.Target))
+		}
+		if len(ci.Resumed) > 0 {
+			attrs = append(attrs, AttrResumed.Bool(true))
+		}
+	}
+	method := req.Method
 	ci.OnEnd(func(rounds int, err error) {
-		end := make([]attribute.KeyValue, 0, 4)
-		end = append(end, AttrRounds.Int(rounds))
 		var pe *mcp.PendingCallError
 		var te *mcp.TaskPendingError
 		var out outcome
@@ -207,20 +230,34 @@ func (c *clientTel) startCall(ctx context.Context, req *mcp.ClientRequest, ci *m
 				out.errType = "tool_error"
 			}
 		case errors.As(err, &pe):
-			end = append(end, AttrPending.Bool(true))
+			out.pending = true
 		case errors.As(err, &te):
-			end = append(end, AttrTask.Bool(true))
+			out.task = true
 		default:
 			out = clientOutcome(err)
 		}
-		end = out.errorAttrs(end)
-		span.SetAttributes(end...)
-		if out.errType != "" {
-			span.SetStatus(codes.Error, out.message)
+		end := make([]attribute.KeyValue, 0, 6)
+		if out.pending {
+			end = append(end, AttrPending.Bool(true))
+		}
+		if out.task {
+			end = append(end, AttrTask.Bool(true))
+		}
+		end = errorAttrs(end, out.errType, out.code)
+		if recording {
+			attrs = append(attrs, end...)
+			span.SetAttributes(append(attrs, AttrRounds.Int(rounds))...)
+			if out.errType != "" {
+				span.SetStatus(codes.Error, out.message)
+			}
 		}
 		span.End()
-		m := append(metricAttrs, end[1:]...)
-		c.rounds.Record(ctx, int64(rounds), metric.WithAttributes(m...))
+		if measuring {
+			m := make([]attribute.KeyValue, 0, 8)
+			m = append(m, semconv.McpMethodNameKey.String(method))
+			m = targetAttrs(m, method, target)
+			c.rounds.Record(ctx, int64(rounds), metric.WithAttributes(append(m, end...)...))
+		}
 	})
 	return cs
 }

@@ -1,6 +1,8 @@
 package otel
 
 import (
+	"strconv"
+	"sync"
 	"time"
 
 	global "go.opentelemetry.io/otel"
@@ -73,15 +75,13 @@ const (
 // conventions' mcp.server.operation.duration,
 // mcp.client.operation.duration and mcp.server.session.duration.
 const (
-	MetricCallRounds        = "roundtrip.client.call.rounds"
-	MetricSessionsActive    = "roundtrip.server.session.active"
-	MetricStreamsActive     = "roundtrip.server.stream.active"
-	MetricTasksActive       = "roundtrip.server.task.active"
-	MetricTasksEnded        = "roundtrip.server.task.ended"
-	MetricStateRejected     = "roundtrip.server.request_state.rejected"
-	MetricGuardUnavailable  = "roundtrip.server.guard.unavailable"
-	metricCallRoundsUnit    = "{round}"
-	metricCallRoundsDescrip = "Legs (input_required rounds plus one) a logical tools/call, prompts/get or resources/read took, per call that ended."
+	MetricCallRounds       = "roundtrip.client.call.rounds"
+	MetricSessionsActive   = "roundtrip.server.session.active"
+	MetricStreamsActive    = "roundtrip.server.stream.active"
+	MetricTasksActive      = "roundtrip.server.task.active"
+	MetricTasksEnded       = "roundtrip.server.task.ended"
+	MetricStateRejected    = "roundtrip.server.request_state.rejected"
+	MetricGuardUnavailable = "roundtrip.server.guard.unavailable"
 )
 
 // durationBuckets are the bucket boundaries the MCP conventions
@@ -93,6 +93,7 @@ type telemetry struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
 	meter  metric.Meter
+	names  nameCache
 }
 
 func newTelemetry(o *Options) *telemetry {
@@ -161,9 +162,133 @@ func transportAttrs(dst []attribute.KeyValue, transport string) []attribute.KeyV
 // bytes.
 const maxNameTarget = 128
 
+// spanName is "{method} {target}", or the method alone when there is
+// no target (or an oversized one).
 func spanName(method, target string) string {
 	if target == "" || len(target) > maxNameTarget {
 		return method
 	}
 	return method + " " + target
+}
+
+// nameCache keeps the span names made of a method and a target, so
+// that a request does not build its name again.
+type nameCache struct {
+	mu sync.RWMutex
+	m  map[[2]string]string
+}
+
+func (c *nameCache) get(method, target string) string {
+	if target == "" || len(target) > maxNameTarget {
+		return method
+	}
+	k := [2]string{method, target}
+	c.mu.RLock()
+	n, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return n
+	}
+	n = spanName(method, target)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[[2]string]string)
+	}
+	if len(c.m) < maxCachedSets {
+		c.m[k] = n
+	}
+	c.mu.Unlock()
+	return n
+}
+
+// The span start options that do not depend on the request, made once.
+var (
+	serverKind   = trace.WithSpanKind(trace.SpanKindServer)
+	clientKind   = trace.WithSpanKind(trace.SpanKindClient)
+	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
+)
+
+// opKey names the attribute set of one operation-duration point: the
+// few values it is made of, so that the set is built once per
+// combination rather than per request.
+type opKey struct {
+	method, target, version, transport, errType string
+	code                                        int
+	carrier, inputRequired                      bool
+}
+
+// maxCachedSets bounds a cache of attribute sets; past it sets are
+// built per request (the SDK's cardinality limit still applies).
+const maxCachedSets = 1024
+
+// setCache keeps the attribute sets of the operation metrics.
+type setCache struct {
+	mu sync.RWMutex
+	m  map[opKey]attribute.Set
+}
+
+// get returns the set of k.
+func (c *setCache) get(k opKey) attribute.Set {
+	c.mu.RLock()
+	s, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return s
+	}
+	s = opSet(k)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[opKey]attribute.Set)
+	}
+	if len(c.m) < maxCachedSets {
+		c.m[k] = s
+	}
+	c.mu.Unlock()
+	return s
+}
+
+// opSet builds the attributes of mcp.server.operation.duration and
+// mcp.client.operation.duration.
+func opSet(k opKey) attribute.Set {
+	attrs := make([]attribute.KeyValue, 0, 10)
+	attrs = append(attrs, semconv.McpMethodNameKey.String(k.method))
+	attrs = targetAttrs(attrs, k.method, k.target)
+	if k.version != "" {
+		attrs = append(attrs, semconv.McpProtocolVersionKey.String(k.version))
+	}
+	attrs = transportAttrs(attrs, k.transport)
+	if k.carrier {
+		attrs = append(attrs, AttrInputRequired.Bool(k.inputRequired))
+	}
+	attrs = errorAttrs(attrs, k.errType, k.code)
+	return attribute.NewSet(attrs...)
+}
+
+// targetAttrs are the attributes naming the tool or prompt a request
+// is about: gen_ai.tool.name with gen_ai.operation.name execute_tool,
+// or gen_ai.prompt.name.
+func targetAttrs(dst []attribute.KeyValue, method, target string) []attribute.KeyValue {
+	if target == "" {
+		return dst
+	}
+	switch method {
+	case mcp.MethodToolsCall:
+		return append(dst, semconv.GenAIToolNameKey.String(target), semconv.GenAIOperationNameExecuteTool)
+	case mcp.MethodPromptsGet:
+		return append(dst, semconv.GenAIPromptNameKey.String(target))
+	}
+	return dst
+}
+
+// errorAttrs are error.type and, for a JSON-RPC error,
+// rpc.response.status_code.
+func errorAttrs(dst []attribute.KeyValue, errType string, code int) []attribute.KeyValue {
+	if errType == "" {
+		return dst
+	}
+	dst = append(dst, semconv.ErrorTypeKey.String(errType))
+	if code != 0 {
+		dst = append(dst, semconv.RPCResponseStatusCodeKey.String(strconv.Itoa(code)))
+	}
+	return dst
 }

@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.39.0"
 	"go.opentelemetry.io/otel/semconv/v1.39.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
@@ -74,95 +75,95 @@ func InstrumentServer(opts *mcp.ServerOptions, o *Options) *mcp.ServerOptions {
 func ServerMiddleware(o *Options) mcp.Middleware {
 	t := newTelemetry(o)
 	dur := t.serverDuration()
+	sets := &setCache{}
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, params mcp.Params) (mcp.Result, error) {
 			start := time.Now()
-			info, _ := mcp.RequestInfoFrom(ctx)
-			var raw json.RawMessage
+			var meta *mcp.RequestMeta
 			if params != nil {
-				if m := params.RequestMeta(); m != nil {
-					raw = m.Raw
-				}
+				meta = params.RequestMeta()
+			}
+			var raw json.RawMessage
+			if meta != nil {
+				raw = meta.Raw
 			}
 			ambient := trace.SpanContextFromContext(ctx)
 			pctx := t.prop.Extract(ctx, rawMetaCarrier(raw))
-
-			// The attributes the span and the metric share come first.
-			attrs := make([]attribute.KeyValue, 0, 16)
-			attrs = append(attrs, semconv.McpMethodNameKey.String(method))
-			target, uri := requestTarget(method, params)
-			nameAt := -1
-			if target != "" {
-				nameAt = len(attrs)
-				switch method {
-				case mcp.MethodToolsCall:
-					attrs = append(attrs, semconv.GenAIToolNameKey.String(target), semconv.GenAIOperationNameExecuteTool)
-				case mcp.MethodPromptsGet:
-					attrs = append(attrs, semconv.GenAIPromptNameKey.String(target))
-				}
-			}
-			version := info.ProtocolVersion
-			if version == "" && params != nil {
-				if m := params.RequestMeta(); m != nil {
-					version = m.ProtocolVersion
-				}
-			}
-			if version != "" {
-				attrs = append(attrs, semconv.McpProtocolVersionKey.String(version))
-			}
-			attrs = transportAttrs(attrs, info.Transport)
-			carrier := carrierMethod(method)
-			shared := len(attrs)
-			// Per request: the span only.
-			if id := requestID(info.ID); id != "" {
-				attrs = append(attrs, semconv.JSONRPCRequestIDKey.String(id))
-			}
-			if info.SessionID != "" {
-				attrs = append(attrs, semconv.McpSessionIDKey.String(info.SessionID))
-			}
-			if uri != "" {
-				attrs = append(attrs, semconv.McpResourceURIKey.String(uri))
-			}
-			if info.HTTP != nil {
-				if v := protoVersion(info.HTTP.ProtoMajor, info.HTTP.ProtoMinor); v != "" {
-					attrs = append(attrs, semconv.NetworkProtocolVersionKey.String(v))
-				}
-			}
-			if info.Round > 0 {
-				attrs = append(attrs, AttrRound.Int(info.Round))
-			}
-
-			opts := make([]trace.SpanStartOption, 0, 3)
-			opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+			target, uri := requestTarget(params)
+			var ctx2 context.Context
+			var span trace.Span
+			name := t.names.get(method, target)
 			if psc := trace.SpanContextFromContext(pctx); ambient.IsValid() && !psc.Equal(ambient) {
-				opts = append(opts, trace.WithLinks(trace.Link{SpanContext: ambient}))
+				ctx2, span = t.tracer.Start(pctx, name, serverKind, trace.WithLinks(trace.Link{SpanContext: ambient}))
+			} else {
+				ctx2, span = t.tracer.Start(pctx, name, serverKind)
 			}
-			ctx, span := t.tracer.Start(pctx, spanName(method, target), opts...)
+			ctx = ctx2
+			recording, measuring := span.IsRecording(), dur.Enabled(ctx)
+			if !recording && !measuring {
+				// OpenTelemetry is off: nothing to describe.
+				res, err := next(ctx, method, params)
+				span.End()
+				return res, err
+			}
+			info, _ := mcp.RequestInfoFrom(ctx)
+			k := opKey{method: method, target: target, version: info.ProtocolVersion, transport: info.Transport, carrier: carrierMethod(method)}
+			if k.version == "" && meta != nil {
+				k.version = meta.ProtocolVersion
+			}
+			var attrs []attribute.KeyValue
+			if recording {
+				attrs = make([]attribute.KeyValue, 0, 16)
+				attrs = append(attrs, semconv.McpMethodNameKey.String(method))
+				attrs = targetAttrs(attrs, method, target)
+				if k.version != "" {
+					attrs = append(attrs, semconv.McpProtocolVersionKey.String(k.version))
+				}
+				attrs = transportAttrs(attrs, info.Transport)
+				if id := requestID(info.ID); id != "" {
+					attrs = append(attrs, semconv.JSONRPCRequestIDKey.String(id))
+				}
+				if info.SessionID != "" {
+					attrs = append(attrs, semconv.McpSessionIDKey.String(info.SessionID))
+				}
+				if uri != "" {
+					attrs = append(attrs, semconv.McpResourceURIKey.String(uri))
+				}
+				if info.HTTP != nil {
+					if v := protoVersion(info.HTTP.ProtoMajor, info.HTTP.ProtoMinor); v != "" {
+						attrs = append(attrs, semconv.NetworkProtocolVersionKey.String(v))
+					}
+				}
+				if info.Round > 0 {
+					attrs = append(attrs, AttrRound.Int(info.Round))
+				}
+			}
+
 			res, err := next(ctx, method, params)
 
 			out := serverOutcome(res, err)
-			end := make([]attribute.KeyValue, 0, 4)
-			if carrier {
-				end = append(end, AttrInputRequired.Bool(out.inputRequired))
-			}
-			if out.task {
-				end = append(end, AttrTask.Bool(true))
-			}
-			end = out.errorAttrs(end)
-			span.SetAttributes(end...)
-			if out.errType != "" {
-				span.SetStatus(codes.Error, out.message)
+			if recording {
+				// One call, so that the span's attributes grow once.
+				if k.carrier {
+					attrs = append(attrs, AttrInputRequired.Bool(out.inputRequired))
+				}
+				if out.task {
+					attrs = append(attrs, AttrTask.Bool(true))
+				}
+				attrs = errorAttrs(attrs, out.errType, out.code)
+				span.SetAttributes(attrs...)
+				if out.errType != "" {
+					span.SetStatus(codes.Error, out.message)
+				}
 			}
 			span.End()
-
-			m := append(attrs[:shared:shared], end...)
-			if nameAt >= 0 && (out.code == mcp.CodeInvalidParams || out.code == mcp.CodeMethodNotFound) {
-				m = dropTarget(m)
+			if measuring {
+				k.inputRequired, k.errType, k.code = out.inputRequired, out.errType, out.code
+				if out.code == mcp.CodeInvalidParams || out.code == mcp.CodeMethodNotFound {
+					k.target = "" // a name the server does not know: no series of its own
+				}
+				dur.Inst().Record(ctx, seconds(time.Since(start)), metric.WithAttributeSet(sets.get(k)))
 			}
-			if out.task {
-				m = dropKey(m, AttrTask)
-			}
-			dur.Record(ctx, seconds(time.Since(start)), mcpconv.MethodNameAttr(method), m[1:]...)
 			return res, err
 		}
 	}
@@ -170,7 +171,7 @@ func ServerMiddleware(o *Options) mcp.Middleware {
 
 // requestTarget returns the tool or prompt name of a request (the span
 // name's target), or the resource URI of one that names a resource.
-func requestTarget(method string, params mcp.Params) (target, uri string) {
+func requestTarget(params mcp.Params) (target, uri string) {
 	switch p := params.(type) {
 	case *mcp.CallToolRequest:
 		if p != nil {
@@ -231,20 +232,10 @@ func protoVersion(major, minor int) string {
 type outcome struct {
 	inputRequired bool
 	task          bool
+	pending       bool
 	errType       string // error.type; "" on success
 	code          int    // the JSON-RPC error code, 0 when none
 	message       string // the span status description
-}
-
-func (o *outcome) errorAttrs(dst []attribute.KeyValue) []attribute.KeyValue {
-	if o.errType == "" {
-		return dst
-	}
-	dst = append(dst, semconv.ErrorTypeKey.String(o.errType))
-	if o.code != 0 {
-		dst = append(dst, semconv.RPCResponseStatusCodeKey.String(strconv.Itoa(o.code)))
-	}
-	return dst
 }
 
 // serverOutcome sorts what a handler (and the middleware inside this
@@ -282,24 +273,6 @@ func serverOutcome(res mcp.Result, err error) outcome {
 	return o
 }
 
-// dropTarget removes gen_ai.tool.name, gen_ai.prompt.name and
-// gen_ai.operation.name from a metric's attributes.
-func dropTarget(attrs []attribute.KeyValue) []attribute.KeyValue {
-	attrs = dropKey(attrs, semconv.GenAIToolNameKey)
-	attrs = dropKey(attrs, semconv.GenAIPromptNameKey)
-	return attrs
-}
-
-func dropKey(attrs []attribute.KeyValue, k attribute.Key) []attribute.KeyValue {
-	out := attrs[:0]
-	for _, a := range attrs {
-		if a.Key != k {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // Outgoing returns server middleware for the requests the server sends
 // to a client (mcp.ServerOptions.OutgoingMiddleware): the live
 // elicitation/create, sampling/createMessage and roots/list of a
@@ -315,33 +288,47 @@ func dropKey(attrs []attribute.KeyValue, k attribute.Key) []attribute.KeyValue {
 func Outgoing(o *Options) mcp.OutgoingMiddleware {
 	t := newTelemetry(o)
 	dur := t.clientDuration()
+	sets := &setCache{}
 	return func(next mcp.OutgoingHandler) mcp.OutgoingHandler {
 		return func(ctx context.Context, req *mcp.OutgoingRequest) (json.RawMessage, error) {
 			start := time.Now()
-			attrs := make([]attribute.KeyValue, 0, 8)
-			attrs = append(attrs, semconv.McpMethodNameKey.String(req.Method))
-			if req.ProtocolVersion != "" {
-				attrs = append(attrs, semconv.McpProtocolVersionKey.String(req.ProtocolVersion))
+			ctx, span := t.tracer.Start(ctx, req.Method, clientKind)
+			recording, measuring := span.IsRecording(), dur.Enabled(ctx)
+			if !recording && !measuring {
+				res, err := next(ctx, req)
+				span.End()
+				return res, err
 			}
+			k := opKey{method: req.Method, version: req.ProtocolVersion}
 			if info, ok := mcp.RequestInfoFrom(ctx); ok {
-				attrs = transportAttrs(attrs, info.Transport)
+				k.transport = info.Transport
 			}
-			shared := len(attrs)
-			if req.SessionID != "" {
-				attrs = append(attrs, semconv.McpSessionIDKey.String(req.SessionID))
+			var attrs []attribute.KeyValue
+			if recording {
+				attrs = make([]attribute.KeyValue, 0, 7)
+				attrs = append(attrs, semconv.McpMethodNameKey.String(req.Method))
+				if k.version != "" {
+					attrs = append(attrs, semconv.McpProtocolVersionKey.String(k.version))
+				}
+				attrs = transportAttrs(attrs, k.transport)
+				if req.SessionID != "" {
+					attrs = append(attrs, semconv.McpSessionIDKey.String(req.SessionID))
+				}
 			}
-			ctx, span := t.tracer.Start(ctx, req.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 			t.prop.Inject(ctx, metaCarrier{&req.Meta})
 			res, err := next(ctx, req)
 			out := clientOutcome(err)
-			end := out.errorAttrs(nil)
-			if out.errType != "" {
-				span.SetAttributes(end...)
-				span.SetStatus(codes.Error, out.message)
+			if recording {
+				span.SetAttributes(errorAttrs(attrs, out.errType, out.code)...)
+				if out.errType != "" {
+					span.SetStatus(codes.Error, out.message)
+				}
 			}
 			span.End()
-			m := append(attrs[:shared:shared], end...)
-			dur.Record(ctx, seconds(time.Since(start)), mcpconv.MethodNameAttr(req.Method), m[1:]...)
+			if measuring {
+				k.errType, k.code = out.errType, out.code
+				dur.Inst().Record(ctx, seconds(time.Since(start)), metric.WithAttributeSet(sets.get(k)))
+			}
 			return res, err
 		}
 	}
