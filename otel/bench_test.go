@@ -67,4 +67,4 @@ func benchCall(b *testing.B, o *Options, instrument bool) {
 type discard struct{}
 
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
-func (discard) Shutdown(context.Context) error                          { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
