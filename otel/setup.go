@@ -32,6 +32,10 @@ type SetupOptions struct {
 	// service.version likewise.
 	ServiceName    string
 	ServiceVersion string
+	// Attributes are more resource attributes (service.instance.id,
+	// deployment.environment.name, ...); OTEL_RESOURCE_ATTRIBUTES wins
+	// over them.
+	Attributes []attribute.KeyValue
 	// MetricReaders are added to the meter provider whatever the
 	// environment says: a Prometheus exporter behind a scrape endpoint,
 	// a ManualReader in a test. With one, metrics are on even when the
@@ -281,6 +285,7 @@ func newResource(ctx context.Context, opts *SetupOptions) (*resource.Resource, e
 	if opts.ServiceVersion != "" {
 		defaults = append(defaults, semconv.ServiceVersionKey.String(opts.ServiceVersion))
 	}
+	defaults = append(defaults, opts.Attributes...)
 	return resource.New(ctx,
 		resource.WithTelemetrySDK(),
 		resource.WithAttributes(defaults...),

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	global "go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -60,6 +61,7 @@ type receiver struct {
 	mu      sync.Mutex
 	spans   []*tracepb.Span
 	service []string // service.name of each resource
+	inst    []string // service.instance.id of each resource
 	metrics []string // metric names
 	url     string
 }
@@ -69,8 +71,11 @@ func (rc *receiver) traces(req *coltracepb.ExportTraceServiceRequest) {
 	defer rc.mu.Unlock()
 	for _, rs := range req.ResourceSpans {
 		for _, a := range rs.GetResource().GetAttributes() {
-			if a.Key == "service.name" {
+			switch a.Key {
+			case "service.name":
 				rc.service = append(rc.service, a.GetValue().GetStringValue())
+			case "service.instance.id":
+				rc.inst = append(rc.inst, a.GetValue().GetStringValue())
 			}
 		}
 		for _, ss := range rs.ScopeSpans {
@@ -206,7 +211,8 @@ func TestSetupExportsOverOTLPHTTPAndGRPC(t *testing.T) {
 				t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", tc.protocol)
 			}
 			t.Setenv("OTEL_SERVICE_NAME", "setup-test")
-			shutdown, err := Setup(testContext(t), &SetupOptions{ServiceName: "overridden"})
+			shutdown, err := Setup(testContext(t), &SetupOptions{ServiceName: "overridden",
+				Attributes: []attribute.KeyValue{attribute.String("service.instance.id", "i-7")}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,6 +232,9 @@ func TestSetupExportsOverOTLPHTTPAndGRPC(t *testing.T) {
 				if svc != "setup-test" {
 					t.Errorf("service.name %q, want OTEL_SERVICE_NAME", svc)
 				}
+			}
+			if len(rc.inst) == 0 || rc.inst[0] != "i-7" {
+				t.Errorf("service.instance.id %q, want SetupOptions.Attributes' i-7", rc.inst)
 			}
 			got := strings.Join(rc.metrics, ",")
 			for _, want := range []string{"mcp.server.operation.duration", "mcp.client.operation.duration", MetricCallRounds} {
