@@ -172,3 +172,38 @@ func TestLiveRequestMetaCarriesTraceparent(t *testing.T) {
 		wantAttrs(t, l, map[attribute.Key]string{semconv.NetworkTransportKey: "pipe"})
 	}
 }
+
+// A low-level handler's own InputRequiredResult on a session is sent
+// live by the SDK between two runs of the handler: the live request is
+// the child of the server span of the run that asked, and nothing is
+// kept once the call is over.
+func TestBridgedLiveRequestIsChildOfTheRunThatAsked(t *testing.T) {
+	r := newRig(t)
+	s := newTestServer(r.opts, nil)
+	addVault(s)
+	pin := func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"pin": "1234"}}, nil
+	}
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			r.spans.Reset()
+			c := tr.connect(t, s, InstrumentClient(&mcp.ClientOptions{Mode: mcp.ModeLegacy, Elicitation: pin}, r.opts))
+			if _, err := c.CallTool(testContext(t), "vault", map[string]any{}, nil); err != nil {
+				t.Fatal(err)
+			}
+			spans := r.ended()
+			runs := find(spans, "tools/call vault", trace.SpanKindServer)
+			if len(runs) != 2 {
+				t.Fatalf("%d runs, want 2:\n%s", len(runs), describe(spans))
+			}
+			asked := runs[0]
+			wantAttrs(t, asked, map[attribute.Key]string{AttrInputRequired: "true"})
+			childOf(t, one(t, spans, "elicitation/create", trace.SpanKindClient), asked)
+			n := 0
+			bridged.Range(func(any, any) bool { n++; return true })
+			if n != 0 {
+				t.Errorf("%d bridged requests still kept after the call", n)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -98,6 +99,7 @@ func ServerMiddleware(o *Options) mcp.Middleware {
 			} else {
 				ctx2, span = t.tracer.Start(pctx, name, serverKind)
 			}
+			reqCtx := ctx
 			ctx = ctx2
 			recording, measuring := span.IsRecording(), dur.Enabled(ctx)
 			if !recording && !measuring {
@@ -142,6 +144,9 @@ func ServerMiddleware(o *Options) mcp.Middleware {
 			res, err := next(ctx, method, params)
 
 			out := serverOutcome(res, err)
+			if k.carrier && k.version != mcp.LatestProtocolVersion {
+				bridge(reqCtx, res, span.SpanContext())
+			}
 			if recording {
 				// One call, so that the span's attributes grow once.
 				if k.carrier {
@@ -277,10 +282,14 @@ func serverOutcome(res mcp.Result, err error) outcome {
 // to a client (mcp.ServerOptions.OutgoingMiddleware): the live
 // elicitation/create, sampling/createMessage and roots/list of a
 // session of an earlier revision. Each gets a CLIENT span, a child of
-// the span of the request it serves (the server span of
-// ServerMiddleware when the handler asks through the asking API), whose
-// context is injected into the request's params._meta, and
-// mcp.client.operation.duration is recorded for it. Attributes:
+// the span of the request it serves, whose context is injected into the
+// request's params._meta, and mcp.client.operation.duration is recorded
+// for it. That parent is the server span of ServerMiddleware when the
+// handler asks through the asking API; when a low-level handler returns
+// its own InputRequiredResult, which the SDK sends live between two runs
+// of the handler, it is the span of the run that asked (ServerMiddleware
+// must then be the first of ServerOptions.Middleware, as
+// InstrumentServer makes it, so that both see the request's context). Attributes:
 // mcp.method.name, mcp.protocol.version, mcp.session.id,
 // network.transport and network.protocol.name; a client's JSON-RPC
 // error sets error.type and rpc.response.status_code to its code.
@@ -292,6 +301,9 @@ func Outgoing(o *Options) mcp.OutgoingMiddleware {
 	return func(next mcp.OutgoingHandler) mcp.OutgoingHandler {
 		return func(ctx context.Context, req *mcp.OutgoingRequest) (json.RawMessage, error) {
 			start := time.Now()
+			if !trace.SpanContextFromContext(ctx).IsValid() {
+				ctx = bridgedParent(ctx)
+			}
 			ctx, span := t.tracer.Start(ctx, req.Method, clientKind)
 			recording, measuring := span.IsRecording(), dur.Enabled(ctx)
 			if !recording && !measuring {
@@ -361,4 +373,34 @@ func clientOutcome(err error) outcome {
 		o.errType = strconv.Itoa(o.code)
 	}
 	return o
+}
+
+// On a session of an earlier revision, a low-level handler's own
+// InputRequiredResult is answered by the SDK: it sends the input
+// requests to the client live, after that run of the handler returned
+// and before the next, under the request's context, outside the server
+// span. bridged keeps the span of the run that asked, by that context
+// (the one ServerMiddleware was given, while the request lasts), so
+// that Outgoing makes the live requests its children.
+var bridged sync.Map // context.Context → trace.SpanContext
+
+// bridge records (or, once the request no longer asks, forgets) the
+// span whose run returned res under the request context ctx.
+func bridge(ctx context.Context, res mcp.Result, sc trace.SpanContext) {
+	if irr, ok := res.(*mcp.InputRequiredResult); !ok || irr == nil || !sc.IsValid() {
+		bridged.Delete(ctx)
+		return
+	}
+	if _, loaded := bridged.Swap(ctx, sc); !loaded {
+		context.AfterFunc(ctx, func() { bridged.Delete(ctx) })
+	}
+}
+
+// bridgedParent returns ctx with the span of the run that asked as its
+// parent, when ctx is such a request's context.
+func bridgedParent(ctx context.Context) context.Context {
+	if v, ok := bridged.Load(ctx); ok {
+		return trace.ContextWithSpanContext(ctx, v.(trace.SpanContext))
+	}
+	return ctx
 }
