@@ -87,10 +87,11 @@ ensure_services() {
 step "services" ensure_services
 step "gofmt" gofmt_check
 # The modules of the tree: the library (the main module), the Redis
-# adapters, the conformance fixtures and the fleet example (modules of
-# their own, so that go-redis stays out of the library's graph), and the
-# bench module (other SDKs).
-MODULES=(. redis conformance examples/fleet bench)
+# adapters, the OpenTelemetry hooks, the command-line client, the
+# conformance fixtures and the fleet example (modules of their own, so
+# that go-redis and the OpenTelemetry SDK stay out of the library's
+# graph), and the bench module (other SDKs).
+MODULES=(. redis otel cmd/roundtrip conformance examples/fleet bench)
 
 # in_modules CMD...: run CMD in every module, each one's failures shown.
 in_modules() {
