@@ -50,7 +50,8 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer, opts
 	c := &streamConn{s: s, w: w, inflight: make(map[string]*inflight), work: make(chan func()), done: make(chan struct{}),
 		br: bufio.NewReaderSize(r, 64<<10), max: max, readDone: make(chan struct{})}
 	defer close(c.done)
-	c.spawn(func() { c.read(ctx) })
+	c.reader = func() { c.read(ctx) } // made once: handing reading over costs no allocation
+	c.spawn(c.reader)
 	<-c.readDone
 	readErr := c.readErr
 	// No more requests can come: end listen streams, let the rest finish.
@@ -132,7 +133,7 @@ func (c *streamConn) read(ctx context.Context) {
 			return
 		}
 		if work != nil {
-			c.spawn(func() { c.read(ctx) })
+			c.spawn(c.reader)
 			work()
 			return
 		}
@@ -160,6 +161,7 @@ type streamConn struct {
 	max      int
 	readErr  error
 	readDone chan struct{}
+	reader   func() // read, on the connection's context
 
 	// legacy is the 2025-11-25 session the connection opened with
 	// initialize, if any (legacy_stream.go).
