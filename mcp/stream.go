@@ -353,21 +353,105 @@ func (o *streamOut) notify(method string, params any) error {
 // using the stdio framing: serve one end with ServeStream and give the
 // other to a client.
 func NewInMemoryTransports() (clientEnd, serverEnd io.ReadWriteCloser) {
-	cr, sw := io.Pipe()
-	sr, cw := io.Pipe()
-	return &pipeEnd{r: cr, w: cw}, &pipeEnd{r: sr, w: sw}
+	up, down := newMemPipe(), newMemPipe()
+	return &pipeEnd{r: down, w: up}, &pipeEnd{r: up, w: down}
 }
 
+// pipeEnd is one end of NewInMemoryTransports: it reads one pipe and
+// writes the other.
 type pipeEnd struct {
-	r *io.PipeReader
-	w *io.PipeWriter
+	r, w *memPipe
 }
 
-func (p *pipeEnd) Read(b []byte) (int, error)  { return p.r.Read(b) }
-func (p *pipeEnd) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p *pipeEnd) Read(b []byte) (int, error)  { return p.r.read(b) }
+func (p *pipeEnd) Write(b []byte) (int, error) { return p.w.write(b) }
+
+// Close ends both directions: the other end reads what was written
+// before it, then io.EOF; a write on either side fails with
+// io.ErrClosedPipe.
 func (p *pipeEnd) Close() error {
-	p.w.Close()
-	return p.r.Close()
+	p.w.closeWrite()
+	p.r.closeRead()
+	return nil
+}
+
+// memPipeLimit bounds the bytes a memPipe holds: a writer waits while
+// the reader is that far behind (one write larger than that goes through
+// alone).
+const memPipeLimit = 1 << 20
+
+// memPipe is a one-way in-memory pipe whose writes return once the bytes
+// are buffered, not once they are read: a message crosses it with one
+// wake-up (of the reader), where io.Pipe needs two (the reader's and the
+// writer's).
+type memPipe struct {
+	mu               sync.Mutex
+	cond             sync.Cond // data, space or a close
+	buf              []byte    // unread bytes are buf[off:]
+	off              int
+	rclosed, wclosed bool
+}
+
+func newMemPipe() *memPipe {
+	p := &memPipe{}
+	p.cond.L = &p.mu
+	return p
+}
+
+func (p *memPipe) read(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.off == len(p.buf) {
+		if p.rclosed {
+			return 0, io.ErrClosedPipe
+		}
+		if p.wclosed {
+			return 0, io.EOF
+		}
+		p.cond.Wait()
+	}
+	n := copy(b, p.buf[p.off:])
+	p.off += n
+	if p.off == len(p.buf) {
+		p.buf, p.off = p.buf[:0], 0
+		if cap(p.buf) > memPipeLimit {
+			p.buf = nil // do not keep what one large message grew
+		}
+	}
+	p.cond.Broadcast()
+	return n, nil
+}
+
+func (p *memPipe) write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		if p.rclosed || p.wclosed {
+			return 0, io.ErrClosedPipe
+		}
+		if pending := len(p.buf) - p.off; pending == 0 || pending+len(b) <= memPipeLimit {
+			break
+		}
+		p.cond.Wait()
+	}
+	p.buf = append(p.buf, b...)
+	p.cond.Broadcast()
+	return len(b), nil
+}
+
+func (p *memPipe) closeWrite() {
+	p.mu.Lock()
+	p.wclosed = true
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+func (p *memPipe) closeRead() {
+	p.mu.Lock()
+	p.rclosed = true
+	p.buf, p.off = nil, 0
+	p.cond.Broadcast()
+	p.mu.Unlock()
 }
 
 // cancelledRequestKey returns the id (as JSON text) that the params of a
