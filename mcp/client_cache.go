@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"container/list"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -66,9 +68,14 @@ type CacheOptions struct {
 	// for. A result the server marks "private" (or gives no scope, or a
 	// scope this SDK does not know) is kept under the principal and
 	// served only to a Client naming the same one; a "public" result is
-	// served to any Client of the same Namespace. With a Store given and
-	// no Principal, private results are not cached at all, so that a
-	// shared store never hands one user's private result to another.
+	// served to any Client of the same Namespace. Empty means, for
+	// NewHTTPClientTransport with an Authorization header in
+	// HTTPClientOptions.Header, a digest of that header (the same
+	// credentials, the same principal); credentials the Client cannot
+	// see (an http.Client that adds them, middleware) are not taken into
+	// account: name the Principal then. With a Store given and no
+	// principal, private results are not cached at all, so that a shared
+	// store never hands one user's private result to another.
 	Principal string
 	// Namespace names the server in the store's keys, so that Clients of
 	// different servers can share one Store. Empty means the endpoint
@@ -156,13 +163,39 @@ func newClientCache(o CacheOptions, t ClientTransport) *clientCache {
 		}
 	}
 	cc.ns = ns + "\x00"
+	principal := o.Principal
+	if principal == "" {
+		principal = authPrincipal(t)
+	}
 	if cc.store == nil {
 		cc.store = NewMemoryCache(o.MaxEntries, o.MaxBytes)
-		cc.private = "private\x00" + o.Principal
-	} else if o.Principal != "" {
-		cc.private = "private\x00" + o.Principal
+		cc.private = "private\x00" + principal
+	} else if principal != "" {
+		cc.private = "private\x00" + principal
 	}
 	return cc
+}
+
+// authPrincipal is the principal of an HTTP transport that sends a fixed
+// Authorization header (HTTPClientOptions.Header): a digest of the
+// header's values, so that Clients with different credentials keep
+// their private results apart on a shared store and the credentials
+// themselves never reach a store's keys. "" for other transports.
+func authPrincipal(t ClientTransport) string {
+	ht, ok := t.(*httpClientTransport)
+	if !ok {
+		return ""
+	}
+	vs := ht.extra.Values("Authorization")
+	if len(vs) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	for _, v := range vs {
+		h.Write([]byte(v))
+		h.Write([]byte{0})
+	}
+	return "authorization:" + hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // base is the key of a request without its scope part: namespace,

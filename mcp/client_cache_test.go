@@ -608,3 +608,162 @@ func httpTestServer(t testing.TB, s *Server) string {
 	t.Cleanup(ts.Close)
 	return ts.URL
 }
+
+// notifications/resources/updated received on a Listen stream makes the
+// cached read of that resource stale, and the reads of other resources
+// stay cached.
+func TestResourceUpdatedInvalidatesThatResourcesRead(t *testing.T) {
+	s, mc := cacheServer(t, time.Hour, CachePublic)
+	clientTransports(t, s, nil, func(t *testing.T, c *Client) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		base := mc.count(MethodResourcesRead)
+		read := func() {
+			t.Helper()
+			for _, uri := range []string{"test://a", "test://items/7"} {
+				if _, err := c.ReadResource(ctx, uri, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		read()
+		read()
+		if n := mc.count(MethodResourcesRead) - base; n != 2 {
+			t.Fatalf("%d reads sent before any notification, want 2", n)
+		}
+		got := make(chan string, 16)
+		done := make(chan error, 1)
+		go func() {
+			done <- c.Listen(ctx, SubscriptionFilter{ResourceSubscriptions: []string{"test://a"}}, func(n *ListenNotification) { got <- n.Method })
+		}()
+		wait := func(method string) {
+			t.Helper()
+			for {
+				select {
+				case m := <-got:
+					if m == method {
+						return
+					}
+				case err := <-done:
+					t.Fatalf("Listen ended: %v", err)
+				case <-time.After(5 * time.Second):
+					t.Fatalf("no %s", method)
+				}
+			}
+		}
+		wait(NotificationSubscriptionsAck)
+		s.ResourceUpdated("test://a")
+		wait(NotificationResourceUpdated)
+		read()
+		if n := mc.count(MethodResourcesRead) - base; n != 3 {
+			t.Fatalf("%d reads sent after resources/updated of test://a, want 3 (test://a again, test://items/7 still cached)", n)
+		}
+		cancel()
+		<-done
+	})
+}
+
+// Two Clients of one server over one shared store, with different
+// bearer tokens and no Principal named: each token is its own principal
+// (a digest of the Authorization header), so neither is served the
+// other's private results, while each is served its own again; a third
+// Client with the first token shares the first one's entries.
+func TestPrivateEntriesOfDifferentTokensAreNotShared(t *testing.T) {
+	s, mc := cacheServer(t, time.Hour, CachePrivate)
+	ts := httpTestServer(t, s)
+	store := NewMemoryCache(0, 0)
+	client := func(token string) *Client {
+		h := http.Header{}
+		h.Set("Authorization", "Bearer "+token)
+		c := NewClient(NewHTTPClientTransport(ts+"/mcp", &HTTPClientOptions{Header: h}), &ClientOptions{Cache: CacheOptions{Store: store}})
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	alice, bob, alice2 := client("alice-token"), client("bob-token"), client("alice-token")
+	ctx := context.Background()
+	for i, step := range []struct {
+		c    *Client
+		want int
+	}{{alice, 1}, {bob, 2}, {alice, 2}, {bob, 2}, {alice2, 2}} {
+		if _, err := step.c.ListTools(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := step.c.ReadResource(ctx, "test://a", nil); err != nil {
+			t.Fatal(err)
+		}
+		if n, m := mc.count(MethodToolsList), mc.count(MethodResourcesRead); n != step.want || m != step.want {
+			t.Fatalf("step %d: %d tools/list and %d resources/read requests, want %d", i, n, m, step.want)
+		}
+	}
+	for k := range store.entries {
+		if strings.Contains(k, "token") {
+			t.Fatalf("a credential reached a key of the store: %q", k)
+		}
+	}
+}
+
+// The cache works in both eras where the hints exist. A 2025-11-25
+// session of roundtrip's server carries no hints (they are dropped for
+// that era), so nothing is kept; a legacy server that sends them anyway
+// is honoured, and its notifications/tools/list_changed on the session's
+// stream drops what it kept.
+func TestCacheHonoursHintsInBothEras(t *testing.T) {
+	t.Run("legacy session of roundtrip's server", func(t *testing.T) {
+		s, mc := cacheServer(t, time.Hour, CachePublic)
+		c := httpClient(t, s, nil, &ClientOptions{Mode: ModeLegacy})
+		for range 2 {
+			if _, err := c.ListTools(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c.ProtocolVersion() != LegacyProtocolVersion {
+			t.Fatalf("spoke %s", c.ProtocolVersion())
+		}
+		if n := mc.count(MethodToolsList); n != 2 {
+			t.Fatalf("%d requests, want 2 (no hints in a legacy result: nothing kept)", n)
+		}
+	})
+	t.Run("legacy server sending hints", func(t *testing.T) {
+		store := &purgeSignal{MemoryCache: NewMemoryCache(0, 0), purged: make(chan string, 4)}
+		c, f := newFakeStdio(t, &ClientOptions{Mode: ModePinned, ProtocolVersion: LegacyProtocolVersion, Cache: CacheOptions{Store: store, Namespace: "old"}})
+		ctx := context.Background()
+		list := func(answer bool) {
+			t.Helper()
+			done := make(chan error, 1)
+			go func() { _, err := c.ListTools(ctx, nil); done <- err }()
+			if answer {
+				l := f.nextNot(NotificationCancelled)
+				if l["method"] != MethodToolsList {
+					t.Fatalf("want tools/list, got %v", l)
+				}
+				f.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"tools":[],"ttlMs":60000,"cacheScope":"public"}}`, l["id"]))
+			}
+			if err := waitErr(t, done); err != nil {
+				t.Fatal(err)
+			}
+		}
+		connected := make(chan error, 1)
+		go func() { connected <- c.Connect(ctx) }()
+		f.handshake(LegacyProtocolVersion)
+		if err := waitErr(t, connected); err != nil {
+			t.Fatal(err)
+		}
+		list(true)
+		list(false) // answered from the cache: nothing sent, nothing to answer
+		f.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+		select {
+		case p := <-store.purged:
+			if !strings.Contains(p, MethodToolsList) {
+				t.Fatalf("purged %q", p)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the legacy server's list_changed did not reach the cache")
+		}
+		list(true)
+		select {
+		case m := <-f.lines:
+			t.Fatalf("unexpected message %v", m)
+		default:
+		}
+	})
+}

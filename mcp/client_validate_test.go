@@ -290,12 +290,12 @@ func benchOutputCanned(b testing.TB, tools, result string, opts *ClientOptions) 
 	return c
 }
 
-// BenchmarkClientCallToolOutputValidation is one tools/call of a tool
+// BenchmarkToolsCallOutputValidation is one tools/call of a tool
 // with a structured result, its schema inside the fast subset (as
 // inferred from a Go type) or not (a $ref), checked or not; and one of a
 // tool without outputSchema with validation on (the common call, which
 // must not pay for the feature).
-func BenchmarkClientCallToolOutputValidation(b *testing.B) {
+func BenchmarkToolsCallOutputValidation(b *testing.B) {
 	const fast = `{"type":"object","properties":{"id":{"type":"string"},"items":{"type":"array","items":{"type":"object","properties":{"sku":{"type":"string"},"price":{"type":"number","minimum":0}},"required":["sku","price"],"additionalProperties":false}}},"required":["id","items"],"additionalProperties":false}`
 	const value = `{"id":"o1","items":[{"sku":"abc","price":1.5},{"sku":"def","price":2},{"sku":"ghi","price":30}]}`
 	result := `{"resultType":"complete","content":[{"type":"text","text":"ok"}],"structuredContent":` + value + `}`
@@ -333,7 +333,7 @@ func compactOrderSchema(t testing.TB) string {
 }
 
 // BenchmarkOutputSchemaCheck is the check alone, on the value of
-// BenchmarkClientCallToolOutputValidation: the fast validator on the raw
+// BenchmarkToolsCallOutputValidation: the fast validator on the raw
 // bytes, and the full one (decode, then validate).
 func BenchmarkOutputSchemaCheck(b *testing.B) {
 	const fast = `{"type":"object","properties":{"id":{"type":"string"},"items":{"type":"array","items":{"type":"object","properties":{"sku":{"type":"string"},"price":{"type":"number","minimum":0}},"required":["sku","price"],"additionalProperties":false}}},"required":["id","items"],"additionalProperties":false}`
@@ -475,4 +475,59 @@ func pointerExists(v any, p string) bool {
 		}
 	}
 	return true
+}
+
+// The acceptance case: a typed tool (AddTool, its outputSchema inferred
+// from its Go result type) returns a value its own schema refuses (a
+// field type whose MarshalJSON writes a string where reflection infers a
+// number); a Client with default options, over loopback HTTP, returns an
+// *OutputValidationError whose message names the JSON pointer, and
+// still hands over the result.
+func TestClientCatchesATypedToolsInvalidStructuredContent(t *testing.T) {
+	type line struct {
+		SKU   string     `json:"sku"`
+		Price quotedCost `json:"price"`
+	}
+	type order struct {
+		ID    string `json:"id"`
+		Lines []line `json:"lines"`
+	}
+	s := NewServer(Implementation{Name: "typed", Version: "1"}, nil)
+	AddTool(s, &Tool{Name: "order"}, func(ctx context.Context, r *CallToolRequest, in struct {
+		Price float64 `json:"price"`
+	}) (order, error) {
+		return order{ID: "o1", Lines: []line{{SKU: "a", Price: 1}, {SKU: "b", Price: quotedCost(in.Price)}}}, nil
+	})
+	c := httpClient(t, s, nil, nil)
+	ctx := context.Background()
+	listAll(t, c)
+	if _, err := c.CallTool(ctx, "order", map[string]float64{"price": 2}, nil); err != nil {
+		t.Fatalf("a valid result: %v", err)
+	}
+	res, err := c.CallTool(ctx, "order", map[string]float64{"price": -1}, nil)
+	var verr *OutputValidationError
+	if res != nil || !errors.As(err, &verr) || !errors.Is(err, ErrInvalidOutput) {
+		t.Fatalf("got %v, %v", res, err)
+	}
+	if verr.Pointer != "/lines/1/price" || !strings.Contains(err.Error(), `"/lines/1/price"`) || !strings.Contains(verr.Reason, "type: got string, want number") {
+		t.Fatalf("pointer %q, message %q", verr.Pointer, err)
+	}
+	if verr.Tool != "order" || verr.Result == nil || verr.Result.StructuredContent == nil {
+		t.Fatalf("the error does not name the tool or hold the result: %+v", verr)
+	}
+	if _, err := CallToolAs[order](ctx, c, "order", map[string]float64{"price": -1}, nil); !errors.Is(err, ErrInvalidOutput) {
+		t.Fatalf("CallToolAs: %v", err)
+	}
+}
+
+// quotedCost is a number that encodes as one, except a negative cost,
+// which it writes as the string "refund" (the kind of bug an inferred
+// schema cannot see).
+type quotedCost float64
+
+func (q quotedCost) MarshalJSON() ([]byte, error) {
+	if q < 0 {
+		return []byte(`"refund"`), nil
+	}
+	return json.Marshal(float64(q))
 }
