@@ -308,7 +308,7 @@ func BenchmarkToolsCallOutputValidation(b *testing.B) {
 	}{
 		{"fast-schema/off", "fast", true}, {"fast-schema/on", "fast", false},
 		{"full-schema/off", "full", true}, {"full-schema/on", "full", false},
-		{"no-schema/on", "none", false},
+		{"no-schema/off", "none", true}, {"no-schema/on", "none", false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			c := benchOutputCanned(b, tools, result, &ClientOptions{SkipOutputValidation: bc.skip})
