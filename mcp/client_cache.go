@@ -70,12 +70,13 @@ type CacheOptions struct {
 	// served only to a Client naming the same one; a "public" result is
 	// served to any Client of the same Namespace. Empty means, for
 	// NewHTTPClientTransport with an Authorization header in
-	// HTTPClientOptions.Header, a digest of that header (the same
-	// credentials, the same principal); credentials the Client cannot
-	// see (an http.Client that adds them, middleware) are not taken into
-	// account: name the Principal then. With a Store given and no
-	// principal, private results are not cached at all, so that a shared
-	// store never hands one user's private result to another.
+	// HTTPClientOptions.Header (as it is when NewClient runs), a digest
+	// of that header (the same credentials, the same principal);
+	// credentials the Client cannot see (added by the http.Client's
+	// transport) are not taken into account: name the Principal then.
+	// With a Store given and no principal, private results are not
+	// cached at all, so that a shared store never hands one user's
+	// private result to another.
 	Principal string
 	// Namespace names the server in the store's keys, so that Clients of
 	// different servers can share one Store. Empty means the endpoint
