@@ -767,3 +767,84 @@ func TestCacheHonoursHintsInBothEras(t *testing.T) {
 		}
 	})
 }
+
+// mapStore is a ClientCache of the test's own, standing for a store
+// outside the process; forget makes it drop everything it is given.
+type mapStore struct {
+	mu     sync.Mutex
+	m      map[string]CacheEntry
+	forget bool
+	sets   int
+}
+
+func (s *mapStore) Get(k string) (CacheEntry, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.m[k]
+	return e, ok
+}
+
+func (s *mapStore) Set(k string, e CacheEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sets++
+	if !s.forget {
+		s.m[k] = e
+	}
+}
+
+func (s *mapStore) Delete(k string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, k)
+}
+
+func (s *mapStore) Purge(prefix string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.m {
+		if strings.HasPrefix(k, prefix) {
+			delete(s.m, k)
+		}
+	}
+}
+
+// Any ClientCache may hold the entries: Clients naming one Namespace
+// share a store plugged in through CacheOptions.Store, each entry
+// stamped with its expiry; a store that keeps nothing only costs
+// requests.
+func TestCacheStoreIsPluggable(t *testing.T) {
+	s, mc := cacheServer(t, time.Minute, CachePublic)
+	store := &mapStore{m: map[string]CacheEntry{}}
+	opts := &ClientOptions{Cache: CacheOptions{Store: store, Namespace: "srv"}}
+	a, b := memClient(t, s, opts), memClient(t, s, opts)
+	clock := newFakeClock(a, b)
+	for _, c := range []*Client{a, b} {
+		if _, err := c.ListTools(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := mc.count(MethodToolsList); n != 1 {
+		t.Fatalf("%d requests from two Clients sharing a store, want 1", n)
+	}
+	if len(store.m) != 1 {
+		t.Fatalf("%d entries in the store, want 1", len(store.m))
+	}
+	for _, e := range store.m {
+		if !e.Expires.Equal(clock.now().Add(time.Minute)) {
+			t.Fatalf("expires %v, want ttlMs after receipt", e.Expires)
+		}
+	}
+
+	s2, mc2 := cacheServer(t, time.Minute, CachePublic)
+	forgetful := &mapStore{m: map[string]CacheEntry{}, forget: true}
+	c := memClient(t, s2, &ClientOptions{Cache: CacheOptions{Store: forgetful}})
+	for range 3 {
+		if _, err := c.ListTools(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := mc2.count(MethodToolsList); n != 3 || forgetful.sets != 3 {
+		t.Fatalf("a store that keeps nothing: %d requests and %d sets, want 3 and 3", n, forgetful.sets)
+	}
+}
