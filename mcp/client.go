@@ -25,7 +25,9 @@ import (
 // JSON-RPC on a byte stream (client_stream.go) through the sealed
 // ClientTransport (client_transport.go). Results are decoded in
 // client_decode.go, errors are in client_errors.go, the methods in
-// client_methods.go; extra _meta and middleware in client_middleware.go.
+// client_methods.go; extra _meta and middleware in client_middleware.go;
+// the response cache in client_cache.go, the check of structured results
+// in client_validate.go, typed helpers in client_typed.go.
 
 // ClientMode says which protocol era a Client speaks.
 type ClientMode uint8
@@ -167,6 +169,19 @@ type ClientOptions struct {
 	// are notifications and the answers to a legacy server's requests.
 	// See ClientRequest, CallInfo and LogClientRequests.
 	Middleware []ClientMiddleware
+
+	// Cache configures the response cache: the results of
+	// server/discover, the list methods (page by page) and
+	// resources/read are served again without a request while the
+	// server's ttlMs says they are fresh, in the scope its cacheScope
+	// allows. On by default; a result with ttlMs 0 (the server default)
+	// is never kept. A request served from the cache is not sent, so
+	// middleware does not see it. See CacheOptions and WithoutCache.
+	Cache CacheOptions
+	// SkipOutputValidation turns off the check of structuredContent
+	// against the outputSchema of the tool (as the client last saw it in
+	// tools/list); see OutputValidationError.
+	SkipOutputValidation bool
 }
 
 // Client is an MCP client bound to one server through a ClientTransport.
@@ -193,6 +208,11 @@ type Client struct {
 
 	// sleep waits between requestState-only rounds; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
+	// now is the cache's clock; tests replace it.
+	now func() time.Time
+
+	cache   *clientCache // nil when off (client_cache.go)
+	outputs toolOutputs  // output schemas learned from tools/list (client_validate.go)
 
 	mu       sync.RWMutex
 	tools    map[string][]paramHeader // x-mcp-header annotations learned from tools/list
@@ -235,6 +255,8 @@ func NewClient(t ClientTransport, opts *ClientOptions) *Client {
 		c.log = slog.Default()
 	}
 	c.sleep = sleepCtx
+	c.now = time.Now
+	c.cache = newClientCache(c.opts.Cache, t)
 	c.headers = t.mirrorsHeaders()
 	if len(c.opts.Middleware) > 0 {
 		c.opts.Middleware = slices.Clone(c.opts.Middleware)
@@ -472,6 +494,7 @@ func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 			c.unrouted(method, params) // the server cancels its own request
 			return
 		}
+		c.invalidateFor(method, params)
 		if l.onNotify != nil {
 			l.onNotify(method, params)
 		}
@@ -481,8 +504,10 @@ func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 // unrouted receives notifications that belong to no request in flight
 // (on a byte stream, notifications/message carries no request id), and
 // on a legacy session the server's notifications/cancelled of its own
-// requests.
+// requests, and the list-changed and resource-updated notifications of a
+// legacy session's streams (which make cached results stale).
 func (c *Client) unrouted(method string, params []byte) {
+	c.invalidateFor(method, params)
 	if method == NotificationCancelled {
 		if c.servesRequests() {
 			c.cancelServing(params)

@@ -135,6 +135,9 @@ type carrierCall struct {
 	target  string // name or uri
 	args    []byte // compact JSON object, or nil
 	resumed Meta   // PendingCall.Meta of the call resumed (Resume)
+	// firstLeg is set by loop when the complete result answered the
+	// first leg (no input asked for: a result the cache may keep).
+	firstLeg bool
 }
 
 func (cc *carrierCall) appendParams(dst, responses, state []byte) []byte {
@@ -246,6 +249,7 @@ func (c *Client) loop(ctx context.Context, cc *carrierCall, opts *CallOptions, r
 		case err != nil:
 			return nil, err
 		case rt == ResultComplete:
+			cc.firstLeg = retries == 0 && responses == nil && state == nil
 			return raw, nil
 		case rt == ResultTask:
 			return c.followTask(ctx, cc, opts, raw, l) // client_tasks.go
@@ -288,10 +292,11 @@ func (c *Client) loop(ctx context.Context, cc *carrierCall, opts *CallOptions, r
 	}
 }
 
-// refreshTools re-reads every page of tools/list (which updates the
-// x-mcp-header annotations the client knows).
+// refreshTools re-reads every page of tools/list from the server, not
+// the cache (which updates the x-mcp-header annotations the client
+// knows).
 func (c *Client) refreshTools(ctx context.Context) error {
-	for _, err := range c.Tools(ctx) {
+	for _, err := range c.Tools(WithoutCache(ctx)) {
 		if err != nil {
 			return err
 		}
