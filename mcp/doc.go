@@ -48,7 +48,9 @@
 // The client answers the server's questions with its handlers and sends
 // the call again until it completes (CallOptions.Manual hands the
 // questions back instead, as a PendingCall that can be saved and resumed
-// in another process).
+// in another process). It calls a server's custom methods the same way
+// (Client.CallMethod, CallMethod), once ClientOptions.Extensions declares
+// their extension.
 //
 // # The way of a request through a server
 //
