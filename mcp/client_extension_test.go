@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // extClientTransports are the transports and eras a custom method is
@@ -265,4 +267,95 @@ func TestClientReceivesAnExtensionsNotifications(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestClientListenReceivesTheBroadcastsOfADeclaredExtension(t *testing.T) {
+	for _, tr := range extClientTransports[:2] {
+		t.Run(tr.name, func(t *testing.T) {
+			s, _ := newExtServer(t, nil)
+			var onNote []string
+			var mu sync.Mutex
+			opts := extClientOptions()
+			opts.Extensions.OnNotification = func(method string, _ json.RawMessage) {
+				mu.Lock()
+				onNote = append(onNote, method)
+				mu.Unlock()
+			}
+			c := tr.client(t, s, opts)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			got := make(chan *ListenNotification, 8)
+			done := make(chan error, 1)
+			go func() {
+				done <- c.Listen(ctx, SubscriptionFilter{ToolsListChanged: true}, func(n *ListenNotification) { got <- n })
+			}()
+			next := func() *ListenNotification {
+				t.Helper()
+				select {
+				case n := <-got:
+					return n
+				case <-time.After(5 * time.Second):
+					t.Fatal("no notification")
+				}
+				return nil
+			}
+			if n := next(); n.Method != NotificationSubscriptionsAck {
+				t.Fatalf("first notification %s", n.Method)
+			}
+			if err := s.NotifyListeners(extSearch, "com.example/search/reindexed", map[string]any{"index": "logs"}); err != nil {
+				t.Fatal(err)
+			}
+			n := next()
+			if n.Method != "com.example/search/reindexed" || !strings.Contains(string(n.Params), `"index":"logs"`) {
+				t.Fatalf("got %s %s, want the extension's broadcast", n.Method, n.Params)
+			}
+			cancel()
+			<-done
+			mu.Lock()
+			defer mu.Unlock()
+			if len(onNote) != 0 {
+				t.Errorf("OnNotification got %q; a Listen stream's notifications go to Listen's callback", onNote)
+			}
+		})
+	}
+}
+
+// FuzzClientCustomMethodCall holds the client's reading of a custom
+// method's params and results to its contract: no panic; params it
+// accepts are sent as the same object (with the target read from it);
+// an answer is input_required only for a carrier.
+func FuzzClientCustomMethodCall(f *testing.F) {
+	f.Add([]byte(`{"index":"books","force":true}`), []byte(`{"resultType":"complete","deleted":true}`), true)
+	f.Add([]byte(`{"index":"a\u0062"}`), []byte(`{"resultType":"input_required","requestState":"x"}`), false)
+	f.Add([]byte(`{"_meta":{}}`), []byte(`{"resultType":7}`), true)
+	f.Add([]byte(`{"index":3,"index":"x"}`), []byte(`[]`), false)
+	f.Add([]byte(`{}`), []byte(`{"resultType":"com.example/queued"}`), false)
+	f.Fuzz(func(t *testing.T, params, result []byte, carrier bool) {
+		call := &MethodCall{Method: mDelete, Params: json.RawMessage(params), TargetMember: "index", Carrier: carrier}
+		cc, err := newCustomCarrier(call)
+		if err == nil {
+			sent := append([]byte{'{'}, cc.custom.appendParams(nil, nil, nil)...)
+			if len(sent) > 1 {
+				sent[1] = ' '
+			}
+			sent = append(sent, '}')
+			var a, b any
+			if json.Unmarshal(sent, &a) != nil || json.Unmarshal(params, &b) != nil || !reflect.DeepEqual(a, b) {
+				t.Fatalf("accepted params %q are sent as %q", params, sent)
+			}
+			if !cc.custom.hasTarget {
+				t.Fatal("a call with a TargetMember has no target")
+			}
+		} else if !errors.Is(err, ErrCustomMethod) {
+			t.Fatalf("params %q: %v is not ErrCustomMethod", params, err)
+		}
+		cu := &customCall{carrier: carrier}
+		rt, err := cu.resultType(mDelete, result)
+		if err == nil && rt == ResultInputRequired && !carrier {
+			t.Fatalf("input_required accepted for a call that is not a carrier: %q", result)
+		}
+		if err == nil && rt == "" {
+			t.Fatalf("empty resultType from %q", result)
+		}
+	})
 }
