@@ -381,7 +381,7 @@ func (c *Client) do(ctx context.Context, l *wireRequest) ([]byte, error) {
 
 // doWire sends l as it is (with the extra members of l.extra).
 func (c *Client) doWire(ctx context.Context, l *wireRequest) ([]byte, error) {
-	if l.notify == nil && (l.onProgress != nil || l.onNotify != nil || c.opts.OnLog != nil || c.opts.Extensions != nil) {
+	if l.notify == nil && (l.onProgress != nil || l.onNotify != nil || c.opts.OnLog != nil || c.extensionNotes()) {
 		l.notify = func(method string, params []byte) { c.deliver(l, method, params) }
 	}
 	era := c.era.Load()

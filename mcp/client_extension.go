@@ -272,15 +272,20 @@ func (c *Client) declareExtensions(caps *ClientCapabilities) {
 	caps.Extensions = ext
 }
 
+// extensionNotes reports whether the client takes extensions'
+// notifications (so that every request routes its notifications).
+func (c *Client) extensionNotes() bool {
+	return c.opts.Extensions != nil && c.opts.Extensions.OnNotification != nil
+}
+
 // extensionNotification hands a notification the specification does not
 // define to ClientExtensions.OnNotification.
 func (c *Client) extensionNotification(method string, params []byte) {
-	x := c.opts.Extensions
-	if x == nil || x.OnNotification == nil || specNotifications[method] {
+	if !c.extensionNotes() || specNotifications[method] {
 		return
 	}
 	if jsonrpc.KindOf(params) != jsonrpc.KindObject {
 		params = []byte(`{}`)
 	}
-	x.OnNotification(method, json.RawMessage(params))
+	c.opts.Extensions.OnNotification(method, json.RawMessage(params))
 }
