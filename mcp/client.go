@@ -160,6 +160,11 @@ type ClientOptions struct {
 	// extension is not declared and servers answer synchronously.
 	Tasks *ClientTaskOptions
 
+	// Extensions declares the extensions the client supports and
+	// receives their notifications (see ClientExtensions and
+	// Client.CallMethod).
+	Extensions *ClientExtensions
+
 	// Middleware wraps every request the client sends for its caller
 	// (each leg of a multi round-trip call, lists, discover, completion,
 	// listen, the tasks methods), in both eras and on every transport;
@@ -398,7 +403,7 @@ func (c *Client) do(ctx context.Context, l *wireRequest) ([]byte, error) {
 
 // doWire sends l as it is (with the extra members of l.extra).
 func (c *Client) doWire(ctx context.Context, l *wireRequest) ([]byte, error) {
-	if l.notify == nil && (l.onProgress != nil || l.onNotify != nil || c.opts.OnLog != nil) {
+	if l.notify == nil && (l.onProgress != nil || l.onNotify != nil || c.opts.OnLog != nil || c.extensionNotes()) {
 		l.notify = func(method string, params []byte) { c.deliver(l, method, params) }
 	}
 	era := c.era.Load()
@@ -497,6 +502,8 @@ func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 		c.invalidateFor(method, params)
 		if l.onNotify != nil {
 			l.onNotify(method, params)
+		} else {
+			c.extensionNotification(method, params)
 		}
 	}
 }
@@ -514,7 +521,11 @@ func (c *Client) unrouted(method string, params []byte) {
 		}
 		return
 	}
-	if method != NotificationMessage || c.opts.OnLog == nil {
+	if method != NotificationMessage {
+		c.extensionNotification(method, params)
+		return
+	}
+	if c.opts.OnLog == nil {
 		return
 	}
 	m := new(LoggingMessageParams)

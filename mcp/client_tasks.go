@@ -197,6 +197,7 @@ func (c *Client) modernCapabilities() ClientCapabilities {
 		}
 		caps.Extensions = ext
 	}
+	c.declareExtensions(&caps) // client_extension.go
 	return caps
 }
 

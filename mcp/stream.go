@@ -246,7 +246,7 @@ func (c *streamConn) handle(ctx context.Context, line []byte) (work func()) {
 		c.initialize(msg) // opens the connection's 2025-11-25 session
 		return nil
 	}
-	if f := call.era.decode(call); f != nil {
+	if f := call.era.decode(c.s, call); f != nil {
 		c.writeMsg(appendFailure(nil, msg.ID, f))
 		return nil
 	}
