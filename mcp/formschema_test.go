@@ -77,12 +77,12 @@ func TestAnswersAreDecodedExactlyAsChecked(t *testing.T) {
 			answer := acceptRaw(content)
 			d := &driver{t: t, h: h, method: MethodToolsCall, params: `"name":"` + tool + `","arguments":{}`}
 			v := d.run(func(string, map[string]any) any { return answer })
-			if r := result(t, v); r["isError"] != true || !strings.Contains(text(t, v), `"place"`) {
+			if r := result(t, v); r["isError"] != true || !strings.Contains(text(t, v), `question "Where?" is not valid`) {
 				t.Errorf("2026-07-28 %s, %s: handler saw %v", tool, name, r)
 			}
 			lc.answer = func(string, map[string]any) any { return answer }
 			lv := lc.request(MethodToolsCall, `{"name":"`+tool+`"}`)
-			if r := result(t, lv); r["isError"] != true || !strings.Contains(legacyText(t, lv), `"place"`) {
+			if r := result(t, lv); r["isError"] != true || !strings.Contains(legacyText(t, lv), `question "Where?" is not valid`) {
 				t.Errorf("2025-11-25 %s, %s: handler saw %v", tool, name, r)
 			}
 		}

@@ -57,8 +57,8 @@ func (a *legacyAsker) ask(ctx context.Context, q *question) (json.RawMessage, er
 	if err != nil {
 		return nil, err
 	}
-	if q.validate(raw) != nil {
-		return nil, &InvalidAnswerError{Key: q.key}
+	if err := q.validate(raw); err != nil {
+		return nil, q.invalidAnswer(q.key, err)
 	}
 	return raw, nil
 }
