@@ -223,6 +223,16 @@ func TestClientErrorsNameTheQuestionByItsText(t *testing.T) {
 	if want := `mcp: answering the server's question "` + deployQuestion + `": no terminal`; err == nil || err.Error() != want {
 		t.Errorf("handler error: %v, want %q", err, want)
 	}
+	// Resume without an answer to one of the questions.
+	_, err = c.CallTool(context.Background(), "deploy", nil, &CallOptions{Manual: true})
+	var pe *PendingCallError
+	if !errors.As(err, &pe) {
+		t.Fatalf("manual call: %v", err)
+	}
+	_, err = c.Resume(context.Background(), pe.Call, InputResponses{}, nil)
+	if want := `mcp: Resume: no answer to the server's question "` + deployQuestion + `" (key "` + nh.Key + `")`; err == nil || err.Error() != want {
+		t.Errorf("resume: %v, want %q", err, want)
+	}
 }
 
 // A declined elicitation names the question by its text too, with the

@@ -65,7 +65,9 @@ type RequestStateOptions struct {
 }
 
 // ErrInvalidRequestState is the one error every rejected requestState
-// gets, whatever the reason (which goes to the server log only).
+// gets, whatever the reason (which goes to the server log only: paced,
+// with the fix where there is one). A Client that gets it for a leg
+// carrying a state returns a *StateRejectedError, which wraps it.
 var ErrInvalidRequestState = jsonrpc.NewErrorData(CodeInvalidParams, "Invalid or expired requestState",
 	map[string]string{"reason": "invalid_request_state"})
 
