@@ -102,10 +102,11 @@ func (q *question) invalidAnswer(key string, err error) *InvalidAnswerError {
 	var f *answerFault
 	switch {
 	case errors.As(err, &f):
-		e.Field, e.Rule, e.Detail = f.field, f.rule, f.detail
+		e.Field, e.Rule, e.Detail = cutRunes(f.field, maxFieldRunes), f.rule, f.detail
 	case err != nil:
 		e.Detail = strings.TrimPrefix(err.Error(), "mcp: ")
 	}
+	e.Detail = shortText(strings.ToValidUTF8(e.Detail, "\uFFFD"), maxDetailRunes)
 	return e
 }
 

@@ -486,7 +486,7 @@ func (fs *formSchema) check(r *ElicitResult) error {
 		}
 		for i := range fs.fields {
 			if name := fs.fields[i].name; jsonrpc.EqualFold([]byte(k), name) {
-				return fault(name, "case", fmt.Sprintf("the answer holds %q, which differs from the field %s only in case", k, fieldName(name)))
+				return fault(name, "case", "the answer holds "+strconv.Quote(cutRunes(k, maxNameRunes))+", which differs from the field "+fieldName(name)+" only in case")
 			}
 		}
 		delete(r.Content, k)

@@ -262,3 +262,19 @@ func TestDeclinedQuestionsAreNamedByTheirText(t *testing.T) {
 		t.Errorf("data %s", e.Data)
 	}
 }
+
+// What an error repeats of the answer is bounded: a member name of the
+// client's own is cut in the message and in the data.
+func TestAnswerErrorsCutWhatTheyRepeatOfTheAnswer(t *testing.T) {
+	f := newAnswerFixture(t, ModeAuto)
+	long := strings.Repeat("x", 5000)
+	msg, data := f.fail(t, map[string]any{"region": "eu", long: map[string]any{}})
+	want := `The answer to question "` + deployQuestion + `" is not valid: "` + strings.Repeat("x", maxNameRunes-1) +
+		`…" must be a string, a number, a boolean or a list of strings (got an object).`
+	if msg != want {
+		t.Errorf("message %q\nwant    %q", msg, want)
+	}
+	if field, _ := data["field"].(string); utf8.RuneCountInString(field) != maxFieldRunes || data["rule"] != "type" {
+		t.Errorf("data: field of %d runes, rule %v", utf8.RuneCountInString(field), data["rule"])
+	}
+}

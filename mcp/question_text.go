@@ -101,11 +101,38 @@ func fault(field, rule, detail string) *answerFault {
 	return &answerFault{field: field, rule: rule, detail: detail}
 }
 
+// Bounds on what an answer's error repeats of the answer: a member name
+// may be the client's own (one the form does not declare), and the
+// message goes back on the wire.
+const (
+	maxNameRunes   = 40  // a field's name in a sentence
+	maxFieldRunes  = 200 // InvalidAnswerError.Field
+	maxDetailRunes = 300 // InvalidAnswerError.Detail
+)
+
+// cutRunes cuts s to max runes (ending a cut text with "…"), replacing
+// invalid UTF-8; white space is kept as it is.
+func cutRunes(s string, max int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == max-1 {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
 // fieldName writes a field's name as a sentence's subject: bare when it
-// is a plain identifier, quoted otherwise.
+// is a plain identifier, quoted otherwise (and when cut to
+// maxNameRunes).
 func fieldName(name string) string {
-	if name == "" {
-		return `""`
+	if name == "" || utf8.RuneCountInString(name) > maxNameRunes {
+		return strconv.Quote(cutRunes(name, maxNameRunes))
 	}
 	for _, r := range name {
 		if !(r == '_' || r == '-' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r)) {
