@@ -55,6 +55,9 @@ func (a *legacyAsker) ask(ctx context.Context, q *question) (json.RawMessage, er
 	}
 	raw, err := a.scope.sess.call(ctx, rs, method, params)
 	if err != nil {
+		if ce, ok := err.(*ClientRequestError); ok {
+			ce.Question = shortText(questionText(q.req), maxQuestionRunes)
+		}
 		return nil, err
 	}
 	if err := q.validate(raw); err != nil {

@@ -278,3 +278,24 @@ func TestAnswerErrorsCutWhatTheyRepeatOfTheAnswer(t *testing.T) {
 		t.Errorf("data: field of %d runes, rule %v", utf8.RuneCountInString(field), data["rule"])
 	}
 }
+
+// On a 2025-11-25 session a client that answers the live request with an
+// error gets an isError result naming the question by its text.
+func TestLegacyClientRefusalNamesTheQuestionByItsText(t *testing.T) {
+	s := NewServer(Implementation{Name: "deployer", Version: "1"}, nil)
+	s.AddTool(&Tool{Name: "deploy"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+		_, err := Elicit[Region](ctx, deployQuestion)
+		return nil, err
+	})
+	c := httpClient(t, s, nil, &ClientOptions{Mode: ModeLegacy, Elicitation: func(context.Context, *ElicitRequest) (*ElicitResult, error) {
+		return nil, errors.New("no terminal")
+	}})
+	res, err := c.CallTool(context.Background(), "deploy", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := res.Content[0].(*TextContent).Text
+	if want := `The client could not answer question "` + deployQuestion + `" (elicitation/create): `; !res.IsError || !strings.HasPrefix(msg, want) {
+		t.Errorf("result %q, want the prefix %q", msg, want)
+	}
+}
