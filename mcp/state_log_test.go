@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -130,15 +131,25 @@ func TestExpiredStateIsLoggedWithTheTTL(t *testing.T) {
 
 func TestTamperedStateIsLoggedAsTampered(t *testing.T) {
 	s := newStateServer(t, "svc", RequestStateOptions{})
-	st := []byte(round1(t, s, "flow", `{"x":"1"}`))
-	st[len(st)-3] ^= 1
-	tampered := string(st)
+	tampered := tamper(t, round1(t, s, "flow", `{"x":"1"}`))
 	s.call(t, 2, "flow", `{"x":"1"}`, &tampered)
 	logs := s.logs.String()
 	if !strings.Contains(logs, "rejected on tools/call: seal; the token names a key this server holds but does not verify under it: it was altered") ||
 		strings.Contains(logs, "Fix:") {
 		t.Errorf("log:\n%s", logs)
 	}
+}
+
+// tamper flips a bit of a KeyRing token's tag, keeping it well formed:
+// the key id still names a key the ring holds, the seal fails.
+func tamper(t *testing.T, token string) string {
+	t.Helper()
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(token, "v1."))
+	if err != nil || !strings.HasPrefix(token, "v1.") {
+		t.Fatalf("not a v1 token: %q", token)
+	}
+	raw[len(raw)-1] ^= 1
+	return "v1." + base64.RawURLEncoding.EncodeToString(raw)
 }
 
 // countLines counts the log lines holding s.
@@ -205,9 +216,7 @@ func TestStateRejectionOnTheWireIsUnchanged(t *testing.T) {
 		fromBeforeRestart := round1(t, perProcess, "flow", `{"x":"1"}`)
 		rotatedOut := round1(t, keyed, "flow", `{"x":"1"}`)
 		toExpire := round1(t, restarted, "flow", `{"x":"2"}`)
-		tamperedB := []byte(round1(t, restarted, "flow", `{"x":"1"}`))
-		tamperedB[len(tamperedB)-3] ^= 1
-		tampered := string(tamperedB)
+		tampered := tamper(t, round1(t, restarted, "flow", `{"x":"1"}`))
 		if err := ring.SetKeys(k2); err != nil {
 			t.Fatal(err)
 		}
