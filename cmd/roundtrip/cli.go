@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -62,6 +61,8 @@ type options struct {
 	noValidate bool
 	listen     listenFlags
 	logoutAll  bool
+
+	notes []string // said on stderr before the command runs
 }
 
 type listenFlags struct {
@@ -220,7 +221,7 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 			printUsage(out)
 			return errHelp
 		}
-		return usagef("%v", err)
+		return withHint(usagef("%v", err), flagHint(err, global))
 	}
 	args = global.Args()
 	if len(args) == 0 {
@@ -229,7 +230,7 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 	}
 	cmd := lookup(args[0])
 	if cmd == nil {
-		return usagef("unknown command %q", args[0])
+		return withHint(usagef("unknown command %q", args[0]), didYouMean(args[0], commandNames()))
 	}
 	fs := flag.NewFlagSet("roundtrip "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -241,7 +242,7 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 			printCommandHelp(out, cmd, fs)
 			return errHelp
 		}
-		return usagef("%s: %v", cmd.name, err)
+		return withHint(usagef("%s: %v", cmd.name, err), flagHint(err, fs))
 	}
 	if cmd.name == "help" {
 		if len(pos) == 0 {
@@ -250,7 +251,7 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 		}
 		c := lookup(pos[0])
 		if c == nil {
-			return usagef("unknown command %q", pos[0])
+			return withHint(usagef("unknown command %q", pos[0]), didYouMean(pos[0], commandNames()))
 		}
 		cfs := flag.NewFlagSet("roundtrip "+c.name, flag.ContinueOnError)
 		o.register(cfs)
@@ -273,6 +274,9 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 		}
 		s.target = t
 	}
+	for _, n := range o.notes {
+		fmt.Fprintln(errw, "roundtrip:", n)
+	}
 	if o.save != "" && (o.legacy || o.sse || (o.pinned != "" && eraOf(o.pinned) == "legacy")) {
 		return usagef("--save needs the 2026-07-28 era: a 2025-11-25 server asks with live requests, which cannot be saved")
 	}
@@ -280,7 +284,19 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 	ctx, span := otelapi.Tracer(tracerName).Start(ctx, "roundtrip "+cmd.name)
 	defer span.End()
 	s.ctx = ctx
-	return cmd.run(s)
+	err = cmd.run(s)
+	if ctx.Err() == nil {
+		err = withHint(err, s.missingMCPHint(err))
+	}
+	return err
+}
+
+func commandNames() []string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return names
 }
 
 // tracerName is the instrumentation scope of the command's own span.
@@ -361,7 +377,7 @@ loopback listener (--oauth-redirect, default
 `+defaultRedirectURL+`). Tokens are kept in --oauth-token-file
 for the next runs; "roundtrip logout" forgets them.
 
-Exit status: 0 success, 1 failure, 2 usage error, 3 the tool returned isError.
+`+exitTable+`
 Run "roundtrip help COMMAND" for details.
 `)
 }
@@ -391,11 +407,14 @@ func (o *options) target() (target, error) {
 	case n > 1:
 		return target{}, usagef("give only one of --url, --cmd and -- COMMAND")
 	case o.url != "":
-		u, err := url.Parse(o.url)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return target{}, usagef("--url %q is not an http(s) URL", o.url)
+		fixed, assumed, ok := normalizeURL(o.url)
+		if !ok {
+			return target{}, usagef("--url %q is not an http(s) URL (for example http://127.0.0.1:8080/mcp)", o.url)
 		}
-		return target{URL: o.url}, nil
+		if assumed {
+			o.notes = append(o.notes, fmt.Sprintf("--url %s has no scheme: assuming %s", o.url, fixed))
+		}
+		return target{URL: fixed}, nil
 	case o.cmdLine != "":
 		words, err := splitCommand(o.cmdLine)
 		if err != nil {

@@ -306,7 +306,7 @@ func findTool(s *session, c *mcp.Client, name string) (*mcp.Tool, error) {
 		names = append(names, t.Name)
 	}
 	slices.Sort(names)
-	return nil, usagef("the server has no tool %q (it has: %s)", name, strings.Join(names, ", "))
+	return nil, withHint(usagef("the server has no tool %q (it has: %s)", name, strings.Join(names, ", ")), didYouMean(name, names))
 }
 
 func cmdGet(s *session) error {
@@ -410,8 +410,8 @@ func (s *session) finish(res any, err error) error {
 		err = withCause(ctx, err)
 		done()
 	}
-	if errors.Is(err, mcp.ErrInvalidRequestState) {
-		return fmt.Errorf("the server no longer accepts this call's state (it expired, was already used, or the server's keys changed): the call has to start again from its first request (%w)", err)
+	if isRejectedState(err) {
+		return &stateRejectedError{msg: "the server no longer accepts this call's state (it expired, was already used, or the server's keys changed): start the call again from its first request (" + err.Error() + ")", err: err}
 	}
 	if err != nil {
 		return err
@@ -500,8 +500,8 @@ func cmdResume(s *session) error {
 	}
 	if age := time.Since(saved.SavedAt); !saved.SavedAt.IsZero() && age > mcp.DefaultStateTTL {
 		// Asking the questions first would waste the user's answers.
-		return fmt.Errorf("%s was saved %s ago, longer than a server keeps a round's state by default (%s): the call has to start again from its first request",
-			s.args[0], age.Round(time.Minute), mcp.DefaultStateTTL)
+		return &stateRejectedError{msg: fmt.Sprintf("%s was saved %s ago, longer than a server keeps a round's state by default (%s): start the call again from its first request",
+			s.args[0], age.Round(time.Minute), mcp.DefaultStateTTL)}
 	}
 	s.perRound = true
 	if _, err := s.connect(); err != nil {

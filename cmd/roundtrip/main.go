@@ -40,9 +40,13 @@
 // --oauth-token-file (by default under the user's configuration
 // directory), so later runs need no login.
 //
-// Exit status: 0 on success, 1 when the operation failed (connection,
-// protocol or JSON-RPC error, a refused sampling request), 2 on a usage
-// error, 3 when a tool answered with isError set.
+// Exit status: 0 success, 1 other failure, 2 usage error, 3 connection
+// (refused, DNS, TLS, an HTTP error status such as 404, timeout), 4 auth
+// (401/403, OAuth), 5 protocol (a JSON-RPC error from the server), 6 the
+// tool's result has isError, 7 the server rejected the call's
+// requestState (start the call again), 130 interrupted. With --json a
+// failure is one JSON object on stdout:
+// {"error":{"code":"connection","message":...,"exit":3,"rpc":{...}}}.
 //
 // Run "roundtrip help COMMAND" for the flags of each command.
 //
@@ -67,15 +71,11 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/otel"
 )
 
-// Exit statuses.
-const (
-	exitOK        = 0
-	exitFailure   = 1
-	exitUsage     = 2
-	exitToolError = 3
-)
+func main() { os.Exit(mainWith(os.Args[1:])) }
 
-func main() {
+// mainWith is main without the exit: SIGINT and SIGTERM cancel the
+// context (exit status 130), telemetry is set up from OTEL_* and flushed.
+func mainWith(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		// A second interrupt kills the process the default way.
@@ -86,27 +86,16 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "roundtrip: telemetry off:", err)
 	}
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := run(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	if err := shutdown(sctx); err != nil {
 		fmt.Fprintln(os.Stderr, "roundtrip: exporting telemetry:", err)
 	}
 	cancel()
-	os.Exit(code)
+	return code
 }
 
-// usageError is an error in the command line: it exits with status 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
-}
-
-// errToolError reports a tool result with isError set (the result is printed
-// already): it exits with status 3.
-var errToolError = errors.New("the tool reported an error (isError)")
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
 // run is the whole program: it parses args, talks to the server, reads the
 // user's answers from stdin, prints results on stdout and prompts and
@@ -115,25 +104,42 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	out := &syncWriter{w: stdout}
 	errw := &syncWriter{w: stderr}
 	err := dispatch(ctx, args, stdin, out, errw)
-	switch {
-	case err == nil:
+	if err == nil || errors.Is(err, errHelp) {
 		return exitOK
-	case errors.Is(err, errHelp):
-		return exitOK
-	case errors.Is(err, errToolError):
-		fmt.Fprintln(errw, "roundtrip:", err)
-		return exitToolError
 	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintln(errw, "roundtrip:", err)
+	// After Ctrl-C whatever failed failed because of it (a stdio server
+	// gets the same SIGINT and goes away).
+	f := classify(err, ctx.Err() != nil)
+	if ctx.Err() != nil {
+		f.Code, f.Exit, f.Message, f.RPC = "interrupted", exitInterrupted, "interrupted", nil
+	}
+	if jsonRequested(args) {
+		if f.Exit != exitToolError { // the isError result is on stdout already: one JSON value
+			writeJSONError(out, f)
+		}
+		return f.Exit
+	}
+	fmt.Fprintln(errw, "roundtrip:", f.Message)
+	if f.Hint != "" {
+		fmt.Fprintln(errw, "roundtrip:", f.Hint)
+	}
+	if f.Exit == exitUsage {
 		fmt.Fprintln(errw, `Run "roundtrip help" for usage.`)
-		return exitUsage
 	}
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		fmt.Fprintln(errw, "roundtrip: interrupted")
-		return exitFailure
+	return f.Exit
+}
+
+// jsonRequested reports whether --json is among the flags (before any
+// "--"): known before the flags are parsed, so that a usage error too
+// comes out as JSON.
+func jsonRequested(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--json", "-json", "--json=true", "-json=true", "--json=1", "-json=1":
+			return true
+		}
 	}
-	fmt.Fprintln(errw, "roundtrip:", err)
-	return exitFailure
+	return os.Getenv("ROUNDTRIP_JSON") == "1"
 }
