@@ -63,6 +63,14 @@ type options struct {
 	logoutAll  bool
 
 	notes []string // said on stderr before the command runs
+
+	// servers of a config file, and stdio settings
+	config   string
+	server   string
+	env      listFlag // -e KEY=VAL
+	cwd      string
+	resolved *resolved // the config's settings for --server
+	cfg      *loadedConfig
 }
 
 type listenFlags struct {
@@ -117,11 +125,17 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.model, "model", o.model, "the model `NAME` reported in sampling replies typed by the user")
 	fs.BoolVar(&o.quiet, "quiet", o.quiet, "discard the stderr of a stdio server")
 	fs.IntVar(&o.maxRounds, "max-rounds", o.maxRounds, "give up after this many input rounds of one call")
+	fs.StringVar(&o.config, "config", o.config, "read named servers from `FILE` (mcpServers format; default: $"+envConfig+", ./.mcp.json, then roundtrip/config.json in the user config directory)")
+	fs.StringVar(&o.server, "server", o.server, "talk to the server `NAME` of the config file (or give NAME before the command: roundtrip NAME tools)")
+	fs.Var(&o.env, "e", "set `KEY=VALUE` in the environment of a stdio server (repeatable)")
+	fs.Var(&o.env, "env", "same as -e")
+	fs.StringVar(&o.cwd, "cwd", o.cwd, "run a stdio server in `DIR`")
 	o.oauth.register(fs)
 }
 
 func defaultOptions() *options {
-	return &options{timeout: 60 * time.Second, model: "human", maxRounds: 10, oauth: oauthFlags{redirect: defaultRedirectURL}}
+	return &options{timeout: 60 * time.Second, model: "human", maxRounds: 10, oauth: oauthFlags{redirect: defaultRedirectURL},
+		json: os.Getenv(envJSON) == "1"}
 }
 
 // session is what a command runs with.
@@ -144,8 +158,10 @@ type session struct {
 // target is the server a session talks to; it is saved with a pending
 // call.
 type target struct {
+	Server  string   `json:"server,omitempty"` // the name in the config file, if named
 	URL     string   `json:"url,omitempty"`
 	Command []string `json:"command,omitempty"`
+	Dir     string   `json:"cwd,omitempty"` // of a stdio server
 }
 
 func (t target) String() string {
@@ -176,6 +192,8 @@ func init() {
 			help: listenHelp, run: cmdListen, maxArgs: 0},
 		{name: "logout", summary: "forget the OAuth token stored for the server (--all: the whole token file)",
 			help: logoutHelp, run: cmdLogout, maxArgs: 0},
+		{name: "servers", summary: "list the named servers of the config file (mcpServers format)",
+			help: serversHelp, run: cmdServers, maxArgs: 0},
 		{name: "help", args: "[COMMAND]", summary: "show help for a command", minArgs: 0, maxArgs: 1},
 	}
 }
@@ -201,6 +219,15 @@ sends the answers; later rounds are asked interactively too. The server is the
 one recorded in FILE unless --url, --cmd or -- is given. HTTP headers are not
 saved: give -H again. A stdio server is started anew, so its request-state keys
 must survive a restart for the saved state to be accepted.`
+
+const serversHelp = `Named servers come from a config file in the mcpServers format other MCP
+clients use, unchanged: {"mcpServers": {"NAME": {"command": ..., "args": [...],
+"env": {...}, "cwd": ...}}} for stdio servers and {"url": ..., "headers": {...}}
+with "type" "http", "streamable-http" or "sse" for remote ones (VS Code's
+"servers" key is read too; ${VAR}, ${env:VAR} and ${VAR:-default} are expanded).
+The file is --config FILE, else $ROUNDTRIP_CONFIG, else the first of ./.mcp.json
+and roundtrip/config.json in the user config directory ($XDG_CONFIG_HOME).
+Use a server with "roundtrip NAME COMMAND ..." or --server NAME.`
 
 const listenHelp = `Opens a subscriptions/listen stream (2026-07-28 only) and prints each
 notification as it arrives until interrupted (Ctrl-C) or --max notifications.
@@ -229,8 +256,24 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 		return usagef("no command given")
 	}
 	cmd := lookup(args[0])
+	candidates := commandNames()
+	if cmd == nil && o.server == "" && o.url == "" && o.cmdLine == "" && len(o.command) == 0 {
+		// roundtrip NAME COMMAND: a server of the config file.
+		cfg, err := loadConfig(o.config)
+		if err != nil {
+			return err
+		}
+		candidates = append(candidates, cfg.names()...)
+		if _, ok := cfg.lookup(args[0]); ok {
+			o.server, o.cfg = args[0], cfg
+			if args = args[1:]; len(args) == 0 {
+				return usagef("no command given for server %q (roundtrip %s tools, roundtrip %s call TOOL ...)", o.server, o.server, o.server)
+			}
+			cmd = lookup(args[0])
+		}
+	}
 	if cmd == nil {
-		return withHint(usagef("unknown command %q", args[0]), didYouMean(args[0], commandNames()))
+		return withHint(usagef("unknown command %q", args[0]), didYouMean(args[0], candidates))
 	}
 	fs := flag.NewFlagSet("roundtrip "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -267,7 +310,7 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 	if err := s.setRoots(); err != nil {
 		return err
 	}
-	if cmd.name != "resume" && cmd.name != "logout" {
+	if cmd.name != "resume" && cmd.name != "logout" && cmd.name != "servers" {
 		t, err := o.target()
 		if err != nil {
 			return err
@@ -396,16 +439,44 @@ func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
 // target returns the server the flags name.
 func (o *options) target() (target, error) {
 	n := 0
-	for _, set := range []bool{o.url != "", o.cmdLine != "", len(o.command) > 0} {
+	for _, set := range []bool{o.url != "", o.cmdLine != "", len(o.command) > 0, o.server != ""} {
 		if set {
 			n++
 		}
 	}
+	if n == 0 {
+		if v := os.Getenv(envServer); v != "" {
+			o.server, n = v, 1
+		} else if v := os.Getenv(envURL); v != "" {
+			o.url, n = v, 1
+		}
+	}
+	t, err := o.pickTarget(n)
+	if err != nil {
+		return t, err
+	}
+	if t.URL != "" && (len(o.env) > 0 || o.cwd != "") {
+		return target{}, usagef("-e and --cwd apply to stdio servers only")
+	}
+	for _, kv := range o.env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return target{}, usagef("-e %q is not KEY=VALUE", kv)
+		}
+	}
+	if o.cwd != "" {
+		t.Dir = o.cwd
+	}
+	return t, nil
+}
+
+func (o *options) pickTarget(n int) (target, error) {
 	switch {
 	case n == 0:
-		return target{}, usagef("no server: give --url URL, --cmd COMMAND, or -- COMMAND [ARG...]")
+		return target{}, usagef("no server: give --url URL, --cmd COMMAND, -- COMMAND [ARG...], or a server NAME of the config file (also $%s, $%s)", envURL, envServer)
 	case n > 1:
-		return target{}, usagef("give only one of --url, --cmd and -- COMMAND")
+		return target{}, usagef("give only one of --url, --cmd, --server and -- COMMAND")
+	case o.server != "":
+		return o.serverTarget()
 	case o.url != "":
 		fixed, assumed, ok := normalizeURL(o.url)
 		if !ok {
@@ -468,7 +539,8 @@ func (s *session) connect() (*mcp.Client, error) {
 	}
 	var t mcp.ClientTransport
 	if s.target.URL != "" {
-		hopts := &mcp.HTTPClientOptions{Header: o.headers.h, SSE: o.sse}
+		s.addHeaders()
+		hopts := &mcp.HTTPClientOptions{Header: o.headers.h, SSE: o.sse || (o.resolved != nil && o.resolved.sse)}
 		if err := o.oauth.check(o.headers.h); err != nil {
 			return nil, err
 		}
@@ -491,6 +563,15 @@ func (s *session) connect() (*mcp.Client, error) {
 			return nil, usagef("--oauth applies to HTTP servers only")
 		}
 		cmd := exec.Command(s.target.Command[0], s.target.Command[1:]...)
+		cmd.Dir = s.target.Dir
+		var env []string
+		if o.resolved != nil {
+			env = append(env, o.resolved.env...)
+		}
+		env = append(env, o.env...)
+		if len(env) > 0 {
+			cmd.Env = append(os.Environ(), env...)
+		}
 		if !o.quiet {
 			cmd.Stderr = s.errw
 		}

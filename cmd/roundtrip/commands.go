@@ -488,6 +488,13 @@ func cmdResume(s *session) error {
 		if s.target, err = s.opts.target(); err != nil {
 			return err
 		}
+	} else if saved.Target.Server != "" && s.namedServerKnown(saved.Target.Server) {
+		// A named server: its headers and environment come from the
+		// config file again (they are never saved).
+		s.opts.server = saved.Target.Server
+		if s.target, err = s.opts.target(); err != nil {
+			return err
+		}
 	} else {
 		s.target = saved.Target
 		if s.target.URL == "" && len(s.target.Command) == 0 {
@@ -561,4 +568,67 @@ func cmdListen(s *session) error {
 		return nil // interrupted: the normal way to stop
 	}
 	return err
+}
+
+// namedServerKnown reports whether the config file names the server.
+func (s *session) namedServerKnown(name string) bool {
+	cfg, err := loadConfig(s.opts.config)
+	if err != nil || cfg == nil {
+		return false
+	}
+	_, ok := cfg.lookup(name)
+	return ok
+}
+
+// ---- servers ----
+
+func cmdServers(s *session) error {
+	cfg, err := loadConfig(s.opts.config)
+	if err != nil {
+		return err
+	}
+	if cfg == nil {
+		return usagef("no config file (looked for %s; give --config FILE or $%s)", strings.Join(configCandidates(), ", "), envConfig)
+	}
+	type row struct {
+		Name    string   `json:"name"`
+		URL     string   `json:"url,omitempty"`
+		Command []string `json:"command,omitempty"`
+		Cwd     string   `json:"cwd,omitempty"`
+		SSE     bool     `json:"sse,omitempty"`
+		Error   string   `json:"error,omitempty"`
+	}
+	var rows []row
+	for _, name := range cfg.names() {
+		e, _ := cfg.lookup(name)
+		r, err := e.resolve(name)
+		if err != nil {
+			rows = append(rows, row{Name: name, Error: err.Error()})
+			continue
+		}
+		rows = append(rows, row{Name: name, URL: r.target.URL, Command: r.target.Command, Cwd: r.target.Dir, SSE: r.sse})
+	}
+	if s.opts.json {
+		return printJSON(s.out, map[string]any{"config": cfg.path, "servers": rows})
+	}
+	fmt.Fprintf(s.errw, "(from %s)\n", cfg.path)
+	for _, r := range rows {
+		switch {
+		case r.Error != "":
+			fmt.Fprintf(s.out, "%s  (unusable: %s)\n", r.Name, r.Error)
+		case r.URL != "":
+			kind := "http"
+			if r.SSE {
+				kind = "sse"
+			}
+			fmt.Fprintf(s.out, "%s  %s %s\n", r.Name, kind, r.URL)
+		default:
+			line := fmt.Sprintf("%s  stdio %s", r.Name, strings.Join(r.Command, " "))
+			if r.Cwd != "" {
+				line += "  (in " + r.Cwd + ")"
+			}
+			fmt.Fprintln(s.out, line)
+		}
+	}
+	return nil
 }

@@ -27,7 +27,14 @@ func TestMain(m *testing.M) {
 		os.Exit(mainWith(os.Args[2:])) // the program itself, signals and all
 	}
 	if len(os.Args) > 1 && os.Args[1] == "serve-stdio" {
-		if err := testServer().ServeStdio(context.Background()); err != nil {
+		srv := testServer()
+		// env: what a stdio server sees of its environment and directory.
+		mcp.AddTool(srv, &mcp.Tool{Name: "env", Description: "An environment variable and the working directory."},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in NameArgs) (*mcp.CallToolResult, error) {
+				wd, _ := os.Getwd()
+				return mcp.TextResult(fmt.Sprintf("%s=%s in %s", in.Name, os.Getenv(in.Name), wd)), nil
+			})
+		if err := srv.ServeStdio(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
