@@ -153,6 +153,9 @@ type session struct {
 	// that the time spent answering does not count; the client gets no
 	// RequestTimeout.
 	perRound bool
+	// onComplete, when set, sees the result of a call that completed
+	// (resume marks its file finished).
+	onComplete func(res any)
 }
 
 // target is the server a session talks to; it is saved with a pending
@@ -282,7 +285,7 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			printCommandHelp(out, cmd, fs)
+			printCommandHelp(out, cmd)
 			return errHelp
 		}
 		return withHint(usagef("%s: %v", cmd.name, err), flagHint(err, fs))
@@ -292,14 +295,16 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 			printUsage(out)
 			return nil
 		}
+		if topic, ok := helpTopics[pos[0]]; ok {
+			topic(out)
+			return nil
+		}
 		c := lookup(pos[0])
 		if c == nil {
-			return withHint(usagef("unknown command %q", pos[0]), didYouMean(pos[0], commandNames()))
+			return withHint(usagef("no help for %q (commands, or: flags, exit-codes, environment)", pos[0]),
+				didYouMean(pos[0], append(commandNames(), "flags", "exit-codes", "environment")))
 		}
-		cfs := flag.NewFlagSet("roundtrip "+c.name, flag.ContinueOnError)
-		o.register(cfs)
-		registerCommandFlags(c.name, cfs, o)
-		printCommandHelp(out, c, cfs)
+		printCommandHelp(out, c)
 		return nil
 	}
 	if len(pos) < cmd.minArgs || (cmd.maxArgs >= 0 && len(pos) > cmd.maxArgs) {
@@ -408,9 +413,13 @@ Commands:
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
-Common flags (accepted by every command, before or after it):
-  --url URL  --cmd COMMAND  -H 'Name: value'  --legacy  --sse  --protocol-version V
-  --timeout D  --json  --root PATH|URI  --log-level L  --model NAME  --quiet
+Named servers: "roundtrip NAME COMMAND" or --server NAME, from a config file
+in the mcpServers format other MCP clients use (roundtrip help servers).
+
+Common flags (accepted by every command, before or after it; help flags):
+  --url URL  --cmd COMMAND  --server NAME  --config FILE  -e KEY=VAL  --cwd DIR
+  -H 'Name: value'  --legacy  --sse  --protocol-version V  --timeout D  --json
+  --root PATH|URI  --log-level L  --model NAME  --quiet  --max-rounds N
   --oauth  --oauth-redirect URL  --oauth-token-file FILE  --oauth-browser
   --oauth-issuer ISSUER --oauth-client-id ID [--oauth-client-secret SECRET]
 
@@ -421,20 +430,54 @@ loopback listener (--oauth-redirect, default
 for the next runs; "roundtrip logout" forgets them.
 
 `+exitTable+`
-Run "roundtrip help COMMAND" for details.
+`+envHelp+`
+Run "roundtrip help COMMAND" for a command, "roundtrip help flags" for every
+common flag.
 `)
 }
 
-func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "Usage: roundtrip %s [flags] %s [-- SERVER-COMMAND...]\n\n%s.\n", c.name, c.args, strings.ToUpper(c.summary[:1])+c.summary[1:])
+// printCommandHelp prints a command's synopsis, its description and its
+// own flags; the common flags are one pointer away (help flags).
+func printCommandHelp(w io.Writer, c *command) {
+	fmt.Fprintf(w, "Usage: roundtrip [NAME] %s [flags] %s [-- SERVER-COMMAND...]\n\n%s.\n", c.name, c.args, strings.ToUpper(c.summary[:1])+c.summary[1:])
 	if c.help != "" {
 		fmt.Fprintf(w, "\n%s\n", c.help)
 	}
-	fmt.Fprintln(w, "\nFlags:")
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
+	fs := flag.NewFlagSet("roundtrip "+c.name, flag.ContinueOnError)
+	registerCommandFlags(c.name, fs, defaultOptions())
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprintln(w, "\nFlags of "+c.name+":")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	fmt.Fprintln(w, "\nThe server and the common flags (--url, --json, --timeout, ...): roundtrip help flags")
 }
+
+// helpTopics are the help pages that are not commands.
+var helpTopics = map[string]func(io.Writer){
+	"flags": func(w io.Writer) {
+		fmt.Fprintln(w, "Common flags, accepted by every command, before or after it:")
+		fs := flag.NewFlagSet("roundtrip", flag.ContinueOnError)
+		defaultOptions().register(fs)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	},
+	"exit-codes":  func(w io.Writer) { fmt.Fprint(w, exitTable) },
+	"environment": func(w io.Writer) { fmt.Fprint(w, envHelp) },
+}
+
+const envHelp = `Environment:
+  ROUNDTRIP_URL     the server's URL when no server is given
+  ROUNDTRIP_SERVER  a server NAME of the config file when no server is given
+  ROUNDTRIP_CONFIG  the config file (default: ./.mcp.json, then
+                    roundtrip/config.json in the user config directory)
+  ROUNDTRIP_TOKEN   a bearer token for HTTP servers (no -H Authorization, no --oauth)
+  ROUNDTRIP_JSON    1: as --json
+  ROUNDTRIP_OAUTH_CLIENT_SECRET  the secret of --oauth-client-id
+  OTEL_*            OpenTelemetry export (traces of each run)
+`
 
 // target returns the server the flags name.
 func (o *options) target() (target, error) {

@@ -30,13 +30,30 @@ func cmdDiscover(s *session) error {
 		b, _ := json.Marshal(v)
 		_ = json.Unmarshal(b, &info)
 	}
+	// A 2025-11-25 session has no server/discover: the library fills in
+	// the one version negotiated by initialize. Only a list the server
+	// itself sent is reported as its list.
+	listed := eraOf(version) == "modern"
+	if !listed {
+		d.SupportedVersions = nil
+	}
 	if s.opts.json {
-		return printJSON(s.out, struct {
-			ServerInfo      *mcp.Implementation `json:"serverInfo,omitempty"`
-			ProtocolVersion string              `json:"protocolVersion"`
-			Era             string              `json:"era"`
-			*mcp.DiscoverResult
-		}{nonZero(info), version, eraOf(version), d})
+		b, err := json.Marshal(d)
+		if err != nil {
+			return err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		if !listed {
+			delete(m, "supportedVersions")
+		}
+		if ni := nonZero(info); ni != nil {
+			m["serverInfo"] = ni
+		}
+		m["protocolVersion"], m["era"] = version, eraOf(version)
+		return printJSON(s.out, m)
 	}
 	if info.Name != "" {
 		name := info.Name
@@ -50,7 +67,11 @@ func cmdDiscover(s *session) error {
 		era = version[:min(4, len(version))] + " era: initialize handshake and a session"
 	}
 	fmt.Fprintf(s.out, "protocol:      %s (%s)\n", version, era)
-	fmt.Fprintf(s.out, "supported:     %s\n", strings.Join(d.SupportedVersions, ", "))
+	if listed {
+		fmt.Fprintf(s.out, "supported:     %s\n", strings.Join(d.SupportedVersions, ", "))
+	} else {
+		fmt.Fprintf(s.out, "supported:     (not listed: a %s server names no versions; it accepted %s in initialize)\n", version, version)
+	}
 	fmt.Fprintf(s.out, "capabilities:  %s\n", describeCapabilities(d.Capabilities))
 	if d.Instructions != "" {
 		fmt.Fprintf(s.out, "instructions:  %s\n", indentRest(d.Instructions, "               "))
@@ -416,6 +437,9 @@ func (s *session) finish(res any, err error) error {
 	if err != nil {
 		return err
 	}
+	if s.onComplete != nil {
+		s.onComplete(res)
+	}
 	return s.printResult(res)
 }
 
@@ -450,6 +474,11 @@ type savedCall struct {
 	ProtocolVersion string           `json:"protocolVersion,omitempty"`
 	SavedAt         time.Time        `json:"savedAt"`
 	Call            *mcp.PendingCall `json:"call"`
+	// Finished is set when resume completed the call: the file is kept
+	// (with the result) but never sent again.
+	Finished   bool            `json:"finished,omitempty"`
+	FinishedAt *time.Time      `json:"finishedAt,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
 }
 
 const savedFormat = "roundtrip-pending-call/v1"
@@ -467,9 +496,64 @@ func (s *session) savePending(p *mcp.PendingCall) error {
 	if p.Method == mcp.MethodResourcesRead {
 		target = p.URI
 	}
+	questions := describeQuestions(p)
+	if s.opts.json {
+		return printJSON(s.out, map[string]any{"saved": s.opts.save, "method": p.Method, "target": target, "questions": questions})
+	}
 	fmt.Fprintf(s.errw, "roundtrip: %s %s needs %d answer(s); saved to %s (finish it with: roundtrip resume %s)\n",
 		p.Method, target, len(p.InputRequests), s.opts.save, s.opts.save)
+	for _, q := range questions {
+		line := "  " + q.Kind + ": " + q.Text
+		if len(q.Fields) > 0 {
+			line += " [" + strings.Join(q.Fields, ", ") + "]"
+		}
+		fmt.Fprintln(s.errw, line)
+	}
 	return nil
+}
+
+// question is one saved question, as --save shows it.
+type question struct {
+	Key    string   `json:"key"`
+	Kind   string   `json:"kind"` // form, url, sampling, roots
+	Text   string   `json:"text"`
+	Fields []string `json:"fields,omitempty"`
+}
+
+// describeQuestions lists a round's questions in key order (the order
+// resume asks them).
+func describeQuestions(p *mcp.PendingCall) []question {
+	keys := make([]string, 0, len(p.InputRequests))
+	for k := range p.InputRequests {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	qs := make([]question, 0, len(keys))
+	for _, k := range keys {
+		q := question{Key: k}
+		switch r := p.InputRequests[k].(type) {
+		case *mcp.ElicitRequest:
+			q.Kind, q.Text = "form", r.Message
+			if r.Mode == mcp.ElicitModeURL {
+				q.Kind, q.Text = "url", r.Message+" ("+r.URL+")"
+			} else if fields, err := parseForm(r.RequestedSchema); err == nil {
+				for _, f := range fields {
+					q.Fields = append(q.Fields, f.name)
+				}
+			}
+		case *mcp.CreateMessageRequest:
+			q.Kind, q.Text = "sampling", "a model reply"
+			if n := len(r.Messages); n > 0 && len(r.Messages[n-1].Content) > 0 {
+				q.Text += " to: " + contentText(r.Messages[n-1].Content[0])
+			}
+		case *mcp.ListRootsRequest:
+			q.Kind, q.Text = "roots", "the client's roots (--root)"
+		default:
+			q.Kind, q.Text = r.InputMethod(), r.InputMethod()
+		}
+		qs = append(qs, q)
+	}
+	return qs
 }
 
 func cmdResume(s *session) error {
@@ -483,6 +567,14 @@ func cmdResume(s *session) error {
 	}
 	if saved.Format != savedFormat || saved.Call == nil {
 		return fmt.Errorf("%s: not a call saved by roundtrip --save", s.args[0])
+	}
+	if saved.Finished {
+		when := ""
+		if saved.FinishedAt != nil {
+			when = " at " + saved.FinishedAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(s.errw, "roundtrip: %s is finished (resumed to completion%s); not sent again. Its result:\n", s.args[0], when)
+		return s.printSavedResult(saved)
 	}
 	if s.opts.url != "" || s.opts.cmdLine != "" || len(s.opts.command) > 0 {
 		if s.target, err = s.opts.target(); err != nil {
@@ -514,7 +606,51 @@ func cmdResume(s *session) error {
 	if _, err := s.connect(); err != nil {
 		return err
 	}
+	s.onComplete = func(res any) {
+		// Mark the file finished, so that it is never sent again.
+		b, err := json.Marshal(res)
+		if err != nil {
+			return
+		}
+		now := time.Now().UTC().Truncate(time.Second)
+		saved.Finished, saved.FinishedAt, saved.Result = true, &now, b
+		if out, err := json.MarshalIndent(saved, "", "  "); err == nil {
+			if err := os.WriteFile(s.args[0], append(out, '\n'), 0o600); err != nil {
+				fmt.Fprintf(s.errw, "roundtrip: marking %s finished: %v\n", s.args[0], err)
+			}
+		}
+	}
 	return s.finish(nil, &mcp.PendingCallError{Call: saved.Call})
+}
+
+// printSavedResult prints the result kept in a finished file.
+func (s *session) printSavedResult(saved savedCall) error {
+	var res any
+	var err error
+	switch saved.Call.Method {
+	case mcp.MethodToolsCall:
+		var r mcp.CallToolResult
+		err = json.Unmarshal(saved.Result, &r)
+		res = &r
+	case mcp.MethodPromptsGet:
+		var r mcp.GetPromptResult
+		err = json.Unmarshal(saved.Result, &r)
+		res = &r
+	case mcp.MethodResourcesRead:
+		var r mcp.ReadResourceResult
+		err = json.Unmarshal(saved.Result, &r)
+		res = &r
+	default:
+		res = saved.Result
+	}
+	if err != nil || len(saved.Result) == 0 {
+		res = saved.Result
+		if len(saved.Result) == 0 {
+			fmt.Fprintln(s.errw, "(no result kept)")
+			return nil
+		}
+	}
+	return s.printResult(res)
 }
 
 // ---- listen ----

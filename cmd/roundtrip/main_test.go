@@ -604,7 +604,7 @@ func TestHeaders(t *testing.T) {
 
 func TestUsage(t *testing.T) {
 	cli(t, "", "--help").must(t, 0, "Commands:", "resume", "listen")
-	cli(t, "", "call", "--help").must(t, 0, "Usage: roundtrip call", "-save FILE", "KEY=VALUE")
+	cli(t, "", "call", "--help").must(t, 0, "Usage: roundtrip [NAME] call", "-save FILE", "KEY=VALUE")
 	cli(t, "", "help", "listen").must(t, 0, "-resource URI")
 	cli(t, "", "tools").must(t, exitUsage)
 	cli(t, "", "frobnicate").must(t, exitUsage)
