@@ -49,6 +49,7 @@ type options struct {
 	pinned    string
 	timeout   time.Duration
 	json      bool
+	plain     bool
 	roots     listFlag
 	logLevel  string
 	model     string
@@ -119,7 +120,8 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.sse, "sse", o.sse, "speak the HTTP+SSE transport of 2024-11-05 from the start: --url is the server's event stream (its sessions are initialize sessions)")
 	fs.StringVar(&o.pinned, "protocol-version", o.pinned, "speak exactly this protocol `VERSION` (2026-07-28, 2025-11-25 or 2025-06-18)")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "bound each request (each round of a call separately, not the time spent answering); 0: none")
-	fs.BoolVar(&o.json, "json", o.json, "print results as JSON")
+	fs.BoolVar(&o.json, "json", o.json, "print results as JSON, and failures as one JSON object on stdout")
+	fs.BoolVar(&o.plain, "plain", o.plain, "ask questions line by line even in a terminal (no arrow-key choices or masked input)")
 	fs.Var(&o.roots, "root", "expose a root: a file:// `URI` or a path (repeatable); declares the roots capability")
 	fs.StringVar(&o.logLevel, "log-level", o.logLevel, "ask the server for log messages at this `LEVEL` and above (debug, info, notice, warning, error, ...), printed on stderr")
 	fs.StringVar(&o.model, "model", o.model, "the model `NAME` reported in sampling replies typed by the user")
@@ -237,7 +239,9 @@ notification as it arrives until interrupted (Ctrl-C) or --max notifications.
 With no filter flag it listens to the three list-changed notifications.`
 
 // dispatch parses the command line and runs the command.
-func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.Writer) error {
+// tty reports that stdin and stderr are terminals (terminal input is
+// possible).
+func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.Writer, tty bool) error {
 	o := defaultOptions()
 	if i := slices.Index(args, "--"); i >= 0 {
 		o.command = slices.Clone(args[i+1:])
@@ -312,6 +316,10 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 	}
 	s := &session{ctx: ctx, opts: o, args: pos, stdin: stdin, out: out, errw: errw}
 	s.ui = newAsker(stdin, errw, o.model, !isTerminal(stdin))
+	s.ui.tui = tty && !o.plain
+	if sw, ok := errw.(*syncWriter); ok && s.ui.tui {
+		s.ui.tuiOut = sw.w // the terminal itself: huh reads its size and colours
+	}
 	if err := s.setRoots(); err != nil {
 		return err
 	}
@@ -633,8 +641,9 @@ func (s *session) close() {
 	}
 }
 
-// isTerminal reports whether r is a terminal (a character device).
-func isTerminal(r io.Reader) bool {
+// isTerminal reports whether r (a reader or a writer) is a terminal (a
+// character device).
+func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
 	if !ok {
 		return false

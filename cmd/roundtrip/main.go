@@ -103,7 +103,7 @@ func sprintf(format string, args ...any) string { return fmt.Sprintf(format, arg
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out := &syncWriter{w: stdout}
 	errw := &syncWriter{w: stderr}
-	err := dispatch(ctx, args, stdin, out, errw)
+	err := dispatch(ctx, args, stdin, out, errw, isTerminal(stdin) && isTerminal(stderr))
 	if err == nil || errors.Is(err, errHelp) {
 		return exitOK
 	}
