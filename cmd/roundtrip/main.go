@@ -5,13 +5,22 @@
 //
 // Usage:
 //
-//	roundtrip [flags] COMMAND [flags] [ARGS] [-- SERVER-COMMAND [ARG...]]
+//	roundtrip [flags] [NAME] COMMAND [flags] [ARGS] [-- SERVER-COMMAND [ARG...]]
 //
 // The server is one of:
 //
 //	--url http://127.0.0.1:8080/mcp      a Streamable HTTP endpoint (or an HTTP+SSE one: see below)
 //	-- go run ./examples/server          a command run over stdio (everything after --)
 //	--cmd "./server --flag"              the same, as one string (split like a shell, no shell)
+//	NAME, or --server NAME               a server of the config file (mcpServers format)
+//
+// Named servers come from a config file in the mcpServers format other
+// MCP clients use (Claude Desktop, .mcp.json, Cursor, VS Code's
+// "servers"), read unchanged: --config FILE, else $ROUNDTRIP_CONFIG,
+// else ./.mcp.json, else roundtrip/config.json in the user configuration
+// directory. -e KEY=VALUE and --cwd DIR set a stdio server's environment
+// and directory. $ROUNDTRIP_URL and $ROUNDTRIP_SERVER name the server
+// when no flag does; $ROUNDTRIP_TOKEN is sent as a bearer token.
 //
 // Commands:
 //
@@ -26,7 +35,8 @@
 //	resume FILE          finish a call saved with --save
 //	listen               print notifications until interrupted
 //	logout               forget the OAuth token stored for --url (--all: every token)
-//	help [COMMAND]       show help
+//	servers              list the named servers of the config file
+//	help [COMMAND]       show help (also: help flags, help exit-codes, help environment)
 //
 // A server that refuses Streamable HTTP (a 4xx to the POST of
 // initialize) is tried over the HTTP+SSE transport of 2024-11-05 at the
@@ -47,6 +57,9 @@
 // requestState (start the call again), 130 interrupted. With --json a
 // failure is one JSON object on stdout:
 // {"error":{"code":"connection","message":...,"exit":3,"rpc":{...}}}.
+//
+// In a terminal, enums are picked with the arrow keys and secret fields
+// are masked (charmbracelet/huh); pipes and --plain keep the line mode.
 //
 // Run "roundtrip help COMMAND" for the flags of each command.
 //
