@@ -628,7 +628,7 @@ func (s *session) connect() (*mcp.Client, error) {
 		}
 		var err error
 		if t, err = mcp.NewCommandTransport(cmd, nil); err != nil {
-			return nil, err
+			return nil, &startError{err}
 		}
 	}
 	s.client = mcp.NewClient(t, otel.InstrumentClient(copts, nil))

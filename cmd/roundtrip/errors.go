@@ -71,6 +71,13 @@ type stateRejectedError struct {
 func (e *stateRejectedError) Error() string { return e.msg }
 func (e *stateRejectedError) Unwrap() error { return e.err }
 
+// startError is a stdio server that could not be started: a connection
+// failure.
+type startError struct{ err error }
+
+func (e *startError) Error() string { return e.err.Error() }
+func (e *startError) Unwrap() error { return e.err }
+
 // failure is an error classified for the exit status and --json.
 type failure struct {
 	Code    string     `json:"code"`
@@ -164,7 +171,8 @@ func isConnection(err error) bool {
 	var he x509.HostnameError
 	var ci x509.CertificateInvalidError
 	var ee *exec.Error
-	return errors.As(err, &op) || errors.As(err, &dns) || errors.As(err, &cv) || errors.As(err, &rh) ||
+	var se *startError
+	return errors.As(err, &se) || errors.As(err, &op) || errors.As(err, &dns) || errors.As(err, &cv) || errors.As(err, &rh) ||
 		errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci) || errors.As(err, &ee) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, mcp.ErrTransportClosed) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||

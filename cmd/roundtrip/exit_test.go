@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roundtrip-mcp/roundtrip/auth"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
 
@@ -90,6 +94,8 @@ func TestExitCodesAndJSONErrors(t *testing.T) {
 		http.Error(w, "go away", http.StatusUnauthorized)
 	}))
 	t.Cleanup(denied.Close)
+	tlsSrv := httptest.NewTLSServer(mcp.NewHTTPHandler(testServer(), nil)) // a certificate nobody trusts
+	t.Cleanup(tlsSrv.Close)
 	file := filepath.Join(t.TempDir(), "pending.json")
 	cli(t, "", "call", "--url", url, "--save", file, "provision", "name=db").must(t, 0)
 	other, _ := httpServer(t) // another per-process key: the saved state is foreign to it
@@ -109,6 +115,8 @@ func TestExitCodesAndJSONErrors(t *testing.T) {
 		{name: "404 without /mcp", args: []string{"tools", "--url", base}, exit: exitConnection, code: "connection", has: "404",
 			hintHas: "did you mean " + base + "/mcp?"},
 		{name: "404 elsewhere", args: []string{"tools", "--url", base + "/nope"}, exit: exitConnection, code: "connection", has: "404"},
+		{name: "untrusted TLS certificate", args: []string{"tools", "--url", tlsSrv.URL}, exit: exitConnection, code: "connection", has: "certificate"},
+		{name: "stdio server that does not exist", args: []string{"tools", "--", filepath.Join(t.TempDir(), "no-such-server")}, exit: exitConnection, code: "connection", has: "no-such-server"},
 		{name: "401", args: []string{"tools", "--url", denied.URL}, exit: exitAuth, code: "auth", has: "401"},
 		{name: "JSON-RPC error", stdin: "nope\n", args: []string{"read", "--url", url, "test://secret/door"}, exit: exitProtocol, code: "protocol",
 			rpcCode: -32602, has: "wrong password"},
@@ -131,7 +139,7 @@ func TestExitCodesAndJSONErrors(t *testing.T) {
 			if c.exit == exitToolError {
 				return // the result itself is printed as JSON: TestToolErrorIsJSONResult
 			}
-			r = cli(t, c.stdin, append(c.args, "--json")...)
+			r = cli(t, c.stdin, append([]string{"--json"}, c.args...)...)
 			if r.code != c.exit {
 				t.Errorf("--json: exit status %d, want %d", r.code, c.exit)
 			}
@@ -242,5 +250,45 @@ func TestInterruptExits130(t *testing.T) {
 		} else if !strings.Contains(errb.String(), "interrupted") {
 			t.Errorf("stderr = %q, want interrupted", errb.String())
 		}
+	}
+}
+
+// Each class of error, however wrapped, maps to its exit status and
+// code.
+func TestClassifyMapsEachErrorClassToItsExitStatus(t *testing.T) {
+	wrap := func(err error) error { return fmt.Errorf("tools/list: %w", err) }
+	cases := []struct {
+		err  error
+		exit int
+		code string
+	}{
+		{&net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}, exitConnection, "connection"},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}, exitConnection, "connection"},
+		{x509.UnknownAuthorityError{}, exitConnection, "connection"},
+		{&mcp.HTTPStatusError{StatusCode: 404}, exitConnection, "connection"},
+		{&mcp.HTTPStatusError{StatusCode: 502}, exitConnection, "connection"},
+		{&errTimeout{d: time.Second}, exitConnection, "timeout"},
+		{&mcp.HTTPStatusError{StatusCode: 401}, exitAuth, "auth"},
+		{&mcp.HTTPStatusError{StatusCode: 403}, exitAuth, "auth"},
+		{fmt.Errorf("%w: invalid_grant", auth.ErrTokenRequest), exitAuth, "auth"},
+		{&auth.OAuthError{Code: "access_denied"}, exitAuth, "auth"},
+		{mcp.NewError(-32601, "Method not found", nil), exitProtocol, "protocol"},
+		{mcp.ErrInvalidRequestState, exitStateRejected, "state_rejected"},
+		{mcp.NewError(mcp.CodeInvalidParams, "Invalid or expired requestState", nil), exitStateRejected, "state_rejected"},
+		{mcp.NewError(mcp.CodeInvalidParams, "wrong password", nil), exitProtocol, "protocol"},
+		{errToolError, exitToolError, "tool"},
+		{usagef("bad"), exitUsage, "usage"},
+		{mcp.ErrUnsupportedVersion, exitProtocol, "protocol"},
+		{errors.New("something else"), exitFailure, "failure"},
+	}
+	for _, c := range cases {
+		for _, err := range []error{c.err, wrap(c.err)} {
+			if f := classify(err, false); f.Exit != c.exit || f.Code != c.code {
+				t.Errorf("classify(%v) = %d %q, want %d %q", err, f.Exit, f.Code, c.exit, c.code)
+			}
+		}
+	}
+	if f := classify(wrap(context.Canceled), true); f.Exit != exitInterrupted {
+		t.Errorf("a cancelled context after a signal: exit %d, want %d", f.Exit, exitInterrupted)
 	}
 }
