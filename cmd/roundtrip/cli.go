@@ -620,8 +620,15 @@ func (s *session) connect() (*mcp.Client, error) {
 			env = append(env, o.resolved.env...)
 		}
 		env = append(env, o.env...)
-		if len(env) > 0 {
-			cmd.Env = append(os.Environ(), env...)
+		if len(env) > 0 || (o.resolved != nil && len(o.resolved.unset) > 0) {
+			cmd.Env = os.Environ()
+			if o.resolved != nil {
+				cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool {
+					k, _, _ := strings.Cut(kv, "=")
+					return slices.Contains(o.resolved.unset, k)
+				})
+			}
+			cmd.Env = append(cmd.Env, env...)
 		}
 		if !o.quiet {
 			cmd.Stderr = s.errw

@@ -29,17 +29,42 @@ const (
 // headers, with type "http", "streamable-http" (or "streamableHttp") or
 // "sse". Unknown members (disabled, autoApprove, ...) are ignored.
 type serverEntry struct {
-	Type      string            `json:"type,omitempty"`
-	Transport string            `json:"transport,omitempty"`
-	Command   string            `json:"command,omitempty"`
-	Args      []string          `json:"args,omitempty"`
-	Env       map[string]string `json:"env,omitempty"`
-	EnvFile   string            `json:"envFile,omitempty"`
-	Cwd       string            `json:"cwd,omitempty"`
-	URL       string            `json:"url,omitempty"`
-	ServerURL string            `json:"serverUrl,omitempty"`
-	HTTPURL   string            `json:"httpUrl,omitempty"`
-	Headers   map[string]string `json:"headers,omitempty"`
+	Type      string         `json:"type,omitempty"`
+	Transport string         `json:"transport,omitempty"`
+	Command   string         `json:"command,omitempty"`
+	Args      []string       `json:"args,omitempty"`
+	Env       map[string]any `json:"env,omitempty"` // strings (numbers too; null unsets the variable)
+	EnvFile   string         `json:"envFile,omitempty"`
+	Cwd       string         `json:"cwd,omitempty"`
+	URL       string         `json:"url,omitempty"`
+	ServerURL string         `json:"serverUrl,omitempty"`
+	HTTPURL   string         `json:"httpUrl,omitempty"`
+	Headers   headerList     `json:"headers,omitempty"`
+}
+
+// headerList is "headers": an object of names and values, or (as some
+// clients write it) an array of "Name: value" strings.
+type headerList map[string]string
+
+func (h *headerList) UnmarshalJSON(b []byte) error {
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err == nil {
+		*h = m
+		return nil
+	}
+	var lines []string
+	if err := json.Unmarshal(b, &lines); err != nil {
+		return errors.New(`"headers" is neither an object of strings nor an array of "Name: value" strings`)
+	}
+	*h = headerList{}
+	for _, l := range lines {
+		name, value, ok := strings.Cut(l, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return fmt.Errorf("header %q is not of the form 'Name: value'", l)
+		}
+		(*h)[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	return nil
 }
 
 // configFile is the file: "mcpServers" (Claude Desktop, Claude Code's
@@ -204,6 +229,7 @@ func expandVars(s string) string {
 type resolved struct {
 	target  target
 	env     []string
+	unset   []string // env members set to null
 	headers map[string]string
 	sse     bool
 }
@@ -232,7 +258,15 @@ func (e serverEntry) resolve(name string) (*resolved, error) {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			r.env = append(r.env, k+"="+expandVars(e.Env[k]))
+			switch v := e.Env[k].(type) {
+			case nil:
+				r.unset = append(r.unset, k)
+			case string:
+				r.env = append(r.env, k+"="+expandVars(v))
+			default:
+				b, _ := json.Marshal(v)
+				r.env = append(r.env, k+"="+string(b))
+			}
 		}
 	case u != "" && (kind == "" || kind == "http" || kind == "streamable-http" || kind == "streamablehttp" || kind == "sse" || kind == "remote"):
 		fixed, _, ok := normalizeURL(u)

@@ -70,7 +70,9 @@ func TestMCPServersConfigWorksUnchanged(t *testing.T) {
       "headers": {"Authorization": "Bearer ${TEST_MCP_TOKEN}"}
     },
     "old": {"type": "sse", "url": `+jsonString(sse)+`},
-    "cursor-style": {"url": `+jsonString(remote)+`, "headers": {"Authorization": "Bearer ${env:TEST_MCP_TOKEN}"}}
+    "cursor-style": {"url": `+jsonString(remote)+`, "headers": {"Authorization": "Bearer ${env:TEST_MCP_TOKEN}"}},
+    "header-lines": {"url": `+jsonString(remote)+`, "headers": ["Authorization: Bearer s3cret"]},
+    "unset": {"command": `+jsonString(self)+`, "args": ["serve-stdio"], "env": {"TEST_MCP_TOKEN": null, "N": 7}}
   }
 }`)
 	r := cli(t, "", "--config", cfg, "local", "call", "env", "name=GREETING")
@@ -82,6 +84,10 @@ func TestMCPServersConfigWorksUnchanged(t *testing.T) {
 	cli(t, "", "--config", cfg, "--server", "remote", "tools").must(t, 0, "echo")
 	cli(t, "", "--config", cfg, "cursor-style", "call", "echo", "text=hi").must(t, 0, "hi")
 	cli(t, "", "--config", cfg, "old", "discover").must(t, 0, "2025-11-25")
+	cli(t, "", "--config", cfg, "header-lines", "tools").must(t, 0, "echo")
+	// null unsets an inherited variable; a number is its text.
+	cli(t, "", "--config", cfg, "unset", "call", "env", "name=TEST_MCP_TOKEN").must(t, 0, "TEST_MCP_TOKEN= in")
+	cli(t, "", "--config", cfg, "unset", "call", "env", "name=N").must(t, 0, "N=7 in")
 	r = cli(t, "", "--config", cfg, "servers")
 	r.must(t, 0, "local  stdio "+self+" serve-stdio", "remote  http "+remote, "old  sse "+sse)
 	// $ROUNDTRIP_CONFIG names the file.
@@ -154,4 +160,31 @@ func TestResumeOfANamedServerReadsTheConfigAgain(t *testing.T) {
 		t.Errorf("the saved file holds the header: %s", b)
 	}
 	cli(t, "1\n7\n", "--config", cfg, "resume", file).must(t, 0, "Provisioned db in eu-west-1 with 7 GB.")
+}
+
+// Reading a config file never panics, whatever it holds; what it
+// accepts has at least one server.
+func FuzzParseConfig(f *testing.F) {
+	for _, seed := range []string{
+		`{"mcpServers":{"a":{"command":"x","args":["y"],"env":{"K":"V","N":1,"U":null},"cwd":"/"}}}`,
+		`{"servers":{"b":{"type":"http","url":"http://h/mcp","headers":{"A":"b"}}},"inputs":[]}`,
+		`{"mcp":{"servers":{"c":{"type":"sse","url":"h:1/sse","headers":["A: b"]}}}}`,
+		"{\n // c\n \"servers\": {\"d\": {\"url\": \"http://x\", /* y */},},\n}",
+		`{"mcpServers":{"e":{"url":"${A:-http://x}"}}}`,
+		`"/*`, `{"a":"\"//"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := parseConfig(b)
+		if err != nil {
+			return
+		}
+		if len(c.servers) == 0 {
+			t.Fatalf("accepted a file with no servers: %q", b)
+		}
+		for name, e := range c.servers {
+			e.resolve(name) // an error is fine; a panic is not
+		}
+	})
 }
