@@ -37,6 +37,8 @@ type asker struct {
 	tui      bool
 	tuiTheme *huh.Theme
 	tuiOut   io.Writer // where huh draws; a.w when nil
+	// onInterrupt, when set, is called on Ctrl-C in a terminal field.
+	onInterrupt func()
 
 	wdMu sync.Mutex
 	wd   *watchdog // the round in flight, paused while asking
@@ -193,7 +195,7 @@ func (a *asker) answerElicit(ctx context.Context, key string, req *mcp.ElicitReq
 		return a.confirm(ctx, true, &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{}})
 	}
 	if a.tui {
-		fmt.Fprintln(a.w, "  Fill in the form (Ctrl-C cancels it).")
+		fmt.Fprintf(a.w, "  Fill in the form (%s or %s in a text field refuses it; Ctrl-C quits).\n", tokDecline, tokCancel)
 	} else {
 		fmt.Fprintf(a.w, "  Fill in the form (an empty line keeps the default; %s or %s refuses it).\n", tokDecline, tokCancel)
 	}

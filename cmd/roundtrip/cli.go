@@ -339,8 +339,17 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 	defer s.close()
 	ctx, span := otelapi.Tracer(tracerName).Start(ctx, "roundtrip "+cmd.name)
 	defer span.End()
+	// Ctrl-C typed in a terminal field cancels the whole command, as
+	// SIGINT does (on a 2025-11-25 session the field runs inside the
+	// library's handler, whose error would otherwise go to the server).
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.ui.onInterrupt = func() { cancel(errInterruptedKey) }
 	s.ctx = ctx
 	err = cmd.run(s)
+	if errors.Is(context.Cause(ctx), errInterruptedKey) {
+		return errInterruptedKey
+	}
 	if ctx.Err() == nil {
 		err = withHint(err, s.missingMCPHint(err))
 	}

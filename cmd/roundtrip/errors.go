@@ -122,7 +122,7 @@ func classify(err error, interrupted bool) failure {
 		f.Hint = he.hint
 	}
 	switch {
-	case interrupted && errors.Is(err, context.Canceled):
+	case interrupted && errors.Is(err, context.Canceled), errors.Is(err, errInterruptedKey):
 		f.Code, f.Exit, f.Message = "interrupted", exitInterrupted, "interrupted"
 	case errors.As(err, &ue):
 		f.Code, f.Exit = "usage", exitUsage

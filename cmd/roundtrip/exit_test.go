@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/auth"
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
 
@@ -290,5 +292,33 @@ func TestClassifyMapsEachErrorClassToItsExitStatus(t *testing.T) {
 	}
 	if f := classify(wrap(context.Canceled), true); f.Exit != exitInterrupted {
 		t.Errorf("a cancelled context after a signal: exit %d, want %d", f.Exit, exitInterrupted)
+	}
+}
+
+// An interrupt while the CLI waits for the user's answer (line mode)
+// exits 130 too, without waiting for input.
+func TestInterruptWhileAskingExits130(t *testing.T) {
+	url, _ := httpServer(t)
+	pr, pw := io.Pipe() // never written: the question waits
+	defer pw.Close()
+	var out, errw testutil.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"call", "--url", url, "provision", "name=db"}, pr, &out, &errw) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(errw.String(), "Which region?") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the question was never asked; stderr: %s", errw.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel() // what SIGINT does in main
+	select {
+	case code := <-done:
+		if code != exitInterrupted {
+			t.Fatalf("exit status %d, want %d; stderr: %s", code, exitInterrupted, errw.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the CLI kept waiting for input after the interrupt")
 	}
 }

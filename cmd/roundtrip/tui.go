@@ -28,9 +28,13 @@ func (f *field) secret() bool {
 	return f.typ == "string" && len(f.choices) == 0 && (f.format == "password" || f.writeOnly || secretName.MatchString(f.name))
 }
 
+// errInterruptedKey is Ctrl-C typed in a terminal field: the terminal is
+// in raw mode, so it is a key rather than SIGINT, but it means the same:
+// the program stops with status 130.
+var errInterruptedKey = errors.New("interrupted (Ctrl-C)")
+
 // runField runs one huh field as a form of its own. Ctrl-C in the form
-// (the terminal is in raw mode: no SIGINT) comes back as
-// huh.ErrUserAborted.
+// comes back as errInterruptedKey.
 func (a *asker) runField(ctx context.Context, fld huh.Field) error {
 	out := a.tuiOut
 	if out == nil {
@@ -40,12 +44,20 @@ func (a *asker) runField(ctx context.Context, fld huh.Field) error {
 	if a.tuiTheme != nil {
 		form = form.WithTheme(a.tuiTheme)
 	}
-	return form.RunWithContext(ctx)
+	err := form.RunWithContext(ctx)
+	if errors.Is(err, huh.ErrUserAborted) {
+		fmt.Fprintln(a.w)
+		if a.onInterrupt != nil {
+			a.onInterrupt()
+		}
+		return errInterruptedKey
+	}
+	return err
 }
 
 // askFieldTUI asks one form field and returns the answer as the line
-// mode would have read it (f.parse takes it), or tokCancel when the user
-// aborts the form.
+// mode would have read it (f.parse takes it). In a text field !decline
+// and !cancel refuse the form, as in the line mode.
 func (a *asker) askFieldTUI(ctx context.Context, f *field) (string, error) {
 	title := f.name
 	if f.title != "" && f.title != f.name {
@@ -102,6 +114,9 @@ func (a *asker) askFieldTUI(ctx context.Context, f *field) (string, error) {
 		line = strings.Join(picked, ",")
 	default:
 		in := huh.NewInput().Title(title).Description(desc).Value(&line).Validate(func(s string) error {
+			if t := strings.TrimSpace(s); t == tokDecline || t == tokCancel {
+				return nil
+			}
 			_, _, err := f.parse(s)
 			return err
 		})
@@ -112,10 +127,6 @@ func (a *asker) askFieldTUI(ctx context.Context, f *field) (string, error) {
 			in = in.EchoMode(huh.EchoModePassword)
 		}
 		err = a.runField(ctx, in)
-	}
-	if errors.Is(err, huh.ErrUserAborted) {
-		fmt.Fprintln(a.w, "  (cancelled)")
-		return tokCancel, nil
 	}
 	if err == nil {
 		// huh clears the field when it is done: keep the answer in the
@@ -137,8 +148,6 @@ func (a *asker) confirmTUI(ctx context.Context, accepted *mcp.ElicitResult) (*mc
 		huh.NewOption("Decline", string(mcp.ElicitDecline)),
 		huh.NewOption("Cancel", string(mcp.ElicitCancel))).Value(&action))
 	switch {
-	case errors.Is(err, huh.ErrUserAborted):
-		return &mcp.ElicitResult{Action: mcp.ElicitCancel}, nil
 	case err != nil:
 		return nil, err
 	case action == string(mcp.ElicitAccept):
@@ -151,9 +160,6 @@ func (a *asker) confirmTUI(ctx context.Context, accepted *mcp.ElicitResult) (*mc
 // Ctrl-C refuses.
 func (a *asker) replyTUI(ctx context.Context) (string, error) {
 	var text string
-	err := a.runField(ctx, huh.NewText().Title("Reply").Description("empty, or Ctrl-C, refuses").Value(&text))
-	if errors.Is(err, huh.ErrUserAborted) {
-		return "", nil
-	}
+	err := a.runField(ctx, huh.NewText().Title("Reply").Description("an empty reply refuses").Value(&text))
 	return strings.TrimSpace(text), err
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -69,8 +70,22 @@ func TestTerminalInputPicksEnumsWithArrowsAndMasksSecrets(t *testing.T) {
 	if line, _ := askTUI(t, "go", "n"); line != "n" {
 		t.Errorf("n on a boolean = %q, want n", line)
 	}
-	// Ctrl-C cancels the form.
-	if line, _ := askTUI(t, "region", "\x03"); line != tokCancel {
-		t.Errorf("ctrl-c = %q, want %s", line, tokCancel)
+	// !cancel in a text field refuses the form, as in the line mode.
+	if line, _ := askTUI(t, "api_key", "!cancel\r"); line != tokCancel {
+		t.Errorf("!cancel = %q", line)
+	}
+}
+
+// Ctrl-C in a terminal field (a key in raw mode, not SIGINT) stops the
+// program as an interrupt does: exit status 130.
+func TestCtrlCInATerminalFieldIsAnInterrupt(t *testing.T) {
+	fields, _ := parseForm(json.RawMessage(tuiSchema))
+	a := newAsker(strings.NewReader("\x03"), io.Discard, "human", false)
+	a.tui = true
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := a.askFieldTUI(ctx, fields[0])
+	if f := classify(err, false); f.Exit != exitInterrupted || f.Code != "interrupted" {
+		t.Fatalf("ctrl-c: %v → exit %d %q, want %d", err, f.Exit, f.Code, exitInterrupted)
 	}
 }
