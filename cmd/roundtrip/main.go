@@ -152,6 +152,8 @@ func jsonRequested(args []string) bool {
 			return false
 		case "--json", "-json", "--json=true", "-json=true", "--json=1", "-json=1":
 			return true
+		case "--json=false", "-json=false", "--json=0", "-json=0":
+			return false
 		}
 	}
 	return os.Getenv("ROUNDTRIP_JSON") == "1"
