@@ -130,7 +130,9 @@ func classify(err error, interrupted bool) failure {
 		f.Code, f.Exit = "tool", exitToolError
 	case errors.As(err, &se) || isRejectedState(err):
 		f.Code, f.Exit = "state_rejected", exitStateRejected
-		if se == nil {
+		if se == nil && errors.Is(err, mcp.ErrStateRejected) {
+			f.Message = err.Error() // the library's error says to start again
+		} else if se == nil {
 			f.Message = "the server no longer accepts this call's state (it expired, was already used, or the server's keys changed): start the call again (" + err.Error() + ")"
 		}
 	case errors.As(err, &hs) && (hs.StatusCode == http.StatusUnauthorized || hs.StatusCode == http.StatusForbidden):
