@@ -9,6 +9,7 @@ require (
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/roundtrip-mcp/roundtrip v0.0.0-00010101000000-000000000000
+	gonum.org/v1/plot v0.17.0
 )
 
 require (
@@ -32,7 +33,6 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
-	gonum.org/v1/plot v0.17.0 // indirect
 )
 
 tool golang.org/x/perf/cmd/benchstat
