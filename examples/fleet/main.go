@@ -67,7 +67,7 @@ func run(args []string, out io.Writer) error {
 	case args[0] == "serve":
 		return serve(args[1:], out)
 	case args[0] == "up":
-		return up(args[1:], out)
+		return up(args[1:], os.Stdin, out)
 	}
 	return errors.New("usage: fleet [up -instances N | serve -id ID -redis URL | -sentinels ADDRS -master NAME ...] (fleet serve -h lists the flags)")
 }

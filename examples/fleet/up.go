@@ -11,10 +11,10 @@ import (
 
 // up is the "up" mode: a fleet of -instances instances behind nginx, with
 // redis-server on a Unix socket, all in a temporary directory, kept up
-// for an outside client until standard input ends or SIGINT/SIGTERM. Its
-// first stdout line is nginx's MCP endpoint. scripts/load-fleet.sh runs
+// for an outside client until in (standard input) ends or SIGINT/SIGTERM.
+// Its first line on out is nginx's MCP endpoint. scripts/load-fleet.sh runs
 // the bench module's load run through it.
-func up(args []string, out io.Writer) error {
+func up(args []string, in io.Reader, out io.Writer) error {
 	fs := flag.NewFlagSet("fleet up", flag.ContinueOnError)
 	n := fs.Int("instances", 3, "how many instances behind nginx (1 to 26)")
 	if err := fs.Parse(args); err != nil {
@@ -47,7 +47,7 @@ func up(args []string, out io.Writer) error {
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sig)
 	eof := make(chan struct{})
-	go func() { io.Copy(io.Discard, os.Stdin); close(eof) }()
+	go func() { io.Copy(io.Discard, in); close(eof) }()
 	select {
 	case <-sig:
 	case <-eof:
