@@ -9,7 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,7 +46,27 @@ import (
 // RLIMIT_NOFILE to its hard limit and, if that is too low, scales N down
 // and says so in the output (b.Log) and in the metric "streams".
 
-var scaleN = flag.Int("scale.n", 10000, "sessions / streams opened by the Scale benchmarks")
+var (
+	scaleN           = flag.Int("scale.n", 10000, "sessions / streams opened by the Scale benchmarks")
+	scaleHeapProfile = flag.String("scale.heapprofile", "", "write a heap profile to this file while the streams (or sessions) are open")
+)
+
+// heapProfile writes the heap profile -scale.heapprofile asks for, with
+// the subject's name before its extension.
+func heapProfile(tb testing.TB, subject string) {
+	if *scaleHeapProfile == "" {
+		return
+	}
+	ext := filepath.Ext(*scaleHeapProfile)
+	f, err := os.Create(strings.TrimSuffix(*scaleHeapProfile, ext) + "-" + subject + ext)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		tb.Fatal(err)
+	}
+}
 
 // scaleSubjects are the servers measured at scale.
 var scaleSubjects = []struct {
@@ -76,14 +99,28 @@ var rawStreamHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Requ
 	<-r.Context().Done()
 })
 
-// memNow returns heap in use plus goroutine stacks, after two GCs, and
-// the number of goroutines.
-func memNow() (bytes uint64, goroutines int) {
+// mem is heap in use and goroutine stacks, after two GCs, and the number
+// of goroutines.
+type mem struct {
+	heap, stack uint64
+	goroutines  int
+}
+
+func memNow() mem {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc + ms.StackInuse, runtime.NumGoroutine()
+	return mem{ms.HeapAlloc, ms.StackInuse, runtime.NumGoroutine()}
+}
+
+// per returns the cost of each of n things opened between m0 and m1,
+// less extra bytes that are the driver's own.
+func per(m0, m1 mem, n int, extra uint64) scaleResult {
+	heap := float64(m1.heap) - float64(m0.heap) - float64(extra)
+	stack := float64(m1.stack) - float64(m0.stack)
+	return scaleResult{n: n, bytesEach: (heap + stack) / float64(n), heapEach: heap / float64(n), stackEach: stack / float64(n),
+		goroutines: float64(m1.goroutines-m0.goroutines) / float64(n)}
 }
 
 const legacyInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"scale","version":"1"}}}`
@@ -229,13 +266,14 @@ func streamsAllowed(want int) int {
 
 // scaleResult is one measurement.
 type scaleResult struct {
-	n          int
-	bytesEach  float64
-	goroutines float64
+	n                   int
+	bytesEach           float64 // heap and stacks
+	heapEach, stackEach float64
+	goroutines          float64
 }
 
 // measureIdleSessions opens n sessions on h and measures them.
-func measureIdleSessions(tb testing.TB, h http.Handler, n int) scaleResult {
+func measureIdleSessions(tb testing.TB, name string, h http.Handler, n int) scaleResult {
 	u := serveHTTP(tb, h)
 	d := newSessionDriver(u)
 	defer d.hc.CloseIdleConnections()
@@ -244,7 +282,7 @@ func measureIdleSessions(tb testing.TB, h http.Handler, n int) scaleResult {
 	} else {
 		d.end(id)
 	}
-	before, g0 := memNow()
+	before := memNow()
 	ids := make([]string, n)
 	for i := range ids {
 		id, err := d.open()
@@ -258,8 +296,9 @@ func measureIdleSessions(tb testing.TB, h http.Handler, n int) scaleResult {
 	for _, id := range ids {
 		idBytes += uint64(len(id)) + 16
 	}
-	after, g1 := memNow()
-	res := scaleResult{n: n, bytesEach: (float64(after) - float64(before) - float64(idBytes)) / float64(n), goroutines: float64(g1-g0) / float64(n)}
+	after := memNow()
+	heapProfile(tb, name)
+	res := per(before, after, n, idBytes)
 	for _, id := range ids {
 		d.end(id)
 	}
@@ -268,7 +307,7 @@ func measureIdleSessions(tb testing.TB, h http.Handler, n int) scaleResult {
 
 // measureStreams opens n sessions on h, each with its GET stream on a
 // socket of its own, and measures them.
-func measureStreams(tb testing.TB, h http.Handler, n int) scaleResult {
+func measureStreams(tb testing.TB, name string, h http.Handler, n int) scaleResult {
 	u := serveHTTP(tb, h)
 	d := newSessionDriver(u)
 	defer d.hc.CloseIdleConnections()
@@ -288,7 +327,7 @@ func measureStreams(tb testing.TB, h http.Handler, n int) scaleResult {
 		}
 		ids[i] = id
 	}
-	before, g0 := memNow()
+	before := memNow()
 	conns := make([]net.Conn, n)
 	for i, id := range ids {
 		c, err := openStream(u, id)
@@ -300,8 +339,9 @@ func measureStreams(tb testing.TB, h http.Handler, n int) scaleResult {
 		}
 		conns[i] = c
 	}
-	after, g1 := memNow()
-	res := scaleResult{n: n, bytesEach: (float64(after) - float64(before)) / float64(n), goroutines: float64(g1-g0) / float64(n)}
+	after := memNow()
+	heapProfile(tb, name)
+	res := per(before, after, n, 0)
 	for _, c := range conns {
 		c.Close()
 	}
@@ -317,9 +357,11 @@ func BenchmarkScaleIdleSessions(b *testing.B) {
 			n := *scaleN
 			var r scaleResult
 			for b.Loop() {
-				r = measureIdleSessions(b, s.handler(b, n), n)
+				r = measureIdleSessions(b, "sessions-"+s.name, s.handler(b, n), n)
 			}
 			b.ReportMetric(r.bytesEach, "B/session")
+			b.ReportMetric(r.heapEach, "heap-B/session")
+			b.ReportMetric(r.stackEach, "stack-B/session")
 			b.ReportMetric(r.goroutines, "goroutines/session")
 			b.ReportMetric(float64(r.n), "sessions")
 		})
@@ -339,9 +381,11 @@ func BenchmarkScaleSSEStreams(b *testing.B) {
 			}
 			var r scaleResult
 			for b.Loop() {
-				r = measureStreams(b, s.handler(b, n), n)
+				r = measureStreams(b, "streams-"+s.name, s.handler(b, n), n)
 			}
 			b.ReportMetric(r.bytesEach, "B/stream")
+			b.ReportMetric(r.heapEach, "heap-B/stream")
+			b.ReportMetric(r.stackEach, "stack-B/stream")
 			b.ReportMetric(r.goroutines, "goroutines/stream")
 			b.ReportMetric(float64(r.n), "streams")
 		})

@@ -99,15 +99,17 @@ func writeScale(w io.Writer, set *results.Set) {
 		if wl == "ScaleSSEStreams" {
 			per, gor, n = "B/stream", "goroutines/stream", "streams"
 		}
-		fmt.Fprintf(w, "\n| %s | %s | %s | %s |\n| --- | ---: | ---: | ---: |\n", wl, per, gor, n)
+		fmt.Fprintf(w, "\n| %s | %s | heap | stacks | %s | %s |\n| --- | ---: | ---: | ---: | ---: | ---: |\n", wl, per, gor, n)
 		for _, subj := range set.Subjects {
 			if _, ok := set.Samples[wl][subj]; !ok {
 				continue
 			}
 			b, _ := set.Median(wl, subj, per)
+			h, _ := set.Median(wl, subj, "heap-"+per)
+			st, _ := set.Median(wl, subj, "stack-"+per)
 			g, _ := set.Median(wl, subj, gor)
 			c, _ := set.Median(wl, subj, n)
-			fmt.Fprintf(w, "| %s | %s | %.2f | %s |\n", subj, count(b), g, count(c))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %.2f | %s |\n", subj, count(b), count(h), count(st), g, count(c))
 		}
 	}
 }
