@@ -33,6 +33,8 @@ import (
 //	                   a connection of its own (raw: a bare net/http
 //	                   handler holding the GET open, the floor net/http
 //	                   itself sets)
+//	ScaleListenStreams N 2026-07-28 subscriptions/listen streams (tools
+//	                   list changes), a connection each: roundtrip and raw
 //
 // The driver speaks the 2025-11-25 wire by hand (the same bytes to every
 // subject, so no SDK's client is measured) over bare sockets: the
@@ -87,7 +89,7 @@ var scaleSubjects = []struct {
 // rawStreamHandler holds every GET open as an SSE stream until the
 // client goes: the net/http floor under any SDK's stream.
 var rawStreamHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
+	if r.Method != http.MethodGet && r.Header.Get("Mcp-Method") != "subscriptions/listen" {
 		w.Header().Set("Mcp-Session-Id", "raw")
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"raw","version":"1"}}}`)
@@ -192,6 +194,63 @@ func (d *sessionDriver) end(id string) {
 	}
 }
 
+// listenBody is a 2026-07-28 subscriptions/listen request for the tools
+// list's changes.
+const listenBody = `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"scale","version":"1"}},"notifications":{"toolsListChanged":true}}}`
+
+// openListen opens a 2026-07-28 listen stream on a socket of its own and
+// returns the socket once the response headers (200, text/event-stream)
+// have arrived.
+func openListen(u string) (net.Conn, error) {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return nil, err
+	}
+	c, err := net.Dial("tcp", pu.Host)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: %s\r\nMcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n%s",
+		pu.Path, pu.Host, protocolVersion, len(listenBody), listenBody)
+	return c, readSSEHeaders(c)
+}
+
+// readSSEHeaders reads a response's headers from c and fails (closing c)
+// unless it is a 200 text/event-stream.
+func readSSEHeaders(c net.Conn) error {
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReaderSize(c, 512)
+	status, err := br.ReadString('\n')
+	if err != nil {
+		c.Close()
+		return fmt.Errorf("stream: %v", err)
+	}
+	if !strings.HasPrefix(status, "HTTP/1.1 200") {
+		c.Close()
+		return fmt.Errorf("stream: %s", strings.TrimSpace(status))
+	}
+	sse := false
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			c.Close()
+			return fmt.Errorf("stream headers: %v", err)
+		}
+		if strings.HasPrefix(strings.ToLower(line), "content-type: text/event-stream") {
+			sse = true
+		}
+		if line == "\r\n" {
+			break
+		}
+	}
+	c.SetReadDeadline(time.Time{})
+	if !sse {
+		c.Close()
+		return fmt.Errorf("stream is not text/event-stream")
+	}
+	return nil
+}
+
 // openStream opens the session's GET stream on a socket of its own and
 // returns the socket once the response headers (200, text/event-stream)
 // have arrived.
@@ -205,35 +264,8 @@ func openStream(u, session string) (net.Conn, error) {
 		return nil, err
 	}
 	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\n\r\n", pu.Path, pu.Host, session, legacyVersion)
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	br := bufio.NewReaderSize(c, 512)
-	status, err := br.ReadString('\n')
-	if err != nil {
-		c.Close()
-		return nil, fmt.Errorf("GET stream: %v", err)
-	}
-	if !strings.HasPrefix(status, "HTTP/1.1 200") {
-		c.Close()
-		return nil, fmt.Errorf("GET stream: %s", strings.TrimSpace(status))
-	}
-	sse := false
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			c.Close()
-			return nil, fmt.Errorf("GET stream headers: %v", err)
-		}
-		if strings.HasPrefix(strings.ToLower(line), "content-type: text/event-stream") {
-			sse = true
-		}
-		if line == "\r\n" {
-			break
-		}
-	}
-	c.SetReadDeadline(time.Time{})
-	if !sse {
-		c.Close()
-		return nil, fmt.Errorf("GET stream is not text/event-stream")
+	if err := readSSEHeaders(c); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -351,6 +383,66 @@ func measureStreams(tb testing.TB, name string, h http.Handler, n int) scaleResu
 	return res
 }
 
+// measureListens opens n 2026-07-28 listen streams on h, each on a
+// socket of its own, and measures them.
+func measureListens(tb testing.TB, name string, h http.Handler, n int) scaleResult {
+	u := serveHTTP(tb, h)
+	if c, err := openListen(u); err != nil {
+		tb.Fatal(err)
+	} else {
+		c.Close()
+	}
+	before := memNow()
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		c, err := openListen(u)
+		if err != nil {
+			for _, c := range conns[:i] {
+				c.Close()
+			}
+			tb.Fatalf("listen stream %d: %v", i, err)
+		}
+		conns[i] = c
+	}
+	after := memNow()
+	heapProfile(tb, name)
+	res := per(before, after, n, 0)
+	for _, c := range conns {
+		c.Close()
+	}
+	return res
+}
+
+// listenSubjects are the 2026-07-28 servers whose listen streams are
+// measured: roundtrip, and raw holding the POST open.
+var listenSubjects = []struct {
+	name    string
+	handler func(tb testing.TB) http.Handler
+}{
+	{"roundtrip", roundtripSubject.handler},
+	{"raw", func(testing.TB) http.Handler { return rawStreamHandler }},
+}
+
+func BenchmarkScaleListenStreams(b *testing.B) {
+	for _, s := range listenSubjects {
+		b.Run("subject="+s.name, func(b *testing.B) {
+			n := streamsAllowed(*scaleN)
+			if n < *scaleN {
+				b.Logf("RLIMIT_NOFILE allows %d streams, not %d: measured at %d", n, *scaleN, n)
+			}
+			var r scaleResult
+			for b.Loop() {
+				r = measureListens(b, "listen-"+s.name, s.handler(b), n)
+			}
+			b.ReportMetric(r.bytesEach, "B/stream")
+			b.ReportMetric(r.heapEach, "heap-B/stream")
+			b.ReportMetric(r.stackEach, "stack-B/stream")
+			b.ReportMetric(r.goroutines, "goroutines/stream")
+			b.ReportMetric(float64(r.n), "streams")
+		})
+	}
+}
+
 func BenchmarkScaleIdleSessions(b *testing.B) {
 	for _, s := range scaleSubjects {
 		b.Run("subject="+s.name, func(b *testing.B) {
@@ -415,6 +507,13 @@ func TestScaleDriverOpensSessionsAndStreams(t *testing.T) {
 				c, err := openStream(u, id)
 				if err != nil {
 					t.Fatal(err)
+				}
+				c.Close()
+			}
+			if s.name == "roundtrip" {
+				c, err := openListen(u)
+				if err != nil {
+					t.Fatalf("listen stream: %v", err)
 				}
 				c.Close()
 			}

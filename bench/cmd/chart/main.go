@@ -6,7 +6,7 @@
 //	                 Parallel): time per call as a multiple of raw's
 //	stream-pipe.png  the os.Pipe workloads (Pipe, LegacyPipe): time per call, µs
 //	legacy.png       the 2025-11-25 session workloads: time per call, µs
-//	scale.png        KiB per idle session and per open SSE stream
+//	scale.png        KiB per idle session, per open GET SSE stream, per listen stream
 //	load.png         p99 latency against concurrent clients, per subject
 //
 // A group with no results in the input is skipped.
@@ -206,7 +206,7 @@ func barChart(set *results.Set, g group) (*plot.Plot, error) {
 }
 
 func scaleChart(set *results.Set) (*plot.Plot, error) {
-	unit := map[string]string{"ScaleIdleSessions": "B/session", "ScaleSSEStreams": "B/stream"}
+	unit := map[string]string{"ScaleIdleSessions": "B/session", "ScaleSSEStreams": "B/stream", "ScaleListenStreams": "B/stream"}
 	var ws []string
 	for _, w := range set.Workloads {
 		if unit[w] != "" {
@@ -216,7 +216,7 @@ func scaleChart(set *results.Set) (*plot.Plot, error) {
 	if len(ws) == 0 {
 		return nil, nil
 	}
-	return bars("cost at scale: memory per idle 2025-11-25 session and per open GET SSE stream", "KiB (heap + stacks)",
+	return bars("cost at scale: memory per idle session, per open GET SSE stream, per listen stream", "KiB (heap + stacks)",
 		ws, subjectsOf(set, ws), func(w, s string) float64 {
 			v, _ := set.Median(w, s, unit[w])
 			return v / 1024

@@ -96,7 +96,7 @@ func writeScale(w io.Writer, set *results.Set) {
 			continue
 		}
 		per, gor, n := "B/session", "goroutines/session", "sessions"
-		if wl == "ScaleSSEStreams" {
+		if wl != "ScaleIdleSessions" {
 			per, gor, n = "B/stream", "goroutines/stream", "streams"
 		}
 		fmt.Fprintf(w, "\n| %s | %s | heap | stacks | %s | %s |\n| --- | ---: | ---: | ---: | ---: | ---: |\n", wl, per, gor, n)

@@ -229,6 +229,7 @@ var Targets17 = []Target{
 	{"legacy stdio tools/call ≤ 0.5× best peer", "LegacyPipe", "time/peer", 0.5},
 	{"idle legacy session ≤ 4 KiB", "ScaleIdleSessions", "B/session", 4096},
 	{"open SSE stream ≤ 16 KiB", "ScaleSSEStreams", "B/stream", 16384},
+	{"open listen stream ≤ 16 KiB", "ScaleListenStreams", "B/stream", 16384},
 	{"p99 at 256 clients ≤ 1.5× raw", "Load/clients=256", "p99-µs/raw", 1.5},
 }
 

@@ -85,7 +85,7 @@ BenchmarkToolCall/subject=roundtrip-2 10 50 ns/op
 			if !ok || v != 2100 {
 				t.Errorf("%s: %v %v", tg.Name, v, ok)
 			}
-		case "ScaleSSEStreams", "InMemory":
+		case "ScaleSSEStreams", "ScaleListenStreams", "InMemory":
 			if ok {
 				t.Errorf("%s measured", tg.Name)
 			}
