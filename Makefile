@@ -27,6 +27,7 @@ demo:
 # test -bench output), benchstat.txt, ratios.md (with the targets and
 # whether each holds), one PNG chart per group of workloads.
 # A quick run: make bench BENCH_COUNT=1 BENCH_TIME=100ms SCALE_N=2000 LOAD_CALLS=2000
+# The load run through nginx and 1, 2, 3 fleet instances: scripts/load-fleet.sh.
 BENCH_COUNT ?= 6
 BENCH_TIME ?= 1s
 SCALE_N ?= 10000
