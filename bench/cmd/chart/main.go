@@ -146,6 +146,7 @@ func bars(title, ylabel string, workloads, subjects []string, value func(w, s st
 	p.Legend.Top = true
 	p.Legend.Left = true
 	w := vg.Points(min(18, 90/float64(max(1, len(subjects)))))
+	top := 0.0
 	for i, s := range subjects {
 		vals := make(plotter.Values, len(workloads))
 		for j, wl := range workloads {
@@ -154,6 +155,7 @@ func bars(title, ylabel string, workloads, subjects []string, value func(w, s st
 				v = 0
 			}
 			vals[j] = v
+			top = max(top, v)
 		}
 		b, err := plotter.NewBarChart(vals, w)
 		if err != nil {
@@ -166,6 +168,9 @@ func bars(title, ylabel string, workloads, subjects []string, value func(w, s st
 		p.Legend.Add(s, b)
 	}
 	p.NominalX(workloads...)
+	// Room for the legend above the bars, and for the outer bars.
+	p.Y.Max = top * 1.3
+	p.X.Min, p.X.Max = -0.5, float64(len(workloads))-0.5
 	p.Add(plotter.NewGrid())
 	return p, nil
 }
@@ -208,8 +213,8 @@ func barChart(set *results.Set, g group) (*plot.Plot, error) {
 func scaleChart(set *results.Set) (*plot.Plot, error) {
 	unit := map[string]string{"ScaleIdleSessions": "B/session", "ScaleSSEStreams": "B/stream", "ScaleListenStreams": "B/stream"}
 	var ws []string
-	for _, w := range set.Workloads {
-		if unit[w] != "" {
+	for _, w := range []string{"ScaleIdleSessions", "ScaleSSEStreams", "ScaleListenStreams"} {
+		if _, ok := set.Samples[w]; ok {
 			ws = append(ws, w)
 		}
 	}
