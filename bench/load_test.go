@@ -110,7 +110,7 @@ func runLoad(ctx context.Context, clients, calls int, limit time.Duration, newCa
 		if i < calls%clients {
 			n++
 		}
-		lat[i] = make([]time.Duration, 0, n)
+		lat[i] = make([]time.Duration, 0, min(n, 1<<16)) // n may be huge when the time bounds the run
 		wg.Go(func() {
 			for range n {
 				if ctx.Err() != nil {
