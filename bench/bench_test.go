@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"github.com/roundtrip-mcp/roundtrip/mcp"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -104,6 +105,26 @@ func BenchmarkPipe(b *testing.B) {
 	forEachSubject(b, func(b *testing.B, s subject) {
 		benchCalls(b, pipeCaller(b, s, nil, nil), "echo", "hello", "hello")
 	})
+}
+
+// BenchmarkInMemory is the pipe call over mcp.NewInMemoryTransports
+// (the pair tests and embedded servers use) instead of os.Pipe: roundtrip's
+// client and server against the raw line loop on the same pair.
+func BenchmarkInMemory(b *testing.B) {
+	for _, s := range []subject{roundtripSubject, rawSubject} {
+		b.Run("subject="+s.name, func(b *testing.B) {
+			ce, se := mcp.NewInMemoryTransports()
+			s.servePipe(b, se, se)
+			var c caller
+			if s.name == roundtripSubject.name {
+				c = rtCaller{mcp.NewClient(mcp.NewStreamClientTransport(ce, nil), rtClientOptions())}
+			} else {
+				c = s.pipeClient(b, ce, ce)
+			}
+			b.Cleanup(func() { c.close(); ce.Close() })
+			benchCalls(b, c, "echo", "hello", "hello")
+		})
+	}
 }
 
 // recorder is a reusable http.ResponseWriter that records the status and

@@ -88,8 +88,8 @@ var groups = []group{
 		func(w string) bool {
 			return slices.Contains([]string{"ToolCall", "Payload10KB", "Payload1MiB", "TwoLegMRTR", "Handler", "Parallel"}, w)
 		}, results.NsPerOp, 1, true},
-	{"stream-pipe.png", "stdio framing over an os.Pipe pair: time per call", "µs per call",
-		func(w string) bool { return w == "Pipe" || w == "LegacyPipe" }, results.NsPerOp, 1e-3, false},
+	{"stream-pipe.png", "stdio framing over an os.Pipe pair and the in-memory pair: time per call", "µs per call",
+		func(w string) bool { return w == "Pipe" || w == "InMemory" || w == "LegacyPipe" }, results.NsPerOp, 1e-3, false},
 	{"legacy.png", "2025-11-25 sessions: time per call", "µs per call",
 		func(w string) bool { return strings.HasPrefix(w, "Legacy") }, results.NsPerOp, 1e-3, false},
 }
