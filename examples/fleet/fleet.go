@@ -697,6 +697,7 @@ func (f *Fleet) writeConf(pool map[string]bool) error {
 	return os.Rename(tmp, f.confFile)
 }
 
+// #region nginx
 // nginxConf: one worker, plain round robin for 2026-07-28 traffic (no
 // affinity: any instance serves any leg), and a map that sends a
 // 2025-11-25 session (an Mcp-Session-Id header "ID.…") to the instance
@@ -760,6 +761,8 @@ http {
   }
 }
 `
+
+// #endregion nginx
 
 func startProc(cmd *exec.Cmd) (*proc, error) {
 	if err := cmd.Start(); err != nil {
