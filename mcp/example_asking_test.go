@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
@@ -290,4 +291,56 @@ func ExampleCallOptions_manual() {
 	// Output:
 	// question: Which region for orders?
 	// result: orders in eu-west-1
+}
+
+// A call stopped at its question is saved as JSON, and resumed later by
+// another client (another process, another machine): everything the
+// next round needs is in the saved call.
+func ExamplePendingCall() {
+	ts := httptest.NewServer(mcp.NewHTTPHandler(provisioner(nil), nil))
+	defer ts.Close()
+	ctx := context.Background()
+	caps := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{
+		Elicitation: &mcp.ElicitationCapabilities{Form: json.RawMessage(`{}`)},
+	}}
+
+	// #region pending-save
+	first := mcp.NewClient(mcp.NewHTTPClientTransport(ts.URL, nil), caps)
+	_, err := first.CallTool(ctx, "provision", ProvisionArgs{Name: "orders"}, &mcp.CallOptions{Manual: true})
+	first.Close()
+	var pending *mcp.PendingCallError
+	if !errors.As(err, &pending) {
+		fmt.Println(err)
+		return
+	}
+	saved, err := json.Marshal(pending.Call) // a file, a queue, a database row
+	// #endregion pending-save
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// #region pending-resume
+	var call mcp.PendingCall
+	if err := json.Unmarshal(saved, &call); err != nil {
+		fmt.Println(err)
+		return
+	}
+	answers := mcp.InputResponses{}
+	for key, q := range call.InputRequests {
+		fmt.Println("question:", q.(*mcp.ElicitRequest).Message)
+		answers[key] = json.RawMessage(`{"action":"accept","content":{"region":"us-east-1"}}`)
+	}
+	later := mcp.NewClient(mcp.NewHTTPClientTransport(ts.URL, nil), caps)
+	defer later.Close()
+	res, err := later.Resume(ctx, &call, answers, nil)
+	// #endregion pending-resume
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.(*mcp.CallToolResult).Content[0].(*mcp.TextContent).Text)
+	// Output:
+	// question: Which region?
+	// orders in us-east-1
 }

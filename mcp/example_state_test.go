@@ -60,6 +60,8 @@ func ExampleRequestStateOptions() {
 	for key := range pending.Call.InputRequests {
 		answers[key] = json.RawMessage(`{"action":"accept","content":{"region":"eu-west-1"}}`)
 	}
+	// #region shared-keys-resume
+	// Round 1 went to instance a; round 2 goes to b, and to a stranger.
 	for name, url := range map[string]string{"other instance": b.URL, "other keys": stranger.URL} {
 		c := mcp.NewClient(mcp.NewHTTPClientTransport(url, nil), caps)
 		res, err := c.Resume(ctx, pending.Call, answers, nil)
@@ -70,6 +72,7 @@ func ExampleRequestStateOptions() {
 		}
 		fmt.Println(name+":", res.(*mcp.CallToolResult).Content[0].(*mcp.TextContent).Text)
 	}
+	// #endregion shared-keys-resume
 	// Unordered output:
 	// other instance: orders in eu-west-1
 	// other keys: true
