@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"strconv"
 )
 
@@ -196,9 +197,23 @@ func (r *revision) samplingParams(v *CreateMessageRequest) *CreateMessageRequest
 // ---- what the server sends, per revision ----
 
 // capabilities are the server's capabilities as the revision defines
-// them. No earlier revision has extensions (a 2026-07-28 member).
+// them. Capabilities are an open set in every revision, so the
+// extensions a server declares are kept (hosts of extensions such as
+// MCP Apps negotiate them in initialize), but for the tasks extension,
+// which only the 2026-07-28 era serves.
 func (r *revision) capabilities(c ServerCapabilities) ServerCapabilities {
-	c.Extensions = nil
+	if _, ok := c.Extensions[ExtensionTasks]; ok {
+		ext := make(map[string]json.RawMessage, len(c.Extensions)-1)
+		for k, v := range c.Extensions {
+			if k != ExtensionTasks {
+				ext[k] = v
+			}
+		}
+		c.Extensions = ext
+	}
+	if len(c.Extensions) == 0 {
+		c.Extensions = nil
+	}
 	if !r.completions {
 		c.Completions = nil
 	}

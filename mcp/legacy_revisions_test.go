@@ -235,6 +235,12 @@ var memberShapes = map[string]string{
 	"SamplingMessage.content":              "SamplingContent",
 }
 
+// openMembers are members every revision allows though its schema does
+// not name them: capabilities are an open set ("any server can define
+// its own, additional capabilities"), and a server's extensions go to
+// the clients of every revision, whose hosts negotiate them there.
+var openMembers = map[string]bool{"ServerCapabilities.extensions": true}
+
 var contentTypes = map[string]string{"text": "TextContent", "image": "ImageContent", "audio": "AudioContent",
 	"resource_link": "ResourceLink", "resource": "EmbeddedResource", "tool_use": "ToolUseContent", "tool_result": "ToolResultContent"}
 
@@ -297,7 +303,7 @@ func checkShape(t testing.TB, rev, typ string, v any, path string) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !slices.Contains(names, k) {
+		if !slices.Contains(names, k) && !openMembers[typ+"."+k] {
 			t.Errorf("%s %s: %s has no member %q in revision %s (it defines: %s)", rev, path, typ, k, rev, members)
 			continue
 		}
@@ -528,6 +534,9 @@ func TestInitializeAtAnEarlierRevisionIsAnsweredWithThatRevision(t *testing.T) {
 		if _, has := caps["completions"]; has != (rev != "2024-11-05") {
 			t.Errorf("%s: completions capability present = %v", rev, has)
 		}
+		if ext, _ := caps["extensions"].(map[string]any); ext["example.com/ext"] == nil {
+			t.Errorf("%s: the declared extension is not in initialize: %v", rev, caps)
+		}
 		// The session serves the revision's own methods.
 		for _, m := range []string{MethodPing, MethodSetLevel} {
 			params := map[string]string{MethodPing: `{}`, MethodSetLevel: `{"level":"debug"}`}[m]
@@ -536,6 +545,20 @@ func TestInitializeAtAnEarlierRevisionIsAnsweredWithThatRevision(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestLegacyInitializeDeclaresTheServersExtensionsButTasks(t *testing.T) {
+	s := NewServer(Implementation{Name: "ext", Version: "1"}, &ServerOptions{
+		Tasks:        &TaskOptions{},
+		Capabilities: &ServerCapabilities{Extensions: map[string]json.RawMessage{"example.com/ui": json.RawMessage(`{"mimeTypes":["text/html"]}`)}},
+	})
+	for _, rev := range olderRevisions {
+		caps := newStdioRevClient(t, s, rev, `{}`).initResult()["capabilities"].(map[string]any)
+		ext, _ := caps["extensions"].(map[string]any)
+		if ext["example.com/ui"] == nil || ext[ExtensionTasks] != nil {
+			t.Errorf("%s: initialize declares extensions %v, want example.com/ui and not %s (a 2026-07-28 extension)", rev, ext, ExtensionTasks)
+		}
+	}
 }
 
 func TestResultsCarryOnlyWhatTheRevisionDefines(t *testing.T) {

@@ -48,10 +48,12 @@ gofmt_check() {
 # Services the tests use, from Debian packages: redis-server for the shared
 # single-use guard, redis-sentinel for the Sentinel groups that the guard's
 # and the fleet's failover tests start, nginx (nginx-light) as the load
-# balancer in front of the fleet example. The tests start their own
+# balancer in front of the fleet example, chromium (headless) for the
+# screenshot test of the MCP Apps example's page. The tests start their own
 # instances in temporary directories (Unix socket, loopback ports).
 ensure_services() {
   local missing=()
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
   command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
   command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
   command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || missing+=(nginx-light)
@@ -79,15 +81,17 @@ ensure_services() {
   redis-server --version
   redis-sentinel --version
   nginx -v
+  chromium --version 2>/dev/null
 }
 
 step "services" ensure_services
 step "gofmt" gofmt_check
 # The modules of the tree: the library (the main module), the Redis
-# adapters, the conformance fixtures and the fleet example (modules of
-# their own, so that go-redis stays out of the library's graph), and the
-# bench module (other SDKs).
-MODULES=(. redis conformance examples/fleet bench)
+# adapters, the OpenTelemetry hooks, the command-line client, the
+# conformance fixtures and the fleet example (modules of their own, so
+# that go-redis and the OpenTelemetry SDK stay out of the library's
+# graph), and the bench module (other SDKs).
+MODULES=(. redis otel cmd/roundtrip conformance examples/fleet bench)
 
 # in_modules CMD...: run CMD in every module, each one's failures shown.
 in_modules() {
@@ -122,6 +126,19 @@ step "go test -race" race_tests
 # Allocation guards run without -race (the race detector changes counts).
 step "alloc guards" go test -count=1 -run 'Allocs' ./...
 step "conformance" bash scripts/conformance.sh
+# The MCP Apps example's page in headless Chromium (examples/apps): the
+# demo host loads it through its sandbox proxy, feeds it the tool result
+# over postMessage, relays its tools/call; the test reads the page's DOM
+# and checks a screenshot. `go test` skips it without ROUNDTRIP_CHROMIUM.
+apps_chromium() {
+  local bin out rc=0
+  bin=$(command -v chromium) || { echo "chromium not found (the services step installs it)"; return 1; }
+  out=$(ROUNDTRIP_CHROMIUM=$bin go test -count=1 -v \
+    -run '^TestTheViewRendersTheToolResultInHeadlessChromium$' ./examples/apps 2>&1) || rc=$?
+  grep -v 'dbus' <<<"$out" || true
+  [[ $rc -eq 0 ]] && grep -q -- '--- PASS: TestTheViewRendersTheToolResultInHeadlessChromium' <<<"$out"
+}
+step "apps in chromium" apps_chromium
 # The bench module (its own go.mod, with go-sdk and mcp-go): its tests cross
 # the SDKs (every client against every server, both eras) and check that the
 # benchmark subjects work; the benchmarks themselves run with `make bench`.
@@ -129,7 +146,7 @@ bench_tests() { (cd bench && go test -race -count=1 ./...); }
 step "interop (bench module)" bench_tests
 
 section "summary"
-total=8
+total=9
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "FAILED: ${failed[*]}"
   echo "check: $((total - ${#failed[@]})) passed, ${#failed[@]} failed"

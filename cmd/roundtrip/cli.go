@@ -16,7 +16,10 @@ import (
 	"sync"
 	"time"
 
+	otelapi "go.opentelemetry.io/otel"
+
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/otel"
 )
 
 // version is reported as the client's version.
@@ -274,8 +277,14 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 		return usagef("--save needs the 2026-07-28 era: a 2025-11-25 server asks with live requests, which cannot be saved")
 	}
 	defer s.close()
+	ctx, span := otelapi.Tracer(tracerName).Start(ctx, "roundtrip "+cmd.name)
+	defer span.End()
+	s.ctx = ctx
 	return cmd.run(s)
 }
+
+// tracerName is the instrumentation scope of the command's own span.
+const tracerName = "github.com/roundtrip-mcp/roundtrip/cmd/roundtrip"
 
 // registerCommandFlags adds the flags of one command.
 func registerCommandFlags(name string, fs *flag.FlagSet, o *options) {
@@ -471,7 +480,7 @@ func (s *session) connect() (*mcp.Client, error) {
 			return nil, err
 		}
 	}
-	s.client = mcp.NewClient(t, copts)
+	s.client = mcp.NewClient(t, otel.InstrumentClient(copts, nil))
 	return s.client, nil
 }
 

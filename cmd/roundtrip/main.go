@@ -45,6 +45,13 @@
 // error, 3 when a tool answered with isError set.
 //
 // Run "roundtrip help COMMAND" for the flags of each command.
+//
+// Tracing: with the standard OpenTelemetry variables set (for example
+// OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318), each run is a
+// span ("roundtrip call", ...) holding the spans of the requests it
+// sends, whose trace context goes to the server in params._meta; a call
+// saved with --save keeps its trace, which "resume" continues. Nothing
+// is exported when none is set.
 package main
 
 import (
@@ -55,6 +62,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/otel"
 )
 
 // Exit statuses.
@@ -72,7 +82,17 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	shutdown, err := otel.Setup(ctx, &otel.SetupOptions{ServiceName: "roundtrip-cli", ServiceVersion: version})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "roundtrip: telemetry off:", err)
+	}
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if err := shutdown(sctx); err != nil {
+		fmt.Fprintln(os.Stderr, "roundtrip: exporting telemetry:", err)
+	}
+	cancel()
+	os.Exit(code)
 }
 
 // usageError is an error in the command line: it exits with status 2.

@@ -87,9 +87,15 @@ const formSchema = `{"type":"object","properties":{
 
 // testServer is a dual-era server whose tools, prompt and resource
 // template ask questions.
-func testServer() *mcp.Server {
-	srv := mcp.NewServer(mcp.Implementation{Name: "testsrv", Version: "1.2.3"},
-		&mcp.ServerOptions{Instructions: "A test server.", PageSize: 2})
+func testServer() *mcp.Server { return testServerWith(testServerOptions()) }
+
+func testServerOptions() *mcp.ServerOptions {
+	return &mcp.ServerOptions{Instructions: "A test server.", PageSize: 2}
+}
+
+// testServerWith is testServer with opts.
+func testServerWith(opts *mcp.ServerOptions) *mcp.Server {
+	srv := mcp.NewServer(mcp.Implementation{Name: "testsrv", Version: "1.2.3"}, opts)
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Repeat text."}, func(ctx context.Context, _ *mcp.CallToolRequest, in EchoArgs) (*mcp.CallToolResult, error) {
 		n := max(in.N, 1)
 		return mcp.TextResult(strings.TrimSpace(strings.Repeat(in.Text+" ", n))), nil

@@ -13,6 +13,13 @@
 // The same process serves the HTTP+SSE transport of 2024-11-05 at /sse
 // on the same address (GET for the event stream, POSTs to the URL its
 // endpoint event names), with the same tools.
+//
+// With the standard OpenTelemetry variables set (for example
+// OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318, and
+// OTEL_EXPORTER_OTLP_PROTOCOL=grpc for gRPC), every request is a span,
+// the child of the trace context its params._meta carries, and the MCP
+// metrics are exported; nothing is exported when none is set. The
+// console exporters write to stderr.
 package main
 
 import (
@@ -29,6 +36,7 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/otel"
 	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 
@@ -51,6 +59,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	shutdown, err := otel.Setup(ctx, &otel.SetupOptions{ServiceName: "roundtrip-everything-server", ServiceVersion: "0.1.0"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "everything-server: telemetry:", err)
+		os.Exit(2)
+	}
 	rs, keyFile, err := stateOptions(sf, logger)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "everything-server:", err)
@@ -69,6 +82,12 @@ func main() {
 	} else {
 		err = serveHTTP(ctx, srv, *httpAddr, logger)
 	}
+	// Export what is still buffered before exiting.
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if serr := shutdown(sctx); serr != nil {
+		logger.Warn("everything-server: exporting telemetry", "err", serr)
+	}
+	cancel()
 	if err != nil {
 		logger.Error("everything-server", "err", err)
 		os.Exit(1)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/otel"
 )
 
 // Test media: a 1x1 red PNG pixel and a minimal WAV file (the same bytes
@@ -42,20 +43,22 @@ type everything struct {
 }
 
 // newServer returns the everything server with every tool, prompt and
-// resource of the conformance contract registered.
+// resource of the conformance contract registered, traced and measured
+// through the OpenTelemetry globals (which main sets up from the
+// environment; without it they record nothing).
 func newServer(logger *slog.Logger, rs mcp.RequestStateOptions) *mcp.Server {
 	e := &everything{log: logger}
 	e.srv = mcp.NewServer(mcp.Implementation{
 		Name:    "roundtrip-everything-server",
 		Title:   "Roundtrip everything server (MCP conformance)",
 		Version: "0.1.0",
-	}, &mcp.ServerOptions{
+	}, otel.InstrumentServer(&mcp.ServerOptions{
 		Instructions: "Conformance test server: every tool, prompt and resource of the MCP conformance suite's everything contract.",
 		Logger:       logger,
 		Completions:  e.complete,
 		RequestState: rs,
 		Tasks:        &mcp.TaskOptions{TTL: 10 * time.Minute, PollInterval: 200 * time.Millisecond},
-	})
+	}, nil))
 	e.addTools()
 	e.addMRTR()
 	e.addTasks()

@@ -16,9 +16,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/otel"
 	"github.com/roundtrip-mcp/roundtrip/redis/redisfanout"
 	"github.com/roundtrip-mcp/roundtrip/redis/redisguard"
 	"github.com/roundtrip-mcp/roundtrip/requeststate"
@@ -47,6 +52,7 @@ type serveFlags struct {
 	drainTimeout time.Duration
 	ledger       string
 	work         time.Duration
+	metricsAddr  string
 }
 
 // parseServeFlags reads the serve flags; usage (and errors) go to
@@ -67,6 +73,7 @@ func parseServeFlags(args []string, usage io.Writer) (serveFlags, error) {
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 30*time.Second, "on SIGTERM, how long the requests in flight may take to finish")
 	fs.StringVar(&f.ledger, "ledger", "", "append one line per provisioned database to this file (the tool's side effect; shared by the fleet)")
 	fs.DurationVar(&f.work, "provision-time", 0, "how long provisioning takes, on the last leg (a stand-in for real work)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the metrics for Prometheus to scrape at http://`ADDR`/metrics, apart from /mcp (empty: no scrape endpoint; OTEL_* variables export over OTLP either way)")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -199,14 +206,23 @@ func serve(args []string, out io.Writer) error {
 		}
 		defer ledger.Close()
 	}
+	metrics, shutdown, err := telemetry(f, logger)
+	if err != nil {
+		return err
+	}
+	defer shutdown()
+	if metrics != nil {
+		go metrics.serve()
+		defer metrics.close()
+	}
 	// #region fleet-server
-	srv := mcp.NewServer(mcp.Implementation{Name: "fleet-db", Version: "1.0.0"}, &mcp.ServerOptions{
+	srv := mcp.NewServer(mcp.Implementation{Name: "fleet-db", Version: "1.0.0"}, otel.InstrumentServer(&mcp.ServerOptions{
 		RequestState: rs,
 		// A resource updated through one instance reaches the listen
 		// streams held by all of them.
 		Fanout: redisfanout.New(rdb, ""),
 		Logger: logger,
-	})
+	}, nil))
 	p := &provisioner{id: f.id, ledger: ledger, work: f.work, log: logger}
 	mcp.AddTool(srv, &mcp.Tool{Name: "provision", Description: "Provision a database; asks which engine and region, then how much storage."}, p.provision)
 
@@ -382,4 +398,55 @@ func (p *provisioner) provision(ctx context.Context, req *mcp.CallToolRequest, i
 		}
 	}
 	return mcp.TextResult(fmt.Sprintf("Provisioned %s: %s in %s, %d GiB.", in.Name, d.Engine, d.Region, s.GiB)), nil
+}
+
+// scrape is the Prometheus scrape endpoint of -metrics-addr.
+type scrape struct {
+	ln net.Listener
+	hs *http.Server
+}
+
+func (m *scrape) serve() { _ = m.hs.Serve(m.ln) }
+
+func (m *scrape) close() { m.hs.Close() }
+
+// telemetry sets OpenTelemetry up from the environment (OTEL_* for
+// OTLP) and, with -metrics-addr, a Prometheus exporter on its own
+// listener; shutdown flushes what is buffered.
+func telemetry(f serveFlags, logger *slog.Logger) (*scrape, func(), error) {
+	var m *scrape
+	opts := &otel.SetupOptions{
+		ServiceName: "fleet", ServiceVersion: "1.0.0",
+		Attributes: []attribute.KeyValue{attribute.String("service.instance.id", f.id)},
+	}
+	if f.metricsAddr != "" {
+		reg := prometheus.NewRegistry()
+		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+		if err != nil {
+			return nil, nil, err
+		}
+		ln, err := net.Listen("tcp", f.metricsAddr)
+		if err != nil {
+			return nil, nil, fmt.Errorf("-metrics-addr: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		m = &scrape{ln: ln, hs: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}}
+		opts.MetricReaders = append(opts.MetricReaders, exp)
+		logger.Info("serving metrics", "addr", ln.Addr().String())
+	}
+	shutdown, err := otel.Setup(context.Background(), opts)
+	if err != nil {
+		if m != nil {
+			m.ln.Close()
+		}
+		return nil, nil, err
+	}
+	return m, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdown(ctx); err != nil {
+			logger.Warn("exporting telemetry", "err", err)
+		}
+	}, nil
 }
