@@ -49,6 +49,7 @@ func ExampleServer_AddPrompt() {
 	}
 	fmt.Println(res.Messages[0].Content.(*mcp.TextContent).Text)
 	// #endregion prompt-client
+
 	// Output:
 	// prompt: review - Review a change
 	// Review this change for naming:

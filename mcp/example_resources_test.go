@@ -37,6 +37,7 @@ func ExampleServer_AddResource() {
 	}
 	fmt.Println(res.Contents[0].Text)
 	// #endregion resource-client
+
 	// Output:
 	// resource: docs://readme README
 	// # Hello

@@ -73,6 +73,7 @@ func ExampleRequestStateOptions() {
 		fmt.Println(name+":", res.(*mcp.CallToolResult).Content[0].(*mcp.TextContent).Text)
 	}
 	// #endregion shared-keys-resume
+
 	// Unordered output:
 	// other instance: orders in eu-west-1
 	// other keys: true

@@ -34,6 +34,7 @@ func ExampleKeyRing_SetKeys() {
 	b, err := ring.Unseal(during)
 	fmt.Println("phase 3, NEW state:", string(b), err)
 	// #endregion rotation
+
 	// Output:
 	// phase 2, OLD state opens: true
 	// phase 3, OLD state opens: false
