@@ -410,6 +410,8 @@ func (m *scrape) serve() { _ = m.hs.Serve(m.ln) }
 
 func (m *scrape) close() { m.hs.Close() }
 
+// #region fleet-telemetry
+
 // telemetry sets OpenTelemetry up from the environment (OTEL_* for
 // OTLP) and, with -metrics-addr, a Prometheus exporter on its own
 // listener; shutdown flushes what is buffered.
@@ -450,3 +452,5 @@ func telemetry(f serveFlags, logger *slog.Logger) (*scrape, func(), error) {
 		}
 	}, nil
 }
+
+// #endregion fleet-telemetry

@@ -7,6 +7,7 @@ const guide = [
     text: 'Start',
     items: [
       { text: 'Quickstart', link: '/guide/quickstart' },
+      { text: 'The command line', link: '/guide/cli' },
     ],
   },
   {
@@ -16,6 +17,8 @@ const guide = [
       { text: 'Asking the user, the model, the client', link: '/guide/asking' },
       { text: 'Prompts', link: '/guide/prompts' },
       { text: 'Resources and templates', link: '/guide/resources' },
+      { text: 'Completion', link: '/guide/completion' },
+      { text: 'MCP Apps', link: '/guide/apps' },
       { text: 'Middleware', link: '/guide/middleware' },
       { text: 'Tasks', link: '/guide/tasks' },
     ],
@@ -28,6 +31,7 @@ const guide = [
       { text: 'Transports', link: '/guide/transports' },
       { text: 'Authorization', link: '/guide/auth' },
       { text: 'A fleet', link: '/guide/fleet' },
+      { text: 'Observability', link: '/guide/observability' },
     ],
   },
   {
