@@ -72,3 +72,68 @@ func ExampleCompletionHandler() {
 	// aws: [eu-central-1 eu-west-1]
 	// gcp: [us-central1]
 }
+
+// A resource template with completion: the template's variables are
+// the arguments a client completes (Ref.Type "ref/resource", Ref.URI the
+// template), here the service first, then the day given the service.
+func ExampleServer_AddResourceTemplate_completion() {
+	// #region template-completions
+	services := []string{"api", "auth", "billing"}
+	days := map[string][]string{"api": {"2026-07-27", "2026-07-28"}, "auth": {"2026-07-28"}}
+	complete := func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+		if req.Ref.Type != "ref/resource" || req.Ref.URI != "logs://{service}/{day}" {
+			return &mcp.CompleteResult{}, nil
+		}
+		var from []string
+		switch req.Argument.Name {
+		case "service":
+			from = services
+		case "day":
+			if req.Context != nil {
+				from = days[req.Context.Arguments["service"]]
+			}
+		}
+		var values []string
+		for _, v := range from {
+			if strings.HasPrefix(v, req.Argument.Value) {
+				values = append(values, v)
+			}
+		}
+		return &mcp.CompleteResult{Completion: mcp.Completion{Values: values}}, nil
+	}
+	srv := mcp.NewServer(mcp.Implementation{Name: "logs", Version: "1.0.0"}, &mcp.ServerOptions{Completions: complete})
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "logs://{service}/{day}", Name: "service logs"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.ResourceResponse, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+				{URI: req.URI, Text: req.Var("service") + " logs of " + req.Var("day")},
+			}}, nil
+		})
+	// #endregion template-completions
+
+	client := connect(srv)
+	defer client.Close()
+	ctx := context.Background()
+	ref := mcp.CompleteReference{Type: "ref/resource", URI: "logs://{service}/{day}"}
+	for _, req := range []*mcp.CompleteRequest{
+		{Ref: ref, Argument: mcp.CompleteArgument{Name: "service", Value: "a"}},
+		{Ref: ref, Argument: mcp.CompleteArgument{Name: "day", Value: "2026-07"},
+			Context: &mcp.CompleteContext{Arguments: map[string]string{"service": "api"}}},
+	} {
+		res, err := client.Complete(ctx, req)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(req.Argument.Name+":", res.Completion.Values)
+	}
+	res, err := client.ReadResource(ctx, "logs://api/2026-07-28", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Contents[0].Text)
+	// Output:
+	// service: [api auth]
+	// day: [2026-07-27 2026-07-28]
+	// api logs of 2026-07-28
+}

@@ -76,8 +76,7 @@ count_examples() {
   while read -r d; do
     m=$d
     until [[ -f $m/go.mod ]]; do m=$(dirname "$m"); done
-    pkgs[$m]+=" ./${d#"$m"/}"
-    [[ $d == "$m" ]] && pkgs[$m]+=" ."
+    if [[ $d == "$m" ]]; then pkgs[$m]+=" ."; else pkgs[$m]+=" ./${d#"$m"/}"; fi
   done < <(grep -rlE --include='*_test.go' --exclude-dir=node_modules --exclude-dir=.tools --exclude-dir=bench \
     '^func Example' . | xargs -r -n1 dirname | sort -u)
   for m in "${!pkgs[@]}"; do
