@@ -58,8 +58,8 @@ func (e *NotAcceptedError) Error() string {
 
 // ErrCannotAsk is returned by the asking functions outside a handler that
 // may ask (a static resource, a method other than tools/call,
-// prompts/get and resources/read of a template, or a server with
-// request-state sealing disabled).
+// prompts/get, resources/read of a template and a carrier custom method,
+// or a server with request-state sealing disabled).
 var ErrCannotAsk = errors.New("mcp: this handler cannot ask for input")
 
 // AskOption adjusts a question.
@@ -203,6 +203,10 @@ func (srv *Server) askable(params Params) (*retryParams, *ClientCapabilities) {
 			return nil, nil
 		}
 		return &p.retryParams, &p.Meta.ClientCapabilities
+	case *ExtensionRequest: // a carrier custom method (extension.go)
+		if p.m != nil && p.m.spec.Carrier {
+			return &p.retryParams, &p.Meta.ClientCapabilities
+		}
 	}
 	return nil, nil
 }

@@ -25,7 +25,9 @@ import (
 // JSON-RPC on a byte stream (client_stream.go) through the sealed
 // ClientTransport (client_transport.go). Results are decoded in
 // client_decode.go, errors are in client_errors.go, the methods in
-// client_methods.go; extra _meta and middleware in client_middleware.go.
+// client_methods.go; extra _meta and middleware in client_middleware.go;
+// the response cache in client_cache.go, the check of structured results
+// in client_validate.go, typed helpers in client_typed.go.
 
 // ClientMode says which protocol era a Client speaks.
 type ClientMode uint8
@@ -158,6 +160,11 @@ type ClientOptions struct {
 	// extension is not declared and servers answer synchronously.
 	Tasks *ClientTaskOptions
 
+	// Extensions declares the extensions the client supports and
+	// receives their notifications (see ClientExtensions and
+	// Client.CallMethod).
+	Extensions *ClientExtensions
+
 	// Middleware wraps every request the client sends for its caller
 	// (each leg of a multi round-trip call, lists, discover, completion,
 	// listen, the tasks methods), in both eras and on every transport;
@@ -167,6 +174,19 @@ type ClientOptions struct {
 	// are notifications and the answers to a legacy server's requests.
 	// See ClientRequest, CallInfo and LogClientRequests.
 	Middleware []ClientMiddleware
+
+	// Cache configures the response cache: the results of
+	// server/discover, the list methods (page by page) and
+	// resources/read are served again without a request while the
+	// server's ttlMs says they are fresh, in the scope its cacheScope
+	// allows. On by default; a result with ttlMs 0 (the server default)
+	// is never kept. A request served from the cache is not sent, so
+	// middleware does not see it. See CacheOptions and WithoutCache.
+	Cache CacheOptions
+	// SkipOutputValidation turns off the check of structuredContent
+	// against the outputSchema of the tool (as the client last saw it in
+	// tools/list); see OutputValidationError.
+	SkipOutputValidation bool
 }
 
 // Client is an MCP client bound to one server through a ClientTransport.
@@ -193,6 +213,11 @@ type Client struct {
 
 	// sleep waits between requestState-only rounds; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
+	// now is the cache's clock; tests replace it.
+	now func() time.Time
+
+	cache   *clientCache // nil when off (client_cache.go)
+	outputs toolOutputs  // output schemas learned from tools/list (client_validate.go)
 
 	mu       sync.RWMutex
 	tools    map[string][]paramHeader // x-mcp-header annotations learned from tools/list
@@ -235,6 +260,8 @@ func NewClient(t ClientTransport, opts *ClientOptions) *Client {
 		c.log = slog.Default()
 	}
 	c.sleep = sleepCtx
+	c.now = time.Now
+	c.cache = newClientCache(c.opts.Cache, t)
 	c.headers = t.mirrorsHeaders()
 	if len(c.opts.Middleware) > 0 {
 		c.opts.Middleware = slices.Clone(c.opts.Middleware)
@@ -376,7 +403,7 @@ func (c *Client) do(ctx context.Context, l *wireRequest) ([]byte, error) {
 
 // doWire sends l as it is (with the extra members of l.extra).
 func (c *Client) doWire(ctx context.Context, l *wireRequest) ([]byte, error) {
-	if l.notify == nil && (l.onProgress != nil || l.onNotify != nil || c.opts.OnLog != nil) {
+	if l.notify == nil && (l.onProgress != nil || l.onNotify != nil || c.opts.OnLog != nil || c.extensionNotes()) {
 		l.notify = func(method string, params []byte) { c.deliver(l, method, params) }
 	}
 	era := c.era.Load()
@@ -472,8 +499,11 @@ func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 			c.unrouted(method, params) // the server cancels its own request
 			return
 		}
+		c.invalidateFor(method, params)
 		if l.onNotify != nil {
 			l.onNotify(method, params)
+		} else {
+			c.extensionNotification(method, params)
 		}
 	}
 }
@@ -481,15 +511,21 @@ func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 // unrouted receives notifications that belong to no request in flight
 // (on a byte stream, notifications/message carries no request id), and
 // on a legacy session the server's notifications/cancelled of its own
-// requests.
+// requests, and the list-changed and resource-updated notifications of a
+// legacy session's streams (which make cached results stale).
 func (c *Client) unrouted(method string, params []byte) {
+	c.invalidateFor(method, params)
 	if method == NotificationCancelled {
 		if c.servesRequests() {
 			c.cancelServing(params)
 		}
 		return
 	}
-	if method != NotificationMessage || c.opts.OnLog == nil {
+	if method != NotificationMessage {
+		c.extensionNotification(method, params)
+		return
+	}
+	if c.opts.OnLog == nil {
 		return
 	}
 	m := new(LoggingMessageParams)

@@ -101,7 +101,8 @@ func decodeTool(raw []byte) (*Tool, error) {
 // decodeToolsPage decodes one page of tools/list. Over HTTP, a tool
 // whose x-mcp-header annotations break the rules (the server's own
 // paramHeaders rules) is dropped with a warning; the others' annotations
-// are remembered for tools/call.
+// are remembered for tools/call, and so are the output schemas of all
+// (client_validate.go).
 func (c *Client) decodeToolsPage(raw []byte) (*ListToolsResult, error) {
 	const method = MethodToolsList
 	if _, err := resultTypeOf(method, raw); err != nil {
@@ -128,6 +129,7 @@ func (c *Client) decodeToolsPage(raw []byte) (*ListToolsResult, error) {
 				continue
 			}
 		}
+		c.learnOutput(t)
 		res.Tools = append(res.Tools, t)
 	}
 	return res, nil

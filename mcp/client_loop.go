@@ -132,12 +132,19 @@ func InputRequestKey(ctx context.Context) string {
 // carrierCall is one logical call of a method that may need input.
 type carrierCall struct {
 	method  string
-	target  string // name or uri
-	args    []byte // compact JSON object, or nil
-	resumed Meta   // PendingCall.Meta of the call resumed (Resume)
+	target  string      // name or uri
+	args    []byte      // compact JSON object, or nil
+	resumed Meta        // PendingCall.Meta of the call resumed (Resume)
+	custom  *customCall // a custom method (client_extension.go); nil for the specification's
+	// firstLeg is set by loop when the complete result answered the
+	// first leg (no input asked for: a result the cache may keep).
+	firstLeg bool
 }
 
 func (cc *carrierCall) appendParams(dst, responses, state []byte) []byte {
+	if cc.custom != nil {
+		return cc.custom.appendParams(dst, responses, state)
+	}
 	if cc.method == MethodResourcesRead {
 		dst = append(dst, `,"uri":`...)
 	} else {
@@ -211,7 +218,7 @@ func (c *Client) loop(ctx context.Context, cc *carrierCall, opts *CallOptions, r
 	}
 	var delay time.Duration
 	refreshed := false
-	l := &wireRequest{method: cc.method, target: cc.target, hasTarget: true, onProgress: opts.OnProgress, extra: extra}
+	l := &wireRequest{method: cc.method, target: cc.target, hasTarget: cc.custom == nil || cc.custom.hasTarget, onProgress: opts.OnProgress, extra: extra}
 	pp := bodyPool.Get().(*[]byte)
 	defer func() {
 		if cap(l.params) <= 64<<10 {
@@ -241,11 +248,12 @@ func (c *Client) loop(ctx context.Context, cc *carrierCall, opts *CallOptions, r
 		if err != nil {
 			return nil, err
 		}
-		rt, err := resultTypeOf(cc.method, raw)
+		rt, err := cc.resultType(raw)
 		switch {
 		case err != nil:
 			return nil, err
 		case rt == ResultComplete:
+			cc.firstLeg = retries == 0 && responses == nil && state == nil
 			return raw, nil
 		case rt == ResultTask:
 			return c.followTask(ctx, cc, opts, raw, l) // client_tasks.go
@@ -288,10 +296,11 @@ func (c *Client) loop(ctx context.Context, cc *carrierCall, opts *CallOptions, r
 	}
 }
 
-// refreshTools re-reads every page of tools/list (which updates the
-// x-mcp-header annotations the client knows).
+// refreshTools re-reads every page of tools/list from the server, not
+// the cache (which updates the x-mcp-header annotations the client
+// knows).
 func (c *Client) refreshTools(ctx context.Context) error {
-	for _, err := range c.Tools(ctx) {
+	for _, err := range c.Tools(WithoutCache(ctx)) {
 		if err != nil {
 			return err
 		}

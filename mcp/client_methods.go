@@ -12,23 +12,33 @@ import (
 )
 
 // Discover calls server/discover: the versions, capabilities and
-// instructions of the server.
+// instructions of the server. A fresh cached result is returned without
+// a request (see ClientOptions.Cache).
 func (c *Client) Discover(ctx context.Context) (*DiscoverResult, error) {
-	raw, err := c.do(ctx, &wireRequest{method: MethodDiscover})
+	raw, err := c.cached(ctx, groupDiscover, MethodDiscover, nil, func(ctx context.Context) ([]byte, bool, error) {
+		raw, err := c.do(ctx, &wireRequest{method: MethodDiscover})
+		return raw, true, err
+	})
 	if err != nil {
 		return nil, err
 	}
 	return decodeComplete[DiscoverResult](MethodDiscover, raw)
 }
 
-// listPage requests one page of a list method. A nil cursor asks for the
-// first page; an empty cursor is a valid cursor.
-func (c *Client) listPage(ctx context.Context, method string, cursor *string) ([]byte, error) {
+// listPage requests one page of a list method, or takes it from the
+// cache while fresh (each page is cached on its own, by its cursor). A
+// nil cursor asks for the first page; an empty cursor is a valid cursor.
+func (c *Client) listPage(ctx context.Context, group int, method string, cursor *string) ([]byte, error) {
 	l := wireRequest{method: method}
+	var key []byte
 	if cursor != nil {
 		l.params = jsonrpc.AppendString([]byte(`,"cursor":`), *cursor)
+		key = l.params[len(`,"cursor":`):]
 	}
-	return c.do(ctx, &l)
+	return c.cached(ctx, group, method, key, func(ctx context.Context) ([]byte, bool, error) {
+		raw, err := c.do(ctx, &l)
+		return raw, true, err
+	})
 }
 
 // ListTools returns one page of tools/list (cursor nil: the first page).
@@ -36,9 +46,11 @@ func (c *Client) listPage(ctx context.Context, method string, cursor *string) ([
 // (and logged), and the annotations of the others are remembered so that
 // CallTool can mirror those arguments in Mcp-Param-* headers. Input
 // schemas are kept as the exact JSON received (json.RawMessage); no $ref
-// is ever followed.
+// is ever followed. Output schemas are remembered so that CallTool can
+// check structured results (see OutputValidationError). A fresh cached
+// page is returned without a request (see ClientOptions.Cache).
 func (c *Client) ListTools(ctx context.Context, cursor *string) (*ListToolsResult, error) {
-	raw, err := c.listPage(ctx, MethodToolsList, cursor)
+	raw, err := c.listPage(ctx, groupTools, MethodToolsList, cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +71,7 @@ func (c *Client) Tools(ctx context.Context) iter.Seq2[*Tool, error] {
 
 // ListPrompts returns one page of prompts/list.
 func (c *Client) ListPrompts(ctx context.Context, cursor *string) (*ListPromptsResult, error) {
-	raw, err := c.listPage(ctx, MethodPromptsList, cursor)
+	raw, err := c.listPage(ctx, groupPrompts, MethodPromptsList, cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +91,7 @@ func (c *Client) Prompts(ctx context.Context) iter.Seq2[*Prompt, error] {
 
 // ListResources returns one page of resources/list.
 func (c *Client) ListResources(ctx context.Context, cursor *string) (*ListResourcesResult, error) {
-	raw, err := c.listPage(ctx, MethodResourcesList, cursor)
+	raw, err := c.listPage(ctx, groupResources, MethodResourcesList, cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +111,7 @@ func (c *Client) Resources(ctx context.Context) iter.Seq2[*Resource, error] {
 
 // ListResourceTemplates returns one page of resources/templates/list.
 func (c *Client) ListResourceTemplates(ctx context.Context, cursor *string) (*ListResourceTemplatesResult, error) {
-	raw, err := c.listPage(ctx, MethodResourceTemplatesList, cursor)
+	raw, err := c.listPage(ctx, groupResources, MethodResourceTemplatesList, cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +163,13 @@ func paginate[T any](ctx context.Context, method string, page func(context.Conte
 // Input requests are answered automatically with the client's handlers
 // (up to MaxRounds retries) unless opts.Manual is set, in which case an
 // input_required answer is returned as a *PendingCallError. A tool-level
-// failure is a result with IsError set, not an error.
+// failure is a result with IsError set, not an error. Unless
+// ClientOptions.SkipOutputValidation, the structuredContent of a result
+// that is not IsError is checked against the outputSchema of the tool
+// as the client last saw it in tools/list; a mismatch is an
+// *OutputValidationError (which holds the result). A tool the client has
+// not seen listed, or listed without an outputSchema, is not checked:
+// no tools/list is sent for the check.
 func (c *Client) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (*CallToolResult, error) {
 	a, err := encodeArgs(args)
 	if err != nil {
@@ -161,7 +179,20 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts *Call
 	if err != nil {
 		return nil, err
 	}
-	return decodeCallToolResult(raw)
+	return c.toolResult(name, raw)
+}
+
+// toolResult decodes a complete tools/call result and checks its
+// structured content.
+func (c *Client) toolResult(name string, raw []byte) (*CallToolResult, error) {
+	res, err := decodeCallToolResult(raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkOutput(name, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // GetPrompt gets a prompt with its arguments, answering input requests
@@ -182,8 +213,22 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 }
 
 // ReadResource reads a resource, answering input requests like CallTool.
+// A fresh cached result is returned without a request (see
+// ClientOptions.Cache), unless opts seeds the call with input responses
+// or a request state; only a result the server gave on the first leg,
+// without asking for input, is cached (results of retries never are).
 func (c *Client) ReadResource(ctx context.Context, uri string, opts *CallOptions) (*ReadResourceResult, error) {
-	raw, err := c.start(ctx, &carrierCall{method: MethodResourcesRead, target: uri}, opts)
+	cc := &carrierCall{method: MethodResourcesRead, target: uri}
+	var raw []byte
+	var err error
+	if opts != nil && (len(opts.InputResponses) > 0 || opts.RequestState != "") {
+		raw, err = c.start(ctx, cc, opts)
+	} else {
+		raw, err = c.cached(ctx, groupReads, MethodResourcesRead, jsonrpc.AppendString(nil, uri), func(ctx context.Context) ([]byte, bool, error) {
+			raw, err := c.start(ctx, cc, opts)
+			return raw, cc.firstLeg, err
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +272,7 @@ func (c *Client) Resume(ctx context.Context, p *PendingCall, responses InputResp
 	}
 	switch p.Method {
 	case MethodToolsCall:
-		return decodeCallToolResult(raw)
+		return c.toolResult(p.Name, raw)
 	case MethodPromptsGet:
 		return decodeInto[GetPromptResult](p.Method, raw)
 	}

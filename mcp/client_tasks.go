@@ -58,6 +58,10 @@ type TaskHandle struct {
 	// extra ties the task requests of an automatic call to it (its
 	// CallOptions.Meta, its CallInfo); nil on a handle given out.
 	extra *reqExtra
+	// tool is the tool whose call became the task, when known (a handle
+	// of a *TaskPendingError): Wait checks its result's structured
+	// content as CallTool does.
+	tool string
 }
 
 // Task returns a handle for the task id on the client's server (a task
@@ -136,7 +140,9 @@ func (h *TaskHandle) Cancel(ctx context.Context) error {
 // failed, and an error matching ErrTaskCancelled when it was cancelled.
 // When ctx ends Wait returns ctx.Err() and leaves the task running: call
 // Cancel to stop it. A handler's failure is returned as well, the task
-// left input_required.
+// left input_required. The result of a handle from a *TaskPendingError
+// is checked against the tool's outputSchema as CallTool does (a handle
+// from Client.Task does not know its tool, and its result is not).
 func (h *TaskHandle) Wait(ctx context.Context) (*CallToolResult, error) {
 	raw, err := h.wait(ctx, nil)
 	if te, ok := err.(*taskEndError); ok {
@@ -145,7 +151,7 @@ func (h *TaskHandle) Wait(ctx context.Context) (*CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeCallToolResult(raw)
+	return h.c.toolResult(h.tool, raw)
 }
 
 // taskOptions returns the client's task options with defaults.
@@ -191,6 +197,7 @@ func (c *Client) modernCapabilities() ClientCapabilities {
 		}
 		caps.Extensions = ext
 	}
+	c.declareExtensions(&caps) // client_extension.go
 	return caps
 }
 
@@ -232,7 +239,7 @@ func (c *Client) followTask(ctx context.Context, cc *carrierCall, opts *CallOpti
 		return nil, err
 	}
 	if opts.Manual || opts.DetachTask {
-		return nil, &TaskPendingError{Tool: cc.target, Task: &TaskHandle{ID: seed.TaskID, c: c}, Result: &CreateTaskResult{Task: *seed}}
+		return nil, &TaskPendingError{Tool: cc.target, Task: &TaskHandle{ID: seed.TaskID, c: c, tool: cc.target}, Result: &CreateTaskResult{Task: *seed}}
 	}
 	h := &TaskHandle{ID: seed.TaskID, c: c, extra: leg.extra}
 	res, err := h.wait(ctx, seed)

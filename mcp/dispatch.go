@@ -5,15 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
 // MethodHandler handles one decoded request. params is the method's
-// params type (*CallToolRequest, *ListRequest, ...). The result is the
-// method's result type, or *InputRequiredResult for tools/call,
-// prompts/get and resources/read, or *CreateTaskResult for a tools/call
-// that became a task (see Result).
+// params type (*CallToolRequest, *ListRequest, ..., *ExtensionRequest for
+// a custom method). The result is the method's result type, or
+// *InputRequiredResult for tools/call, prompts/get, resources/read and
+// carrier custom methods, or *CreateTaskResult for a tools/call that
+// became a task (see Result).
 type MethodHandler func(ctx context.Context, method string, params Params) (Result, error)
 
 // Middleware wraps a MethodHandler. The request-state boundary, the
@@ -39,14 +41,13 @@ var methods = map[string]*methodSpec{
 	MethodResourcesRead:         {decode: decodeReadResource, carrier: true},
 	MethodComplete:              {decode: decodeCompleteParams},
 	MethodSubscriptionsListen:   {decode: decodeListen},
-	// The tasks extension (tasks.go); -32601 on a server without Tasks.
-	MethodTasksGet:    {decode: decodeTaskGet},
-	MethodTasksUpdate: {decode: decodeTaskUpdate},
-	MethodTasksCancel: {decode: decodeTaskGet},
+	// Methods outside the specification (the tasks extension's among
+	// them) are the server's own: AddMethod (extension.go).
 }
 
 // isInputRequiredMethod reports whether method may answer with an
-// InputRequiredResult (tools/call, prompts/get, resources/read).
+// InputRequiredResult (tools/call, prompts/get, resources/read; a
+// server's carrier custom methods are its own, see MethodSpec.Carrier).
 func isInputRequiredMethod(method string) bool {
 	m := methods[method]
 	return m != nil && m.carrier
@@ -66,6 +67,9 @@ type requestScope struct {
 	// the 2026-07-28 asker, kept here to save an allocation per call.
 	asker  asker
 	modern askScope
+	// logs queues what a LogHandler sends for this request, once one
+	// did (loghandler.go); the request's end drains it.
+	logs atomic.Pointer[logQueue]
 }
 
 type scopeKey struct{}
@@ -100,15 +104,15 @@ func (s *Server) route(ctx context.Context, method string, params Params) (Resul
 	case *ReadResourceRequest:
 		return s.readResource(ctx, p)
 	case *ListRequest:
-		return s.list(method, p)
+		return s.list(ctx, method, p)
 	case *DiscoverRequest:
 		return s.discover(), nil
 	case *CompleteRequest:
 		return s.complete(ctx, p)
 	case *ListenRequest:
 		return s.listen(ctx, p)
-	case *TaskRequest: // tasks extension (tasks.go)
-		return s.taskMethod(ctx, method, p)
+	case *ExtensionRequest: // custom methods, tasks/* among them (extension.go)
+		return s.callMethod(ctx, p)
 	default:
 		if sc := scopeFrom(ctx); sc != nil {
 			return sc.era.extra(ctx, method, params) // methods of one era only
@@ -119,8 +123,13 @@ func (s *Server) route(ctx context.Context, method string, params Params) (Resul
 
 func (s *Server) callTool(ctx context.Context, p *CallToolRequest) (Result, error) {
 	t, _ := s.tools.get(p.Name)
-	if t == nil {
+	if t == nil || !s.visible(ctx, FeatureTool, p.Name) {
 		return nil, jsonrpc.NewErrorData(CodeInvalidParams, "Unknown tool: "+p.Name, map[string]string{"name": p.Name})
+	}
+	if s.opts.Visible != nil { // the Mcp-Param-* checks wait for the visibility (visible.go)
+		if e := s.checkToolHeaders(ctx, p); e != nil {
+			return nil, e
+		}
 	}
 	if t.task != TaskForbidden { // tasks extension (tasks.go)
 		return s.callTaskTool(ctx, t, p)
@@ -169,7 +178,7 @@ func (s *Server) toolResult(ctx context.Context, name string, res ToolResponse, 
 
 func (s *Server) getPrompt(ctx context.Context, p *GetPromptRequest) (Result, error) {
 	pr, _ := s.prompts.get(p.Name)
-	if pr == nil {
+	if pr == nil || !s.visible(ctx, FeaturePrompt, p.Name) {
 		return nil, jsonrpc.NewErrorData(CodeInvalidParams, "Unknown prompt: "+p.Name, map[string]string{"name": p.Name})
 	}
 	for _, a := range pr.prompt.Arguments {
@@ -209,10 +218,13 @@ func ResourceNotFoundError(uri string) *Error {
 
 func (s *Server) readResource(ctx context.Context, p *ReadResourceRequest) (Result, error) {
 	r, _ := s.resources.get(p.URI)
+	if r != nil && !s.visible(ctx, FeatureResource, p.URI) {
+		r = nil // hidden: as if it did not exist, templates included
+	}
 	var tmpl *serverTemplate
 	if r == nil {
 		for _, t := range s.templates.inOrder() {
-			if vars, ok := t.match.match(p.URI); ok {
+			if vars, ok := t.match.match(p.URI); ok && s.visible(ctx, FeatureResourceTemplate, t.template.URITemplate) {
 				tmpl, p.vars = t, vars
 				break
 			}
@@ -245,7 +257,7 @@ func (s *Server) readResource(ctx context.Context, p *ReadResourceRequest) (Resu
 			return nil, ResourceNotFoundError(p.URI)
 		}
 		if res.CacheScope == "" {
-			res.CacheScope = s.opts.CacheScope
+			res.CacheScope = s.defaultScope()
 		}
 		return res, nil
 	case *InputRequiredResult:
@@ -278,12 +290,21 @@ func (s *Server) SupportedVersions() []string {
 }
 
 func (s *Server) complete(ctx context.Context, p *CompleteRequest) (Result, error) {
+	var own ArgumentCompleter // the prompt's or template's (completion.go)
 	switch p.Ref.Type {
 	case "ref/prompt":
-		_, ok := s.prompts.get(p.Ref.Name)
-		if !ok {
+		pr, ok := s.prompts.get(p.Ref.Name)
+		if !ok || !s.visible(ctx, FeaturePrompt, p.Ref.Name) {
 			return nil, jsonrpc.NewError(CodeInvalidParams, "Unknown prompt: "+p.Ref.Name)
 		}
+		own = pr.complete[p.Argument.Name]
+	case "ref/resource":
+		if t, ok := s.templates.get(p.Ref.URI); ok && s.visible(ctx, FeatureResourceTemplate, p.Ref.URI) {
+			own = t.complete[p.Argument.Name]
+		}
+	}
+	if own != nil {
+		return runCompleter(ctx, own, p)
 	}
 	if s.opts.Completions == nil {
 		return &CompleteResult{Completion: Completion{Values: []string{}}}, nil

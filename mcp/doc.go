@@ -27,6 +27,14 @@
 //	})
 //	http.Handle("/mcp", mcp.NewHTTPHandler(srv, nil)) // or srv.ServeStdio(ctx)
 //
+// Prompts can be typed the same way (AddPrompt infers the arguments from
+// a struct), prompt arguments and template variables can complete
+// themselves (WithCompletion), NewLogHandler sends a handler's slog
+// records to its client, ServerOptions.Visible decides per request which
+// tools, prompts and resources exist, and methods outside the
+// specification are served under an extension the server advertises
+// (AddExtension, AddMethod; the tasks extension is built that way).
+//
 // # A client
 //
 //	client := mcp.NewClient(mcp.NewHTTPClientTransport("http://127.0.0.1:8000/mcp", nil), &mcp.ClientOptions{
@@ -40,7 +48,9 @@
 // The client answers the server's questions with its handlers and sends
 // the call again until it completes (CallOptions.Manual hands the
 // questions back instead, as a PendingCall that can be saved and resumed
-// in another process).
+// in another process). It calls a server's custom methods the same way
+// (Client.CallMethod, CallMethod), once ClientOptions.Extensions declares
+// their extension.
 //
 // # The way of a request through a server
 //

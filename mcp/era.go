@@ -19,7 +19,7 @@ type serverEra interface {
 	// decode decodes c.msg's params as the era defines them (the method
 	// table, which _meta members are required, what the session
 	// supplies) into c.spec and c.params.
-	decode(c *call) *failure
+	decode(s *Server, c *call) *failure
 	// checkHeaders checks the HTTP header bindings of a decoded request.
 	checkHeaders(s *Server, c *call, h http.Header) *Error
 	// checkVersion accepts the protocol version the request names.
@@ -45,8 +45,10 @@ type serverEra interface {
 	protocolVersion() string
 	// sessionID is the session the request belongs to, "" when none.
 	sessionID() string
-	// tasks reports whether the tasks extension can be negotiated.
-	tasks() bool
+	// extensions reports whether capabilities.extensions exist in the
+	// era, and with them the extensions' checks (extension.go) and the
+	// tasks extension.
+	extensions() bool
 }
 
 // modernEra is 2026-07-28. It holds nothing, so choosing it costs
@@ -56,9 +58,12 @@ type modernEra struct{}
 var modern serverEra = modernEra{}
 
 // decode decodes the params and requires the _meta envelope.
-func (modernEra) decode(c *call) *failure {
+func (modernEra) decode(s *Server, c *call) *failure {
 	countParamsDecode()
 	spec := methods[c.msg.Method]
+	if spec == nil {
+		spec = s.customSpec(c.msg.Method, true) // AddMethod (extension.go)
+	}
 	if spec == nil {
 		return &failure{methodNotFound(c.msg.Method), http.StatusNotFound}
 	}
@@ -143,7 +148,7 @@ func (modernEra) protocolVersion() string { return LatestProtocolVersion }
 
 func (modernEra) sessionID() string { return "" }
 
-func (modernEra) tasks() bool { return true }
+func (modernEra) extensions() bool { return true }
 
 // unsupportedVersion is the -32022 error.
 func (s *Server) unsupportedVersion(requested string) *failure {

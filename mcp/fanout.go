@@ -90,12 +90,12 @@ func (s *Server) startFanout(f Fanout) {
 
 // changed delivers a change to this instance's streams and queues it for
 // the fleet.
-func (s *Server) changed(kind changeKind, uri string) {
-	s.hub.publish(kind, uri)
+func (s *Server) changed(ch change) {
+	s.hub.publish(ch, s.visibleChange)
 	if s.fanout == nil {
 		return
 	}
-	c := Change{Kind: changeNames[kind], URI: uri}
+	c := Change{Kind: changeNames[ch.kind], URI: ch.uri}
 	for {
 		select {
 		case s.fanout.out <- c:
@@ -119,7 +119,9 @@ func (s *Server) receiveChange(c Change) {
 			if changeKind(k) == changeResource && c.URI == "" {
 				return
 			}
-			s.hub.publish(changeKind(k), c.URI)
+			// Another instance's change names no features: every
+			// stream that wants its kind is told (visible.go).
+			s.hub.publish(change{kind: changeKind(k), uri: c.URI}, nil)
 			return
 		}
 	}

@@ -112,8 +112,11 @@ func checkBindings(s *Server, c *call, h http.Header, required bool) *Error {
 		name = p.Name
 	case *ReadResourceRequest:
 		name = p.URI
-	case *TaskRequest: // tasks extension: Mcp-Name is params.taskId
-		name = p.TaskID
+	case *ExtensionRequest: // a custom method's target, e.g. tasks/*' taskId (extension.go)
+		if p.m == nil || p.m.spec.TargetMember == "" {
+			return nil
+		}
+		name = p.Target
 	default:
 		return nil
 	}
@@ -133,7 +136,10 @@ func checkBindings(s *Server, c *call, h http.Header, required bool) *Error {
 			return headerMismatch(HeaderName + " header does not match the request")
 		}
 	}
-	if p, ok := c.params.(*CallToolRequest); ok {
+	// With ServerOptions.Visible a tool's parameter headers are checked
+	// once its visibility is known (visible.go): a mismatch must not tell
+	// a hidden tool from an unknown one.
+	if p, ok := c.params.(*CallToolRequest); ok && (s.opts.Visible == nil || c.toolVisible) {
 		t, _ := s.tools.get(p.Name)
 		if t != nil {
 			for i := range t.headers {

@@ -397,7 +397,7 @@ func (s *Server) decodeCall(raw []byte) (*call, *failure) {
 	if e != nil {
 		return c, &failure{e, http.StatusBadRequest}
 	}
-	if f := c.era.decode(c); f != nil {
+	if f := c.era.decode(s, c); f != nil {
 		return c, f
 	}
 	return c, nil

@@ -175,7 +175,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := &call{msg: msg, era: modern}
-	if f := c.era.decode(c); f != nil {
+	if f := c.era.decode(h.s, c); f != nil {
 		writeHTTPError(w, f.status, msg.ID, f.err)
 		return
 	}

@@ -109,7 +109,7 @@ func (s *Server) batchCalls(entries []jsonrpc.BatchEntry, scope func() *legacySc
 			run.out[i] = jsonrpc.AppendError(nil, m.ID, errBatchModern)
 		default:
 			c := &call{msg: m, era: scope()}
-			if f := c.era.decode(c); f != nil {
+			if f := c.era.decode(s, c); f != nil {
 				run.out[i] = appendFailure(nil, m.ID, f)
 				continue
 			}

@@ -61,8 +61,8 @@ func (ls *legacyScope) sessionID() string {
 	return ls.sess.id
 }
 
-// tasks: the extension is a 2026-07-28 one.
-func (ls *legacyScope) tasks() bool { return false }
+// extensions: capabilities.extensions is a 2026-07-28 member.
+func (ls *legacyScope) extensions() bool { return false }
 
 // ---- decoding a legacy request ----
 
@@ -133,13 +133,16 @@ func decodeSubscribe(raw []byte, p *metaPresence) (Params, *Error) {
 
 // decode decodes a legacy request. Errors are in-band (HTTP 200): the
 // transport accepted the request.
-func (ls *legacyScope) decode(c *call) *failure {
+func (ls *legacyScope) decode(s *Server, c *call) *failure {
 	countParamsDecode()
 	msg := c.msg
 	spec := legacyMethods[msg.Method]
 	if spec == nil {
+		spec = s.customSpec(msg.Method, false) // AddMethod (extension.go)
+	}
+	if spec == nil {
 		e := jsonrpcError(CodeMethodNotFound, "Method not found: "+msg.Method)
-		if methods[msg.Method] != nil {
+		if methods[msg.Method] != nil || s.customSpec(msg.Method, true) != nil {
 			e = jsonrpcError(CodeMethodNotFound, "Method not found: "+msg.Method+" is not part of protocol revision "+ls.rev.version)
 		}
 		return &failure{e, http.StatusOK}

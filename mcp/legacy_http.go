@@ -216,7 +216,7 @@ func (lh *legacyHTTP) serve(w http.ResponseWriter, r *http.Request, msg jsonrpc.
 		}
 		version := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion))
 		c := &call{msg: msg, era: &legacyScope{rev: negotiateRevision(version)}}
-		if f := c.era.decode(c); f != nil {
+		if f := c.era.decode(lh.s, c); f != nil {
 			writeHTTPError(w, http.StatusOK, msg.ID, f.err)
 			return
 		}
@@ -408,7 +408,7 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 		return
 	}
 	c := &call{msg: msg, era: hs.scope()}
-	if f := c.era.decode(c); f != nil {
+	if f := c.era.decode(lh.s, c); f != nil {
 		if e := checkMethodHeader(msg.Method, r.Header, false); e != nil {
 			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 			return

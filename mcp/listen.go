@@ -23,16 +23,33 @@ const (
 	changePrompts
 	changeResources
 	changeResource
+	changeExtension // an extension's notification (NotifyListeners)
 )
 
 type change struct {
 	kind changeKind
 	uri  string
+	// feature and names say what changed (the keys added or removed, the
+	// URI updated), for listeners that see only part of the server
+	// (ServerOptions.Visible); names is empty for a change of another
+	// instance, which says only its kind.
+	feature FeatureKind
+	names   []string
+	// ext is the extension of a changeExtension; note its notification.
+	ext  string
+	note *extensionNote
 }
 
 type listener struct {
 	filter SubscriptionFilter
 	ch     chan change
+	// ctx is the context of the request that opened a listen stream,
+	// which decides what it may see (ServerOptions.Visible); nil for a
+	// session's listener, told of every change.
+	ctx context.Context
+	// exts are the extensions the listen request declared
+	// (NotifyListeners); nil for a session's.
+	exts map[string]json.RawMessage
 }
 
 type hub struct {
@@ -48,7 +65,11 @@ func (h *hub) init() {
 }
 
 func (h *hub) add(f SubscriptionFilter) *listener {
-	l := &listener{filter: f, ch: make(chan change, 32)}
+	return h.addListener(&listener{filter: f})
+}
+
+func (h *hub) addListener(l *listener) *listener {
+	l.ch = make(chan change, 32)
 	h.mu.Lock()
 	h.listeners[l] = struct{}{}
 	h.mu.Unlock()
@@ -59,6 +80,14 @@ func (h *hub) remove(l *listener) {
 	h.mu.Lock()
 	delete(h.listeners, l)
 	h.mu.Unlock()
+}
+
+func (l *listener) wants(c change) bool {
+	if c.kind == changeExtension {
+		_, ok := l.exts[c.ext]
+		return ok
+	}
+	return l.filter.wants(c)
 }
 
 func (f *SubscriptionFilter) wants(c change) bool {
@@ -75,17 +104,35 @@ func (f *SubscriptionFilter) wants(c change) bool {
 	return false
 }
 
-func (h *hub) publish(kind changeKind, uri string) {
-	c := change{kind, uri}
+// publish hands c to every listener that wants it. A listener that sees
+// only part of the server (ctx set) is asked visible first, after the
+// hub's lock is released, since visible runs user code (nil: no
+// filtering; a change that names nothing is not filtered).
+func (h *hub) publish(c change, visible func(ctx context.Context, c change) bool) {
+	var filtered []*listener
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	for l := range h.listeners {
-		if l.filter.wants(c) {
-			select {
-			case l.ch <- c:
-			default: // full: the stream already has news pending
-			}
+		if !l.wants(c) {
+			continue
 		}
+		if l.ctx != nil && visible != nil && len(c.names) > 0 {
+			filtered = append(filtered, l)
+			continue
+		}
+		l.offer(c)
+	}
+	h.mu.Unlock()
+	for _, l := range filtered {
+		if visible(l.ctx, c) {
+			l.offer(c) // a listener removed meanwhile just never reads it
+		}
+	}
+}
+
+func (l *listener) offer(c change) {
+	select {
+	case l.ch <- c:
+	default: // full: the stream already has news pending
 	}
 }
 
@@ -151,7 +198,11 @@ func (s *Server) listen(ctx context.Context, p *ListenRequest) (Result, error) {
 	// Honour only what this server can deliver: every filter member is
 	// supported, so the honoured subset is the request itself.
 	honoured := p.Notifications
-	l := s.hub.add(honoured)
+	l := &listener{filter: honoured, exts: p.Meta.ClientCapabilities.Extensions}
+	if s.opts.Visible != nil {
+		l.ctx = ctx // what the stream may be told of (visible.go)
+	}
+	s.hub.addListener(l)
 	defer s.hub.remove(l)
 	s.observe(Event{Kind: EventStreamOpened, Stream: "listen"})
 	defer s.observe(Event{Kind: EventStreamClosed, Stream: "listen"})
@@ -179,6 +230,8 @@ func (s *Server) listen(ctx context.Context, p *ListenRequest) (Result, error) {
 				err = sc.out.notify(NotificationResourceListChanged, &listChangedParams{Meta: meta})
 			case changeResource:
 				err = sc.out.notify(NotificationResourceUpdated, &resourceUpdatedParams{URI: c.uri, Meta: meta})
+			case changeExtension:
+				err = sc.out.notify(c.note.method, c.note.params(subID))
 			}
 			if err != nil {
 				return nil, err

@@ -34,13 +34,13 @@ import (
 // page of a list) and sees the registry as it was at one instant.
 //
 // Changes. add and a remove that removed something call changed exactly
-// once, after the lock is released: changed publishes to the hub and the
-// fan-out queue, which have locks of their own, and may read the
-// registry. A remove that found none of its keys changes nothing and
-// announces nothing.
+// once, after the lock is released, with the keys added or removed:
+// changed publishes to the hub and the fan-out queue, which have locks of
+// their own, and may read the registry. A remove that found none of its
+// keys changes nothing and announces nothing.
 type registry[E entry[V], V any] struct {
 	ordered bool
-	changed func()
+	changed func(keys []string)
 
 	mu    sync.RWMutex
 	items map[string]slot[E]
@@ -67,7 +67,7 @@ type listing[E, V any] struct {
 	views   []V
 }
 
-func newRegistry[E entry[V], V any](ordered bool, changed func()) *registry[E, V] {
+func newRegistry[E entry[V], V any](ordered bool, changed func(keys []string)) *registry[E, V] {
 	return &registry[E, V]{ordered: ordered, changed: changed, items: make(map[string]slot[E])}
 }
 
@@ -80,28 +80,28 @@ func (r *registry[E, V]) add(e E) {
 	r.items[k] = slot[E]{seq: r.seq, e: e}
 	r.snap.Store(nil)
 	r.mu.Unlock()
-	r.changed()
+	r.changed([]string{k})
 }
 
 // remove removes the entries with the given keys and returns how many it
 // removed; it announces one change when that is not zero.
 func (r *registry[E, V]) remove(keys ...string) int {
-	n := 0
+	var gone []string
 	r.mu.Lock()
 	for _, k := range keys {
 		if _, ok := r.items[k]; ok {
 			delete(r.items, k)
-			n++
+			gone = append(gone, k)
 		}
 	}
-	if n > 0 {
+	if len(gone) > 0 {
 		r.snap.Store(nil)
 	}
 	r.mu.Unlock()
-	if n > 0 {
-		r.changed()
+	if len(gone) > 0 {
+		r.changed(gone)
 	}
-	return n
+	return len(gone)
 }
 
 // get returns the entry with key k, and whether there is one.

@@ -24,7 +24,7 @@ func (i *item) listed() *item { return i }
 
 func countedRegistry(ordered bool) (*registry[*item, *item], *atomic.Int64) {
 	var n atomic.Int64
-	return newRegistry[*item](ordered, func() { n.Add(1) }), &n
+	return newRegistry[*item](ordered, func([]string) { n.Add(1) }), &n
 }
 
 func keysOf(l *listing[*item, *item]) string { return strings.Join(l.keys, ",") }
@@ -80,7 +80,7 @@ func TestRegistryRemoveOfUnknownKeysAnnouncesNothing(t *testing.T) {
 func TestRegistryNotifiesWithoutHoldingItsLock(t *testing.T) {
 	var r *registry[*item, *item]
 	calls := 0
-	r = newRegistry[*item](false, func() {
+	r = newRegistry[*item](false, func([]string) {
 		calls++
 		if !r.mu.TryLock() {
 			t.Error("the change was announced under the registry's lock")
@@ -266,11 +266,16 @@ func TestServerRemovalNotifiesStreamsAndFleetOncePerCall(t *testing.T) {
 	s.RemoveTools("a", "nope")
 	s.ResourceUpdated("marker") // everything before it has been queued
 
-	var local []change
-	for len(l.ch) > 0 {
-		local = append(local, <-l.ch)
+	type seen struct {
+		kind changeKind
+		uri  string
 	}
-	if want := []change{{kind: changeTools}, {kind: changeResource, uri: "marker"}}; !slices.Equal(local, want) {
+	var local []seen
+	for len(l.ch) > 0 {
+		c := <-l.ch
+		local = append(local, seen{c.kind, c.uri})
+	}
+	if want := []seen{{kind: changeTools}, {kind: changeResource, uri: "marker"}}; !slices.Equal(local, want) {
 		t.Errorf("streams got %+v, want %+v", local, want)
 	}
 	var fleet []Change

@@ -9,8 +9,9 @@ package mcp
 //   - *CallToolResult, *GetPromptResult, *ReadResourceResult: the complete
 //     result of a call;
 //   - *InputRequiredResult: the call needs input (tools/call, prompts/get
-//     and resources/read only);
+//     and resources/read, and carrier custom methods, only);
 //   - *CreateTaskResult and *Task: the tasks extension;
+//   - *ExtensionResult: the value of a custom method (AddMethod);
 //   - *ListToolsResult, *ListPromptsResult, *ListResourcesResult,
 //     *ListResourceTemplatesResult, *CompleteResult, *DiscoverResult;
 //   - EmptyResult, for methods whose result has no members.

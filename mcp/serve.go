@@ -25,6 +25,9 @@ type call struct {
 	params Params
 	// era is the protocol era the request is served in (era.go).
 	era serverEra
+	// toolVisible: a tools/call whose tool ServerOptions.Visible let
+	// through, so that its Mcp-Param-* headers are checked (visible.go).
+	toolVisible bool
 }
 
 // failure is an error response with the HTTP status it maps to.
@@ -65,6 +68,7 @@ func (s *Server) execute(ctx context.Context, c *call, out outbound) (Result, *f
 	sc := &requestScope{Context: ctx, s: s, id: c.msg.ID, method: c.msg.Method, meta: c.params.RequestMeta(), out: out, era: c.era}
 	ctx = sc
 	res, err := s.safeCall(ctx, c)
+	sc.endLogs() // what a LogHandler queued goes out before the response (loghandler.go)
 	if err != nil {
 		return nil, s.errorFailure(ctx, c, err)
 	}
@@ -180,6 +184,8 @@ func (s *Server) appendResultBody(dst []byte, res Result) ([]byte, error) {
 		return s.appendCallToolResult(dst, r)
 	case *CreateTaskResult: // tasks extension: resultType "task" (tasks.go)
 		return s.appendCreateTaskResult(dst, r)
+	case *ExtensionResult: // a custom method's (extension.go)
+		return s.appendExtensionResult(dst, r)
 	}
 	body := len(dst)
 	dst, err := marshalAppend(dst, res)

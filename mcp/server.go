@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -93,6 +95,22 @@ type ServerOptions struct {
 	// see StartTask and WithTaskSupport) with these bounds; nil leaves it
 	// off: not advertised, and tasks/* answer -32601.
 	Tasks *TaskOptions
+	// Visible, when set, decides per request which tools, prompts,
+	// resources and resource templates exist for it (by the principal,
+	// a tenant header read with RequestHeader, anything on ctx): kind
+	// says what name is (a tool or prompt name, a resource URI, a
+	// template's URI template). A hidden feature is left out of its list
+	// (pages stay consistent: cursors name keys), and calling, getting,
+	// reading or completing it is answered exactly as for one that does
+	// not exist. With Visible set every list is cacheScope "private", as
+	// is a resources/read result that sets no scope of its own, and a
+	// listen stream is told of a change only when the changed feature is
+	// visible to the request that opened it (see docs/design/extensions.md
+	// for what a stream can and cannot be spared). It is called on
+	// request goroutines, and for listen streams on the goroutine that
+	// made the change, so it must be quick and safe for concurrent use;
+	// a panic hides the feature.
+	Visible func(ctx context.Context, kind FeatureKind, name string) bool
 }
 
 // Server serves MCP requests to any number of clients over any number of
@@ -120,6 +138,14 @@ type Server struct {
 	tasks          *taskRuntime // nil without ServerOptions.Tasks (tasks.go)
 	drain          drainState   // readiness and graceful stop (drain.go)
 	exch           exchanges    // HTTP exchanges Close cuts short (http.go)
+
+	// Extensions and custom methods (extension.go): a copy-on-write
+	// table, read without a lock.
+	extMu sync.Mutex
+	ext   atomic.Pointer[extensionTable]
+	// completers is set once a prompt or template registers a completer
+	// (completion.go): the completions capability is advertised.
+	completers atomic.Bool
 }
 
 type serverTool struct {
@@ -130,8 +156,9 @@ type serverTool struct {
 }
 
 type serverPrompt struct {
-	prompt  *Prompt
-	handler PromptHandler
+	prompt   *Prompt
+	handler  PromptHandler
+	complete map[string]ArgumentCompleter // by argument (completion.go)
 }
 
 type serverResource struct {
@@ -143,6 +170,7 @@ type serverTemplate struct {
 	template *ResourceTemplate
 	match    *uriTemplate
 	handler  ResourceTemplateHandler
+	complete map[string]ArgumentCompleter // by variable (completion.go)
 }
 
 func (t *serverTool) key() string                   { return t.tool.Name }
@@ -160,10 +188,14 @@ func (t *serverTemplate) listed() *ResourceTemplate { return t.template }
 // configuration error caught at start-up.
 func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	s := &Server{impl: impl}
-	s.tools = newRegistry[*serverTool](false, func() { s.changed(changeTools, "") })
-	s.prompts = newRegistry[*serverPrompt](false, func() { s.changed(changePrompts, "") })
-	s.resources = newRegistry[*serverResource](false, func() { s.changed(changeResources, "") })
-	s.templates = newRegistry[*serverTemplate](true, func() { s.changed(changeResources, "") })
+	s.tools = newRegistry[*serverTool](false, func(k []string) { s.changed(change{kind: changeTools, feature: FeatureTool, names: k}) })
+	s.prompts = newRegistry[*serverPrompt](false, func(k []string) { s.changed(change{kind: changePrompts, feature: FeaturePrompt, names: k}) })
+	s.resources = newRegistry[*serverResource](false, func(k []string) {
+		s.changed(change{kind: changeResources, feature: FeatureResource, names: k})
+	})
+	s.templates = newRegistry[*serverTemplate](true, func(k []string) {
+		s.changed(change{kind: changeResources, feature: FeatureResourceTemplate, names: k})
+	})
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -183,6 +215,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	if s.opts.Tasks != nil {
 		s.tasks = newTaskRuntime(*s.opts.Tasks, s.log)
 		s.tasks.observe = s.observe
+		s.addTaskMethods() // through the extension seam (tasks_methods.go)
 	}
 	if s.opts.Fanout != nil {
 		s.startFanout(s.opts.Fanout)
@@ -264,13 +297,21 @@ func newServerTool(t *Tool, h ToolHandler) (*serverTool, error) {
 func (s *Server) RemoveTools(names ...string) { s.tools.remove(names...) }
 
 // AddPrompt registers a prompt, replacing any of the same name, and
-// notifies listening clients.
-func (s *Server) AddPrompt(p *Prompt, h PromptHandler) {
+// notifies listening clients. Options add completers of its arguments
+// (WithCompletion); it panics when one names an argument the prompt
+// does not declare.
+func (s *Server) AddPrompt(p *Prompt, h PromptHandler, opts ...FeatureOption) {
 	if p == nil || h == nil || p.Name == "" {
 		panic("mcp: AddPrompt needs a named prompt and a handler")
 	}
 	cp := *p
-	s.prompts.add(&serverPrompt{prompt: &cp, handler: h})
+	sp := &serverPrompt{prompt: &cp, handler: h}
+	if c := s.completersFor(opts, "prompt "+p.Name, func(name string) bool {
+		return slices.ContainsFunc(cp.Arguments, func(a PromptArgument) bool { return a.Name == name })
+	}); c != nil {
+		sp.complete = c
+	}
+	s.prompts.add(sp)
 }
 
 // RemovePrompts removes the named prompts and, when any of them was
@@ -295,9 +336,10 @@ func (s *Server) RemoveResources(uris ...string) { s.resources.remove(uris...) }
 // to 3 for matching), replacing any with the same URI template, and
 // notifies listening clients. Templates are tried, and listed, in
 // registration order after the static resources; a replacement counts
-// as a new registration and comes last. It panics on an invalid
-// template.
-func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceTemplateHandler) {
+// as a new registration and comes last. Options add completers of its
+// variables (WithCompletion). It panics on an invalid template, or an
+// option naming a variable the template does not have.
+func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceTemplateHandler, opts ...FeatureOption) {
 	if t == nil || h == nil || t.Name == "" {
 		panic("mcp: AddResourceTemplate needs a named template and a handler")
 	}
@@ -306,11 +348,15 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceTemplateHand
 		panic(fmt.Sprintf("mcp: resource template %q: %v", t.URITemplate, err))
 	}
 	cp := *t
-	s.templates.add(&serverTemplate{template: &cp, match: m, handler: h})
+	st := &serverTemplate{template: &cp, match: m, handler: h}
+	st.complete = s.completersFor(opts, "resource template "+t.URITemplate, m.hasVar)
+	s.templates.add(st)
 }
 
 // ResourceUpdated tells clients listening for uri that it changed.
-func (s *Server) ResourceUpdated(uri string) { s.changed(changeResource, uri) }
+func (s *Server) ResourceUpdated(uri string) {
+	s.changed(change{kind: changeResource, uri: uri, feature: FeatureResource, names: []string{uri}})
+}
 
 // capabilities returns what server/discover advertises.
 func (s *Server) capabilities() ServerCapabilities {
@@ -331,16 +377,18 @@ func (s *Server) capabilities() ServerCapabilities {
 	if c.Resources == nil && hasResources {
 		c.Resources = &ResourcesCapability{Subscribe: true, ListChanged: true}
 	}
-	if s.opts.Completions != nil {
+	if s.opts.Completions != nil || s.completers.Load() {
 		c.Completions = &struct{}{}
 	}
 	c.Logging = &struct{}{}
-	if s.tasks != nil { // tasks extension (tasks.go); copy, never write opts' map
-		ext := make(map[string]json.RawMessage, len(c.Extensions)+1)
+	if reg := s.extensions(); reg != nil { // AddExtension, AddMethod, tasks (extension.go); copy, never write opts' map
+		ext := make(map[string]json.RawMessage, len(c.Extensions)+len(reg))
 		for k, v := range c.Extensions {
 			ext[k] = v
 		}
-		ext[ExtensionTasks] = json.RawMessage(`{}`)
+		for k, v := range reg {
+			ext[k] = v
+		}
 		c.Extensions = ext
 	}
 	return c

@@ -412,7 +412,7 @@ func (ss *sseSession) initialize(msg jsonrpc.Message) {
 // answered with an HTTP error instead of 202.
 func (sh *sseHandler) request(w http.ResponseWriter, r *http.Request, ss *sseSession, ls *legacySession, msg jsonrpc.Message) bool {
 	c := &call{msg: msg, era: ls.scope()}
-	if f := c.era.decode(c); f != nil {
+	if f := c.era.decode(sh.s, c); f != nil {
 		if e := checkMethodHeader(msg.Method, r.Header, false); e != nil {
 			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 			return false

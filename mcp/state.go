@@ -220,6 +220,10 @@ func binding(method string, p Params) (*retryParams, requeststate.Binding) {
 		return &r.retryParams, requeststate.Binding{Method: method, Target: r.Name, Arguments: args}
 	case *ReadResourceRequest:
 		return &r.retryParams, requeststate.Binding{Method: method, Target: r.URI}
+	case *ExtensionRequest: // a custom method (extension.go)
+		if r.m != nil && r.m.spec.Carrier {
+			return &r.retryParams, requeststate.Binding{Method: method, Target: r.Target, Arguments: r.Params}
+		}
 	}
 	return nil, requeststate.Binding{}
 }

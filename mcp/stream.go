@@ -47,29 +47,13 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer, opts
 	}
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
-	c := &streamConn{s: s, w: w, inflight: make(map[string]*inflight), work: make(chan func()), done: make(chan struct{})}
+	c := &streamConn{s: s, w: w, inflight: make(map[string]*inflight), work: make(chan func()), done: make(chan struct{}),
+		br: bufio.NewReaderSize(r, 64<<10), max: max, readDone: make(chan struct{})}
 	defer close(c.done)
-	br := bufio.NewReaderSize(r, 64<<10)
-	var readErr error
-	for {
-		line, err := readLine(br, max)
-		if errors.Is(err, errLineTooLong) {
-			c.writeMsg(jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: message exceeds the size limit")))
-			continue
-		}
-		if len(jsonrpc.TrimSpace(line)) > 0 {
-			c.handle(ctx, line)
-		}
-		if err != nil {
-			if err != io.EOF {
-				readErr = err
-			}
-			break
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
+	c.reader = func() { c.read(ctx) } // made once: handing reading over costs no allocation
+	c.spawn(c.reader)
+	<-c.readDone
+	readErr := c.readErr
 	// No more requests can come: end listen streams, let the rest finish.
 	c.endLegacy()
 	c.mu.Lock()
@@ -122,6 +106,40 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
+// read reads and handles lines until the input ends or ctx does. A
+// request is served on the goroutine that read it, once reading has been
+// handed to another worker: the request's way from the pipe to its
+// handler crosses no goroutine, and the wake-up of the next reader is off
+// that way (what made a pipe call cost twice a bare line loop).
+func (c *streamConn) read(ctx context.Context) {
+	for {
+		line, err := readLine(c.br, c.max)
+		if errors.Is(err, errLineTooLong) {
+			c.writeMsg(jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: message exceeds the size limit")))
+			continue
+		}
+		var work func()
+		if len(jsonrpc.TrimSpace(line)) > 0 {
+			work = c.handle(ctx, line)
+		}
+		if err != nil || ctx.Err() != nil {
+			if err != nil && err != io.EOF {
+				c.readErr = err
+			}
+			close(c.readDone)
+			if work != nil {
+				work()
+			}
+			return
+		}
+		if work != nil {
+			c.spawn(c.reader)
+			work()
+			return
+		}
+	}
+}
+
 type inflight struct {
 	cancel context.CancelFunc
 	listen bool
@@ -136,6 +154,14 @@ type streamConn struct {
 	mu       sync.Mutex
 	inflight map[string]*inflight
 	wg       sync.WaitGroup
+
+	// The input: read by one goroutine at a time (read), readErr set
+	// before readDone is closed.
+	br       *bufio.Reader
+	max      int
+	readErr  error
+	readDone chan struct{}
+	reader   func() // read, on the connection's context
 
 	// legacy is the 2025-11-25 session the connection opened with
 	// initialize, if any (legacy_stream.go).
@@ -186,46 +212,49 @@ func (c *streamConn) writeMsg(b []byte) error {
 	return err
 }
 
-func (c *streamConn) handle(ctx context.Context, line []byte) {
+// handle handles one line: what can be answered at once is, and a
+// request to serve is returned as the work that serves it (its id is
+// already in flight, so a cancellation read next finds it).
+func (c *streamConn) handle(ctx context.Context, line []byte) (work func()) {
 	msg, e := jsonrpc.Decode(line)
 	if e != nil {
 		if jsonrpc.IsBatch(line) {
 			c.batch(ctx, line) // legacy_batch.go
-			return
+			return nil
 		}
 		c.writeMsg(jsonrpc.AppendError(nil, msg.ID, e))
-		return
+		return nil
 	}
 	switch {
 	case msg.IsResponse():
 		if ls := c.legacy.Load(); ls != nil {
 			ls.deliver(msg) // an answer to the session's live request
-			return
+			return nil
 		}
 		c.writeMsg(jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: clients send no responses in protocol revision "+LatestProtocolVersion)))
-		return
+		return nil
 	case msg.IsNotification():
 		if msg.Method == NotificationCancelled {
 			c.cancelled(msg.Params)
 		} else {
 			c.legacyNotification(msg)
 		}
-		return
+		return nil
 	}
 	call := &call{msg: msg, era: c.classify(&msg)}
 	if call.era == nil {
 		c.initialize(msg) // opens the connection's 2025-11-25 session
-		return
+		return nil
 	}
-	if f := call.era.decode(call); f != nil {
+	if f := call.era.decode(c.s, call); f != nil {
 		c.writeMsg(appendFailure(nil, msg.ID, f))
-		return
+		return nil
 	}
 	if f := call.era.checkVersion(c.s, call); f != nil {
 		c.writeMsg(appendFailure(nil, msg.ID, f))
-		return
+		return nil
 	}
-	c.run(ctx, call)
+	return c.run(ctx, call)
 }
 
 // classify is the era decision for a request on the connection (the one
@@ -245,8 +274,8 @@ func (c *streamConn) classify(msg *jsonrpc.Message) serverEra {
 	return ls.scope()
 }
 
-// run serves one request on a worker goroutine of its own.
-func (c *streamConn) run(ctx context.Context, call *call) {
+// run puts a request in flight and returns the work that serves it.
+func (c *streamConn) run(ctx context.Context, call *call) func() {
 	rctx, cancel := context.WithCancel(ctx)
 	key := call.msg.ID.Raw()
 	c.mu.Lock()
@@ -254,12 +283,12 @@ func (c *streamConn) run(ctx context.Context, call *call) {
 		c.mu.Unlock()
 		cancel()
 		c.writeMsg(jsonrpc.AppendError(nil, call.msg.ID, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: id is already in use by a request in flight")))
-		return
+		return nil
 	}
 	c.inflight[key] = &inflight{cancel: cancel, listen: call.msg.Method == MethodSubscriptionsListen}
 	c.wg.Add(1)
 	c.mu.Unlock()
-	c.spawn(func() {
+	return func() {
 		defer c.wg.Done()
 		defer cancel()
 		out := &streamOut{c: c, ctx: rctx, rev: revisionOf(call.era)}
@@ -275,7 +304,7 @@ func (c *streamConn) run(ctx context.Context, call *call) {
 		}
 		b, _ := c.s.encodeResult(nil, call, res, f)
 		c.writeMsg(b)
-	})
+	}
 }
 
 func (c *streamConn) cancelled(params []byte) {
@@ -324,21 +353,105 @@ func (o *streamOut) notify(method string, params any) error {
 // using the stdio framing: serve one end with ServeStream and give the
 // other to a client.
 func NewInMemoryTransports() (clientEnd, serverEnd io.ReadWriteCloser) {
-	cr, sw := io.Pipe()
-	sr, cw := io.Pipe()
-	return &pipeEnd{r: cr, w: cw}, &pipeEnd{r: sr, w: sw}
+	up, down := newMemPipe(), newMemPipe()
+	return &pipeEnd{r: down, w: up}, &pipeEnd{r: up, w: down}
 }
 
+// pipeEnd is one end of NewInMemoryTransports: it reads one pipe and
+// writes the other.
 type pipeEnd struct {
-	r *io.PipeReader
-	w *io.PipeWriter
+	r, w *memPipe
 }
 
-func (p *pipeEnd) Read(b []byte) (int, error)  { return p.r.Read(b) }
-func (p *pipeEnd) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p *pipeEnd) Read(b []byte) (int, error)  { return p.r.read(b) }
+func (p *pipeEnd) Write(b []byte) (int, error) { return p.w.write(b) }
+
+// Close ends both directions: the other end reads what was written
+// before it, then io.EOF; a write on either side fails with
+// io.ErrClosedPipe.
 func (p *pipeEnd) Close() error {
-	p.w.Close()
-	return p.r.Close()
+	p.w.closeWrite()
+	p.r.closeRead()
+	return nil
+}
+
+// memPipeLimit bounds the bytes a memPipe holds: a writer waits while
+// the reader is that far behind (one write larger than that goes through
+// alone).
+const memPipeLimit = 1 << 20
+
+// memPipe is a one-way in-memory pipe whose writes return once the bytes
+// are buffered, not once they are read: a message crosses it with one
+// wake-up (of the reader), where io.Pipe needs two (the reader's and the
+// writer's).
+type memPipe struct {
+	mu               sync.Mutex
+	cond             sync.Cond // data, space or a close
+	buf              []byte    // unread bytes are buf[off:]
+	off              int
+	rclosed, wclosed bool
+}
+
+func newMemPipe() *memPipe {
+	p := &memPipe{}
+	p.cond.L = &p.mu
+	return p
+}
+
+func (p *memPipe) read(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.off == len(p.buf) {
+		if p.rclosed {
+			return 0, io.ErrClosedPipe
+		}
+		if p.wclosed {
+			return 0, io.EOF
+		}
+		p.cond.Wait()
+	}
+	n := copy(b, p.buf[p.off:])
+	p.off += n
+	if p.off == len(p.buf) {
+		p.buf, p.off = p.buf[:0], 0
+		if cap(p.buf) > memPipeLimit {
+			p.buf = nil // do not keep what one large message grew
+		}
+	}
+	p.cond.Broadcast()
+	return n, nil
+}
+
+func (p *memPipe) write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		if p.rclosed || p.wclosed {
+			return 0, io.ErrClosedPipe
+		}
+		if pending := len(p.buf) - p.off; pending == 0 || pending+len(b) <= memPipeLimit {
+			break
+		}
+		p.cond.Wait()
+	}
+	p.buf = append(p.buf, b...)
+	p.cond.Broadcast()
+	return len(b), nil
+}
+
+func (p *memPipe) closeWrite() {
+	p.mu.Lock()
+	p.wclosed = true
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+func (p *memPipe) closeRead() {
+	p.mu.Lock()
+	p.rclosed = true
+	p.buf, p.off = nil, 0
+	p.cond.Broadcast()
+	p.mu.Unlock()
 }
 
 // cancelledRequestKey returns the id (as JSON text) that the params of a

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"sync"
@@ -140,10 +139,7 @@ func hasTasksExtension(caps *ClientCapabilities) bool {
 }
 
 // missingTasksExtension is the -32021 error naming the extension.
-func missingTasksExtension(what string) *Error {
-	return MissingCapabilityError(ClientCapabilities{Extensions: map[string]json.RawMessage{ExtensionTasks: json.RawMessage(`{}`)}},
-		"Missing required client capability: "+what+" needs the "+ExtensionTasks+" extension")
-}
+func missingTasksExtension(what string) *Error { return missingExtension(what, ExtensionTasks) }
 
 type toolOutcome struct {
 	resp ToolResponse
@@ -156,7 +152,7 @@ type toolOutcome struct {
 // answer the request while the handler goes on.
 func (s *Server) callTaskTool(ctx context.Context, t *serverTool, p *CallToolRequest) (Result, error) {
 	sc := scopeFrom(ctx)
-	negotiated := s.tasks != nil && (sc == nil || sc.era.tasks()) && hasTasksExtension(&p.Meta.ClientCapabilities)
+	negotiated := s.tasks != nil && (sc == nil || sc.era.extensions()) && hasTasksExtension(&p.Meta.ClientCapabilities)
 	if !negotiated {
 		if t.task == TaskRequired {
 			return nil, missingTasksExtension("tool " + strconv.Quote(p.Name))

@@ -142,7 +142,7 @@ func (rt *taskRuntime) receive(sig TaskSignal) {
 // forward sends the answers of a tasks/update to the owner of a task
 // running on another instance, when the task is principal's and still
 // running; otherwise they are dropped, as for an unknown id.
-func (rt *taskRuntime) forward(ctx context.Context, p *TaskRequest, principal string) error {
+func (rt *taskRuntime) forward(ctx context.Context, p *taskParams, principal string) error {
 	t, err := rt.shared.Get(ctx, p.TaskID)
 	switch {
 	case errors.Is(err, ErrTaskNotFound):

@@ -9,62 +9,50 @@ import (
 )
 
 // The methods of the tasks extension: tasks/get, tasks/update,
-// tasks/cancel.
+// tasks/cancel. They are custom methods of the extension seam
+// (extension.go), registered when ServerOptions.Tasks is set: the seam
+// advertises the extension, decodes _meta and the taskId (the target:
+// Mcp-Name on HTTP), answers -32021 to a request that did not declare the
+// extension, -32601 to a session of an earlier revision, and runs them
+// through the middleware like any method; handlers see an
+// *ExtensionRequest whose Target is the task id.
 
-// TaskRequest holds the params of tasks/get, tasks/update and
-// tasks/cancel.
-type TaskRequest struct {
-	Meta   RequestMeta `json:"_meta"`
-	TaskID string      `json:"taskId"`
+// addTaskMethods registers the three methods.
+func (s *Server) addTaskMethods() {
+	s.AddExtension(ExtensionTasks, nil)
+	for _, name := range []string{MethodTasksGet, MethodTasksUpdate, MethodTasksCancel} {
+		s.AddMethod(&MethodSpec{Name: name, Extension: ExtensionTasks, TargetMember: "taskId"}, s.taskMethod)
+	}
+}
+
+// taskParams holds the params of a tasks method.
+type taskParams struct {
+	TaskID string
 	// InputResponses are the answers of tasks/update.
-	InputResponses InputResponses `json:"inputResponses,omitempty"`
+	InputResponses InputResponses
 }
 
-func (p *TaskRequest) RequestMeta() *RequestMeta { return &p.Meta }
+var taskUpdateNames = []string{"inputResponses"}
 
-var (
-	taskNames       = []string{"_meta", "taskId"}
-	taskUpdateNames = []string{"_meta", "taskId", "inputResponses"}
-)
-
-func decodeTaskGet(raw []byte, p *metaPresence) (Params, *Error) {
-	return decodeTask(raw, p, taskNames)
-}
-
-func decodeTaskUpdate(raw []byte, p *metaPresence) (Params, *Error) {
-	return decodeTask(raw, p, taskUpdateNames)
-}
-
-// decodeTask decodes the params of a tasks method; a requestState (not
-// used by this server) and other unknown members are ignored.
-func decodeTask(raw []byte, p *metaPresence, names []string) (Params, *Error) {
-	r := new(TaskRequest)
-	var hasID, hasResponses bool
-	err := scanObject(raw, "params", names, func(i int, v []byte) *Error {
-		var e *Error
-		switch i {
-		case 0:
-			e = decodeMeta(v, &r.Meta, p)
-		case 1:
-			r.TaskID, e = decodeString(v, "taskId")
-			hasID = true
-		case 2:
-			if jsonrpc.KindOf(v) != jsonrpc.KindObject {
-				return paramsError("inputResponses must be an object")
-			}
-			r.InputResponses, e = decodeInputResponses(v)
-			hasResponses = true
+// decodeTaskUpdate reads the answers of a tasks/update from its params
+// (without _meta) with the exact-key scanner; a requestState (not used by
+// this server) and other unknown members are ignored.
+func decodeTaskUpdate(params []byte) (InputResponses, *Error) {
+	var out InputResponses
+	var has bool
+	err := scanObject(params, "params", taskUpdateNames, func(_ int, v []byte) *Error {
+		if jsonrpc.KindOf(v) != jsonrpc.KindObject {
+			return paramsError("inputResponses must be an object")
 		}
+		var e *Error
+		out, e = decodeInputResponses(v)
+		has = true
 		return e
 	})
-	switch {
-	case err != nil || !p.meta:
-	case !hasID:
-		err = paramsError("missing taskId")
-	case len(names) == len(taskUpdateNames) && !hasResponses:
+	if err == nil && !has {
 		err = paramsError("missing inputResponses")
 	}
-	return r, err
+	return out, err
 }
 
 func taskNotFound() *Error {
@@ -73,14 +61,17 @@ func taskNotFound() *Error {
 
 var errTooManyTasks = jsonrpcError(CodeInternalError, "Internal error: too many tasks, try again later")
 
-// taskMethod serves tasks/get, tasks/update and tasks/cancel. A task of
-// another principal is answered exactly as an unknown one.
-func (s *Server) taskMethod(ctx context.Context, method string, p *TaskRequest) (Result, error) {
-	if s.tasks == nil {
-		return nil, methodNotFound(method)
-	}
-	if !hasTasksExtension(&p.Meta.ClientCapabilities) {
-		return nil, missingTasksExtension(method)
+// taskMethod serves tasks/get, tasks/update and tasks/cancel (the seam
+// checked the extension). A task of another principal is answered
+// exactly as an unknown one.
+func (s *Server) taskMethod(ctx context.Context, req *ExtensionRequest) (Result, error) {
+	method := req.Method
+	p := &taskParams{TaskID: req.Target}
+	if method == MethodTasksUpdate {
+		var e *Error
+		if p.InputResponses, e = decodeTaskUpdate(req.Params); e != nil {
+			return nil, e
+		}
 	}
 	principal, err := s.taskPrincipal(ctx)
 	if err != nil {

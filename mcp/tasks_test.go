@@ -604,8 +604,9 @@ func TestMemoryTaskStoreExpiry(t *testing.T) {
 	}
 }
 
-// FuzzDecodeTask feeds arbitrary params to the tasks methods' decoders:
-// no panic, and either an error or a task id.
+// FuzzDecodeTask feeds arbitrary params to the tasks methods' decoders
+// (the extension seam's, then the answers of tasks/update): no panic,
+// and either an error or a task id.
 func FuzzDecodeTask(f *testing.F) {
 	for _, s := range []string{
 		`{"_meta":` + metaJSON(tasksCaps) + `,"taskId":"abc","inputResponses":{"k":{"action":"accept","content":{"n":1}}}}`,
@@ -615,12 +616,24 @@ func FuzzDecodeTask(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	s := NewServer(Implementation{Name: "fuzz", Version: "1"}, &ServerOptions{Tasks: &TaskOptions{}})
+	get, update := s.customSpec(MethodTasksGet, true), s.customSpec(MethodTasksUpdate, true)
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		for _, dec := range []paramsDecoder{decodeTaskGet, decodeTaskUpdate} {
+		for _, spec := range []*methodSpec{get, update} {
 			var pres metaPresence
-			p, err := dec(raw, &pres)
-			if r, ok := p.(*TaskRequest); !ok || r == nil {
+			p, err := spec.decode(raw, &pres)
+			r, ok := p.(*ExtensionRequest)
+			if !ok || r == nil {
 				t.Fatalf("decoder returned %T (err %v)", p, err)
+			}
+			if err != nil || !pres.meta || !json.Valid(raw) { // the envelope checked the JSON
+				continue
+			}
+			if !json.Valid(r.Params) {
+				t.Fatalf("params %q decoded to invalid JSON %q", raw, r.Params)
+			}
+			if spec == update {
+				_, _ = decodeTaskUpdate(r.Params)
 			}
 		}
 	})

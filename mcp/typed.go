@@ -286,3 +286,39 @@ func (g *foldGuard) check(v []byte) error {
 	}
 	return nil
 }
+
+// WithOutputValidation makes the server check every result of the tool
+// against its outputSchema before sending it: the structuredContent of
+// a result that is not IsError must be present and match. A result that
+// does not is not sent; the call fails with a -32603 error whose message
+// names the JSON pointer that failed and why (a tool breaking its own
+// schema is a bug of the server, not something for the model to work
+// around), with data {"tool", "pointer"}. Typed tools (AddTool) whose
+// schema is inferred from a Go type are checked on the encoded bytes,
+// without decoding them. The option does nothing for a tool without an
+// outputSchema; AddTool panics when the schema cannot be compiled.
+func WithOutputValidation() ToolOption {
+	return func(t *serverTool) {
+		raw, _ := t.tool.OutputSchema.(json.RawMessage)
+		if raw == nil {
+			return
+		}
+		v, err := compileOutputSchema(raw)
+		if err != nil {
+			panic(fmt.Sprintf("mcp: tool %q: WithOutputValidation: output schema: %v", t.tool.Name, err))
+		}
+		name, next := t.tool.Name, t.handler
+		t.handler = func(ctx context.Context, req *CallToolRequest) (ToolResponse, error) {
+			resp, err := next(ctx, req)
+			r, ok := resp.(*CallToolResult)
+			if err != nil || !ok || r == nil || r.IsError {
+				return resp, err
+			}
+			if ptr, reason, ok := checkStructured(v, r.StructuredContent); !ok {
+				verr := &OutputValidationError{Tool: name, Pointer: ptr, Reason: reason}
+				return nil, NewError(CodeInternalError, "Internal error: "+verr.Error(), map[string]string{"tool": name, "pointer": ptr})
+			}
+			return resp, nil
+		}
+	}
+}

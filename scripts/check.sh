@@ -10,22 +10,63 @@ export PATH="$PATH:/usr/sbin"
 
 failed=()
 
+# Quiet by default: the terminal gets one line per step, the notes a step
+# leaves (figures, counts) and, for a step that fails, its failures; the
+# whole output of every step goes to the log (CHECK_LOG, default
+# .check.log at the root). CHECK_VERBOSE=1 prints each step's whole output
+# as well.
+LOG=${CHECK_LOG:-.check.log}
+: >"$LOG"
+NOTES=$(mktemp)
+export NOTES
+trap 'rm -f "$NOTES"' EXIT
+
 section() {
   printf '\n==================== %s ====================\n' "$1"
+}
+
+# note LINE: a line for the terminal under the step's own line (a figure,
+# a count); it is in the log too.
+note() {
+  echo "$*" >>"$NOTES"
+  echo "$*"
+}
+
+# failures FILE: the lines of a step's output that say what failed (test
+# names and their messages, compiler and vet positions, panics), or its
+# last lines when none does.
+failures() {
+  local hits
+  hits=$(grep -E -e '^(--- FAIL|FAIL|panic:|fatal error:|WARNING: DATA RACE)' \
+    -e '^\s+[A-Za-z0-9_./-]+\.go:[0-9]+' -e '^[A-Za-z0-9_./-]+\.go:[0-9]+:[0-9]+' \
+    -e '(FAILED|failed|error|Error):' "$1" | head -n 80) || true
+  if [[ -n $hits ]]; then
+    echo "$hits"
+  else
+    tail -n 40 "$1"
+  fi
 }
 
 # step NAME CMD...: run CMD, record NAME as failed if it exits non-zero.
 step() {
   local name=$1; shift
-  section "$name"
-  local start=$SECONDS rc=0
-  "$@" || rc=$?
+  local start=$SECONDS rc=0 out
+  out=$(mktemp)
+  : >"$NOTES"
+  "$@" >"$out" 2>&1 || rc=$?
+  { section "$name"; cat "$out"; } >>"$LOG"
+  [[ -n ${CHECK_VERBOSE:-} ]] && { section "$name"; cat "$out"; }
   if [[ $rc -eq 0 ]]; then
-    echo "--> $name: ok ($((SECONDS - start))s)"
+    printf '%-26s ok      %4ss\n' "$name" "$((SECONDS - start))"
+    echo "--> $name: ok ($((SECONDS - start))s)" >>"$LOG"
   else
-    echo "--> $name: FAILED (exit $rc, $((SECONDS - start))s)"
+    printf '%-26s FAILED  %4ss  (exit %s)\n' "$name" "$((SECONDS - start))" "$rc"
+    echo "--> $name: FAILED (exit $rc, $((SECONDS - start))s)" >>"$LOG"
+    failures "$out" | sed 's/^/    /'
     failed+=("$name")
   fi
+  [[ -s $NOTES ]] && sed 's/^/    /' "$NOTES"
+  rm -f "$out"
 }
 
 gofmt_check() {
@@ -116,8 +157,8 @@ race_tests() {
     (cd "$m" && FLEET_CHAOS_REPORT=$report go test -race -count=1 -timeout 20m ./...) || { echo "  (in module $m)"; rc=1; }
   done
   if [[ -s $report ]]; then
-    echo "fleet under chaos (kill -9, drain, key rotation by reload, Redis restarted empty, Sentinel failover):"
-    sed 's/^/  /' "$report"
+    note "fleet under chaos (kill -9, drain, key rotation by reload, Redis restarted empty, Sentinel failover):"
+    while IFS= read -r line; do note "  $line"; done <"$report"
   fi
   rm -f "$report"
   return $rc
@@ -148,12 +189,12 @@ step "docs" bash scripts/docs.sh test
 bench_tests() { (cd bench && go test -race -count=1 ./...); }
 step "interop (bench module)" bench_tests
 
-section "summary"
 total=10
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "FAILED: ${failed[*]}"
-  echo "check: $((total - ${#failed[@]})) passed, ${#failed[@]} failed"
+  echo "check: $((total - ${#failed[@]})) passed, ${#failed[@]} failed (the whole output: $LOG)"
+  { echo "FAILED: ${failed[*]}"; echo "check: $((total - ${#failed[@]})) passed, ${#failed[@]} failed"; } >>"$LOG"
   exit 1
 fi
-echo "all checks passed"
-echo "check: $total passed, 0 failed"
+echo "check: $total passed, 0 failed (the whole output: $LOG)"
+echo "check: $total passed, 0 failed" >>"$LOG"

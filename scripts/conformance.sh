@@ -31,6 +31,9 @@
 #      scenario: the 2025-11-25 core ones, the two 2025-03-26 OAuth
 #      discovery ones (no protected resource metadata) and the extension
 #      ones the client implements.
+#   3b. a custom method of the everything-server's own extension
+#      (io.roundtrip/echo) called by the official TypeScript SDK's 2.x
+#      client, with the extension's notifications (run_ts_custom).
 #   4. the HTTP+SSE transport (2024-11-05) against the official TypeScript
 #      SDK v1, which the suite brings along, both ways: its
 #      SSEClientTransport calling the everything-server's /sse, and
@@ -338,6 +341,27 @@ run_ts_interop() {
   [[ $rc -eq 0 ]]
 }
 run_ts_interop || failed+=("ts-sdk-v1-legacy")
+
+# run_ts_custom: the official TypeScript SDK's 2.x client
+# (@modelcontextprotocol/client, pinned in scripts/tools.sh) calls the
+# everything-server's custom method io.roundtrip/echo/say under the
+# extension it advertises, with its notifications, at 2026-07-28 over
+# Streamable HTTP and stdio and over the 2025-11-25 handshake
+# (conformance/interop/ts/custom-method.mjs; docs/design/extensions.md).
+run_ts_custom() {
+  local name=ts-sdk-v2-custom-method rc=0 log="$RUN_DIR/ts-sdk-v2-custom-method.log"
+  local modules="$TOOLS_DIR/node_modules" script=conformance/interop/ts/custom-method.mjs
+  printf '\n---------- conformance: %s ----------\n' "$name"
+  if [[ ! -f "$modules/@modelcontextprotocol/client/package.json" ]]; then
+    echo "conformance: $name: @modelcontextprotocol/client is not installed in ${modules#"$ROOT"/} (scripts/tools.sh)"
+    return 1
+  fi
+  echo "\$ node $script --http $URL --stdio everything-server   (client $("$NODE22" -p "require('$modules/@modelcontextprotocol/client/package.json').version"))"
+  timeout 60 "$NODE22" "$script" --modules "$modules" --http "$URL" --stdio "$SERVER_BIN" >"$log" 2>&1 || rc=$?
+  grep -E '"summary"|"ok":false' "$log" || tail -n 20 "$log"
+  [[ $rc -eq 0 ]]
+}
+run_ts_custom || failed+=("ts-sdk-v2-custom-method")
 
 if ! kill -0 "$SERVER_PID" 2>/dev/null; then
   echo "conformance: everything-server died during the run" >&2

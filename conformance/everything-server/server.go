@@ -62,6 +62,7 @@ func newServer(logger *slog.Logger, rs mcp.RequestStateOptions) *mcp.Server {
 	e.addTools()
 	e.addMRTR()
 	e.addTasks()
+	e.addExtension()
 	e.addLegacy()
 	e.addPrompts()
 	e.addResources()

@@ -1,0 +1,291 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+)
+
+// The client side of extensions: declaring them
+// (ClientOptions.Extensions), calling a server's custom methods
+// (Client.CallMethod, CallMethod) and receiving the extensions'
+// notifications. A carrier method runs the same loop as CallTool
+// (client_loop.go): its input requests are answered with the client's
+// handlers and the call sent again with inputResponses and the
+// requestState echoed. See docs/design/extensions.md.
+
+// ClientExtensions declares the extensions a client supports and
+// receives their notifications.
+type ClientExtensions struct {
+	// Declared are the extensions declared in
+	// clientCapabilities.extensions of every 2026-07-28 request, by
+	// identifier, with their settings (nil means {}; otherwise a JSON
+	// object; anything else is declared as {}, with a warning). A server answers a method of an extension the request did
+	// not declare with -32021. Sessions of earlier revisions have no
+	// extensions: nothing is declared there. An entry for the tasks
+	// extension replaces the {} that ClientOptions.Tasks declares.
+	Declared map[string]json.RawMessage
+	// OnNotification, when set, receives the notifications of methods
+	// the specification does not define that the server sends in
+	// relation to a request (an extension's notification sent with
+	// Notify from a handler): on Streamable HTTP those of any request of
+	// the client but a Listen, on a byte stream (where such a
+	// notification names no request) every one. Notifications on a
+	// Listen stream (Server.NotifyListeners) go to Listen's callback.
+	// It runs on the transport's reading goroutine: it must return
+	// quickly and must not wait for another request of the same Client.
+	// params is the notification's params object ({} when it had none),
+	// valid only during the call.
+	OnNotification func(method string, params json.RawMessage)
+}
+
+// MethodCall is one call of a custom method: a method of an extension
+// the server advertises (capabilities.extensions of server/discover),
+// outside the specification.
+type MethodCall struct {
+	// Method is the JSON-RPC method. It may not be a method of the
+	// specification (of any revision), nor begin with "notifications/"
+	// or "rpc.".
+	Method string
+	// Params are the call's params: nil, or a value that marshals to a
+	// JSON object (json.RawMessage is sent as it is, compacted). They
+	// may not hold _meta (the SDK writes it; extra members go in
+	// CallOptions.Meta), nor, for a carrier call, inputResponses or
+	// requestState (the loop writes them).
+	Params any
+	// TargetMember names the params member (a string) that says what
+	// the request acts on, as the server's MethodSpec.TargetMember does:
+	// on Streamable HTTP its value is sent as the Mcp-Name header, which
+	// a 2026-07-28 server requires for such a method. Empty: none.
+	TargetMember string
+	// Carrier says the method may answer input_required (the server's
+	// MethodSpec.Carrier): its input requests are answered like those of
+	// CallTool (the ClientOptions handlers, MaxRounds, requestState-only
+	// rounds paced), or handed back with CallOptions.Manual as a
+	// *PendingCallError, whose PendingCall names the method, the target
+	// (Name) and the params (Arguments). Continue such a call with
+	// CallMethod again, passing the answers and the state in
+	// CallOptions.InputResponses and RequestState (Resume and a
+	// PendingCall's JSON form are for the specification's methods). An
+	// input_required answer to a call that is not a carrier is an
+	// invalid response.
+	Carrier bool
+}
+
+// MethodResult is the complete answer to a custom method.
+type MethodResult struct {
+	// ResultType is the result's resultType: "complete" (also when the
+	// server sent none, as a session of an earlier revision does), or a
+	// type the extension defines.
+	ResultType ResultType
+	// Result is the result object as the server sent it (with
+	// resultType and _meta).
+	Result json.RawMessage
+}
+
+// ErrCustomMethod is returned by CallMethod for a call it does not send:
+// a reserved or invalid method name, params that are not an object, or
+// params holding a member the SDK writes.
+var ErrCustomMethod = errors.New("mcp: invalid custom method call")
+
+// CallMethod calls a custom method and returns its complete answer. Like
+// every request it carries the _meta envelope on 2026-07-28 (with the
+// extensions of ClientOptions.Extensions declared), runs through the
+// client's middleware (ClientRequest.Method is the method, Target the
+// TargetMember's value) and its leg retries, and on a session of an
+// earlier revision it is sent as a plain request of the session. A
+// server's JSON-RPC error is an *Error (-32021 when the extension was
+// not declared, -32601 when the server has no such method).
+func (c *Client) CallMethod(ctx context.Context, call *MethodCall, opts *CallOptions) (*MethodResult, error) {
+	if call == nil {
+		return nil, fmt.Errorf("%w: nil MethodCall", ErrCustomMethod)
+	}
+	cc, err := newCustomCarrier(call)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := c.start(ctx, cc, opts)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := cc.custom.resultType(cc.method, raw)
+	if err != nil {
+		return nil, err
+	}
+	return &MethodResult{ResultType: rt, Result: json.RawMessage(raw)}, nil
+}
+
+// CallMethod calls a custom method (see Client.CallMethod) and decodes
+// its result object into a new Out. An answer whose resultType is not
+// "complete" (a type the extension defines) is an *InvalidResponseError
+// wrapping ErrUnknownResultType: use Client.CallMethod to read those.
+func CallMethod[Out any](ctx context.Context, c *Client, call *MethodCall, opts *CallOptions) (*Out, error) {
+	res, err := c.CallMethod(ctx, call, opts)
+	if err != nil {
+		return nil, err
+	}
+	if res.ResultType != ResultComplete {
+		return nil, &InvalidResponseError{Method: call.Method, Err: fmt.Errorf("%w %q where a complete result is due", ErrUnknownResultType, string(res.ResultType))}
+	}
+	out := new(Out)
+	if err := json.Unmarshal(res.Result, out); err != nil {
+		return nil, &InvalidResponseError{Method: call.Method, Err: err}
+	}
+	return out, nil
+}
+
+// customCall is what a carrierCall of a custom method holds beyond the
+// method and target: the params' members and whether it may ask.
+type customCall struct {
+	members   []byte // the params' members, each preceded by a comma
+	hasTarget bool
+	carrier   bool
+}
+
+// newCustomCarrier checks a MethodCall and builds its carrierCall.
+func newCustomCarrier(call *MethodCall) (*carrierCall, error) {
+	if !methodNameRE.MatchString(call.Method) || reservedMethod(call.Method) {
+		return nil, fmt.Errorf("%w: %q is not a custom method name (1 to 256 visible ASCII characters, not a method of the specification, not notifications/* or rpc.*)", ErrCustomMethod, call.Method)
+	}
+	obj, err := encodeArgs(call.Params)
+	if err != nil {
+		return nil, fmt.Errorf("%w: params: %v", ErrCustomMethod, err)
+	}
+	if obj == nil {
+		obj = []byte(`{}`)
+	}
+	cu := &customCall{carrier: call.Carrier}
+	cc := &carrierCall{method: call.Method, args: obj, custom: cu}
+	var bad string
+	found := false
+	err = jsonrpc.Fields(obj, func(k, v []byte) error {
+		name := string(jsonrpc.Key(k))
+		switch {
+		case name == "_meta":
+			bad = "_meta (extra members go in CallOptions.Meta)"
+		case call.Carrier && (name == "inputResponses" || name == "requestState"):
+			bad = name + " (the loop writes it)"
+		case call.TargetMember != "" && name == call.TargetMember:
+			s, ok := jsonString(v)
+			if !ok {
+				bad = fmt.Sprintf("%s (the target member) is not a string", name)
+				return nil
+			}
+			cc.target, found = s, true
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: params: %v", ErrCustomMethod, err)
+	case bad != "":
+		return nil, fmt.Errorf("%w: params hold %s", ErrCustomMethod, bad)
+	case call.TargetMember != "" && !found:
+		return nil, fmt.Errorf("%w: params have no %q (the target member)", ErrCustomMethod, call.TargetMember)
+	}
+	cu.hasTarget = call.TargetMember != ""
+	if len(obj) > 2 {
+		cu.members = append([]byte{','}, obj[1:len(obj)-1]...)
+	}
+	return cc, nil
+}
+
+// appendParams writes the members of one leg: the params, then the
+// round's answers and state.
+func (cu *customCall) appendParams(dst, responses, state []byte) []byte {
+	dst = append(dst, cu.members...)
+	if responses != nil {
+		dst = append(dst, `,"inputResponses":`...)
+		dst = append(dst, responses...)
+	}
+	if state != nil {
+		dst = append(dst, `,"requestState":`...)
+		dst = append(dst, state...)
+	}
+	return dst
+}
+
+// resultType reads the resultType of an answer to a custom method:
+// input_required (a carrier only) continues the loop; any other is the
+// call's answer, complete or a type of the extension's.
+func (cu *customCall) resultType(method string, raw []byte) (ResultType, error) {
+	if jsonrpc.KindOf(raw) != jsonrpc.KindObject {
+		return "", invalidResponse(method, "the result is not an object")
+	}
+	rt := ResultComplete
+	var bad error
+	_ = jsonrpc.Fields(raw, func(k, v []byte) error {
+		if string(jsonrpc.Key(k)) != "resultType" {
+			return nil
+		}
+		s, ok := jsonString(v)
+		if !ok || s == "" {
+			bad = invalidResponse(method, "resultType is not a non-empty string")
+			return errStopScan
+		}
+		rt = ResultType(s)
+		return nil
+	})
+	if bad != nil {
+		return "", bad
+	}
+	if rt == ResultInputRequired && !cu.carrier {
+		return "", &InvalidResponseError{Method: method, Err: ErrInputRequiredNotAllowed}
+	}
+	return rt, nil
+}
+
+// resultType is the loop's reading of an answer's resultType.
+func (cc *carrierCall) resultType(raw []byte) (ResultType, error) {
+	if cc.custom == nil {
+		return resultTypeOf(cc.method, raw)
+	}
+	rt, err := cc.custom.resultType(cc.method, raw)
+	if err == nil && rt != ResultInputRequired {
+		rt = ResultComplete // the call's answer, whatever its type
+	}
+	return rt, err
+}
+
+// declareExtensions adds the declared extensions to caps (a copy of its
+// map).
+func (c *Client) declareExtensions(caps *ClientCapabilities) {
+	x := c.opts.Extensions
+	if x == nil || len(x.Declared) == 0 {
+		return
+	}
+	ext := make(map[string]json.RawMessage, len(caps.Extensions)+len(x.Declared))
+	maps.Copy(ext, caps.Extensions)
+	for name, settings := range x.Declared {
+		if len(settings) == 0 {
+			settings = json.RawMessage(`{}`)
+		} else if jsonrpc.KindOf(settings) != jsonrpc.KindObject || !json.Valid(settings) {
+			c.log.Warn("mcp: client: extension settings are not a JSON object; declared as {}", "extension", name)
+			settings = json.RawMessage(`{}`)
+		}
+		ext[name] = settings
+	}
+	caps.Extensions = ext
+}
+
+// extensionNotes reports whether the client takes extensions'
+// notifications (so that every request routes its notifications).
+func (c *Client) extensionNotes() bool {
+	return c.opts.Extensions != nil && c.opts.Extensions.OnNotification != nil
+}
+
+// extensionNotification hands a notification the specification does not
+// define to ClientExtensions.OnNotification.
+func (c *Client) extensionNotification(method string, params []byte) {
+	if !c.extensionNotes() || specNotifications[method] {
+		return
+	}
+	if jsonrpc.KindOf(params) != jsonrpc.KindObject {
+		params = []byte(`{}`)
+	}
+	c.opts.Extensions.OnNotification(method, json.RawMessage(params))
+}
