@@ -73,46 +73,48 @@ func ExampleCompletionHandler() {
 	// gcp: [us-central1]
 }
 
-// A resource template with completion: the template's variables are
-// the arguments a client completes (Ref.Type "ref/resource", Ref.URI the
-// template), here the service first, then the day given the service.
-func ExampleServer_AddResourceTemplate_completion() {
+// A resource template whose variables complete themselves: each
+// WithCompletion names a variable and gives its values, here the
+// service first, then the day given the service already chosen
+// (CompleteRequest.Context). A client completes a template's variables
+// with Ref.Type "ref/resource" and Ref.URI the template.
+func ExampleWithCompletion() {
 	// #region template-completions
 	services := []string{"api", "auth", "billing"}
 	days := map[string][]string{"api": {"2026-07-27", "2026-07-28"}, "auth": {"2026-07-28"}}
-	complete := func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-		if req.Ref.Type != "ref/resource" || req.Ref.URI != "logs://{service}/{day}" {
-			return &mcp.CompleteResult{}, nil
-		}
-		var from []string
-		switch req.Argument.Name {
-		case "service":
-			from = services
-		case "day":
-			if req.Context != nil {
-				from = days[req.Context.Arguments["service"]]
-			}
-		}
-		var values []string
+	startingWith := func(prefix string, from []string) []string {
+		var out []string
 		for _, v := range from {
-			if strings.HasPrefix(v, req.Argument.Value) {
-				values = append(values, v)
+			if strings.HasPrefix(v, prefix) {
+				out = append(out, v)
 			}
 		}
-		return &mcp.CompleteResult{Completion: mcp.Completion{Values: values}}, nil
+		return out
 	}
-	srv := mcp.NewServer(mcp.Implementation{Name: "logs", Version: "1.0.0"}, &mcp.ServerOptions{Completions: complete})
+	srv := mcp.NewServer(mcp.Implementation{Name: "logs", Version: "1.0.0"}, nil)
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "logs://{service}/{day}", Name: "service logs"},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.ResourceResponse, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
 				{URI: req.URI, Text: req.Var("service") + " logs of " + req.Var("day")},
 			}}, nil
-		})
+		},
+		mcp.WithCompletion("service", func(ctx context.Context, req *mcp.CompleteRequest) ([]string, error) {
+			return startingWith(req.Argument.Value, services), nil
+		}),
+		mcp.WithCompletion("day", func(ctx context.Context, req *mcp.CompleteRequest) ([]string, error) {
+			var service string
+			if req.Context != nil {
+				service = req.Context.Arguments["service"]
+			}
+			return startingWith(req.Argument.Value, days[service]), nil
+		}),
+	)
 	// #endregion template-completions
 
 	client := connect(srv)
 	defer client.Close()
 	ctx := context.Background()
+	// #region template-completions-client
 	ref := mcp.CompleteReference{Type: "ref/resource", URI: "logs://{service}/{day}"}
 	for _, req := range []*mcp.CompleteRequest{
 		{Ref: ref, Argument: mcp.CompleteArgument{Name: "service", Value: "a"}},
@@ -126,6 +128,8 @@ func ExampleServer_AddResourceTemplate_completion() {
 		}
 		fmt.Println(req.Argument.Name+":", res.Completion.Values)
 	}
+	// #endregion template-completions-client
+
 	res, err := client.ReadResource(ctx, "logs://api/2026-07-28", nil)
 	if err != nil {
 		fmt.Println(err)

@@ -21,6 +21,13 @@ SITE=$ROOT/docs/site
 DIST=$SITE/.vitepress/dist
 EXAMPLES_MIN=25 # the floor the example count must reach
 
+# note LINE: print LINE and, under check.sh (which exports NOTES), leave
+# it for the terminal under the step's own line.
+note() {
+  echo "$*"
+  if [[ -n ${NOTES:-} ]]; then echo "$*" >>"$NOTES"; fi
+}
+
 use_node() {
   # shellcheck source=scripts/tools.sh
   source scripts/tools.sh
@@ -47,6 +54,15 @@ build() {
 # browser_test [DIST [--only PAGE]...]: the browser test against a build.
 browser_test() {
   (cd "$SITE" && node test/site.test.mjs "${@:-$DIST}")
+}
+
+# site_test: the browser test of the build, its summary line noted.
+site_test() {
+  local out rc=0
+  out=$(browser_test 2>&1) || rc=$?
+  echo "$out"
+  note "$(grep '^site: ' <<<"$out" || echo 'site: the browser test printed no summary')"
+  return $rc
 }
 
 # self_test: a copy of the build with a link to a page that does not exist
@@ -86,7 +102,7 @@ count_examples() {
     godoc=$((godoc + n))
   done
   programs=$(find examples -mindepth 2 -maxdepth 2 -name main_test.go | wc -l)
-  echo "examples: $((godoc + programs)) ($godoc godoc examples with output, $programs example programs with tests)"
+  note "examples: $((godoc + programs)) ($godoc godoc examples with output, $programs example programs with tests)"
   if [[ $((godoc + programs)) -lt $EXAMPLES_MIN ]]; then
     echo "examples: fewer than $EXAMPLES_MIN"
     return 1
@@ -98,7 +114,7 @@ case "${1:-test}" in
   test)
     build
     go test -count=1 ./internal/doccheck
-    browser_test
+    site_test
     self_test
     count_examples
     ;;
