@@ -21,6 +21,7 @@ const guide = [
       { text: 'MCP Apps', link: '/guide/apps' },
       { text: 'Middleware', link: '/guide/middleware' },
       { text: 'Tasks', link: '/guide/tasks' },
+      { text: 'Extensions and custom methods', link: '/guide/extensions' },
     ],
   },
   {
