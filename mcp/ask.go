@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
@@ -23,37 +24,114 @@ import (
 // handler.
 var ErrInputRequired = errors.New("mcp: input required")
 
-// errInputRequired names the question that is pending.
-type inputRequiredError struct{ key string }
+// inputRequiredError names the question that is pending (by its text,
+// worked out only when the message is read: every round makes one).
+type inputRequiredError struct{ q *question }
 
 func (e *inputRequiredError) Error() string {
-	return "mcp: input required (question " + strconv.Quote(e.key) + ")"
+	return "mcp: input required (" + labelOf(e.q.req, e.q.key) + ")"
 }
 func (e *inputRequiredError) Is(target error) bool { return target == ErrInputRequired }
 
 // InvalidAnswerError reports an answer of the wrong kind, or content that
 // fails the question's schema. A tool handler that returns it produces an
-// isError result naming the question; the validator's details are not
-// sent.
-type InvalidAnswerError struct{ Key string }
+// isError result whose text is Error(), with the fields below in its
+// _meta (InvalidAnswerMetaKey); a prompt or resource template, a -32602
+// error with them in its data (see InvalidAnswerData). The details concern the client's own answer to a
+// question it was shown, so nothing about request state is disclosed.
+type InvalidAnswerError struct {
+	// Key is the question's inputRequests key (a derived key is a hash of
+	// the question; code may match it, people should not have to).
+	Key string
+	// Question is the text the user saw (an elicitation's message, the
+	// last text of a sampling request), folded to one line and cut to 80
+	// runes; "" when the question has none.
+	Question string
+	// Field is the form field at fault; "" when the answer as a whole is
+	// (not an object, no action, an answer of another kind).
+	Field string
+	// Rule is what the field breaks: a schema keyword ("enum",
+	// "minimum", "maximum", "minLength", "maxLength", "pattern",
+	// "format", "required", "type", "minItems", "maxItems"), "case" for a
+	// member differing from the field's name only in case, "repeated"
+	// for a member sent twice; "" when Field is.
+	Rule string
+	// Detail says what is wrong, for a person: `region must be one of
+	// "eu", "us" (got "asia")`.
+	Detail string
 
+	method string // the question's method; "" reads as an elicitation
+}
+
+// Error names the question by its text (by Key when it has none) and
+// says what is wrong: `The answer to question "Which region?" is not
+// valid: region must be one of "eu", "us" (got "asia").`
 func (e *InvalidAnswerError) Error() string {
-	return "The answer to question " + strconv.Quote(e.Key) + " is not valid."
+	s := "The answer to " + questionLabel(e.method, e.Question, e.Key) + " is not valid"
+	if e.Detail != "" {
+		return s + ": " + strings.TrimSuffix(e.Detail, ".") + "."
+	}
+	return s + "."
+}
+
+// data is the JSON-RPC error data of e (see InvalidAnswerData).
+func (e *InvalidAnswerError) data() *InvalidAnswerData {
+	return &InvalidAnswerData{Reason: "invalid_answer", Key: e.Key, Question: e.Question, Field: e.Field, Rule: e.Rule, Detail: e.Detail}
+}
+
+// InvalidAnswerData is the data of the -32602 error a prompt or resource
+// template answers with for an *InvalidAnswerError (reason
+// "invalid_answer") or a *NotAcceptedError (reason "not_accepted", with
+// Action): the fields of the error, for a client that shows the
+// question again.
+type InvalidAnswerData struct {
+	Reason   string       `json:"reason"`
+	Key      string       `json:"key"`
+	Question string       `json:"question,omitempty"`
+	Field    string       `json:"field,omitempty"`
+	Rule     string       `json:"rule,omitempty"`
+	Detail   string       `json:"detail,omitempty"`
+	Action   ElicitAction `json:"action,omitempty"`
+}
+
+// invalidAnswer is the error for an answer to q that failed its check
+// with err; key is the key the answer came under (q's, or a task's
+// renumbered one).
+func (q *question) invalidAnswer(key string, err error) *InvalidAnswerError {
+	e := &InvalidAnswerError{Key: key, Question: shortText(questionText(q.req), maxQuestionRunes), method: q.req.InputMethod()}
+	var f *answerFault
+	switch {
+	case errors.As(err, &f):
+		e.Field, e.Rule, e.Detail = cutRunes(f.field, maxFieldRunes), f.rule, f.detail
+	case err != nil:
+		e.Detail = strings.TrimPrefix(err.Error(), "mcp: ")
+	}
+	e.Detail = shortText(strings.ToValidUTF8(e.Detail, "\uFFFD"), maxDetailRunes)
+	return e
 }
 
 // NotAcceptedError reports an elicitation the user declined or
-// cancelled. A tool handler that returns it produces an isError result.
+// cancelled. A tool handler that returns it produces an isError result;
+// a prompt or resource template, a -32602 error (both with an
+// InvalidAnswerData, as InvalidAnswerError has).
 type NotAcceptedError struct {
+	// Key is the question's inputRequests key.
 	Key    string
 	Action ElicitAction
+	// Question is the elicitation's message, folded to one line and cut
+	// to 80 runes ("" when unknown: the message then names Key).
+	Question string
 }
 
+// Error names the question by its text and says what the user did:
+// `Question "Which region?" could not be answered: the elicitation was
+// declined.`
 func (e *NotAcceptedError) Error() string {
 	past := "declined"
 	if e.Action == ElicitCancel {
 		past = "cancelled"
 	}
-	return "Question " + strconv.Quote(e.Key) + " could not be answered: the elicitation was " + past + "."
+	return "Question " + quotedQuestion(e.Question, e.Key) + " could not be answered: the elicitation was " + past + "."
 }
 
 // ErrCannotAsk is returned by the asking functions outside a handler that
@@ -156,7 +234,7 @@ func missingCapability(caps *ClientCapabilities, q *question) *Error {
 	if name == "" {
 		return nil
 	}
-	return MissingCapabilityError(need, "Client did not declare the "+name+" capability required by question "+strconv.Quote(q.key))
+	return MissingCapabilityError(need, "Client did not declare the "+name+" capability required by "+labelOf(q.req, q.key))
 }
 
 var errMixedForms = jsonrpcError(CodeInternalError, "Internal error: the handler both asked through the asking API and returned its own InputRequiredResult; a call has one inputResponses/requestState channel, so use one form")
@@ -214,12 +292,29 @@ func (srv *Server) askable(params Params) (*retryParams, *ClientCapabilities) {
 // askOutcomeError maps the asking API's errors for methods without an
 // isError result (prompts, resources).
 func askOutcomeError(err error) error {
-	var ia *InvalidAnswerError
-	var na *NotAcceptedError
-	if errors.As(err, &ia) || errors.As(err, &na) {
-		return jsonrpcError(CodeInvalidParams, err.Error())
+	if d := answerData(err); d != nil {
+		return jsonrpc.NewErrorData(CodeInvalidParams, err.Error(), d)
 	}
 	return err
+}
+
+// InvalidAnswerMetaKey names the _meta member of the isError result a
+// tool answers with for an *InvalidAnswerError or a *NotAcceptedError:
+// an InvalidAnswerData, as a prompt's or resource's error data carries.
+const InvalidAnswerMetaKey = "com.github.roundtrip-mcp/invalidAnswer"
+
+// answerData is the InvalidAnswerData of the asking API's errors, nil for
+// any other error.
+func answerData(err error) *InvalidAnswerData {
+	var ia *InvalidAnswerError
+	if errors.As(err, &ia) {
+		return ia.data()
+	}
+	var na *NotAcceptedError
+	if errors.As(err, &na) {
+		return &InvalidAnswerData{Reason: "not_accepted", Key: na.Key, Question: na.Question, Action: na.Action}
+	}
+	return nil
 }
 
 // ---- the modern asker ----
@@ -278,7 +373,7 @@ func (s *askScope) ask(ctx context.Context, q *question) (json.RawMessage, error
 	}
 	s.seen[q.digest]++
 	if d, dup := s.keys[q.key]; dup && d != q.digest {
-		return nil, fmt.Errorf("mcp: two different questions asked under key %q", q.key)
+		return nil, fmt.Errorf("mcp: two different questions asked under key %q (the second: %s)", q.key, labelOf(q.req, q.key))
 	}
 	s.keys[q.key] = q.digest
 	if e := missingCapability(s.caps, q); e != nil {
@@ -294,15 +389,15 @@ func (s *askScope) ask(ctx context.Context, q *question) (json.RawMessage, error
 	// A fresh answer counts only if the previous round asked exactly this.
 	if s.asked[id] {
 		if raw, ok := s.responses[q.key]; ok && string(raw) != "null" {
-			if q.validate(raw) != nil {
-				return nil, &InvalidAnswerError{Key: q.key}
+			if err := q.validate(raw); err != nil {
+				return nil, q.invalidAnswer(q.key, err)
 			}
 			s.answered = append(s.answered, storedAnswer{id, raw})
 			return raw, nil
 		}
 	}
 	s.pending = append(s.pending, q)
-	return nil, &inputRequiredError{key: q.key}
+	return nil, &inputRequiredError{q: q}
 }
 
 // finish turns the handler's outcome into the response: pending
@@ -478,6 +573,8 @@ type Elicited[T any] struct {
 	Key     string
 	Action  ElicitAction
 	Content T
+
+	message string // the question's text, for Value's error
 }
 
 // Accepted reports whether the user submitted the form.
@@ -489,7 +586,7 @@ func (e Elicited[T]) Accepted() bool { return e.Action == ElicitAccept }
 func (e Elicited[T]) Value() (T, error) {
 	if e.Action != ElicitAccept {
 		var zero T
-		return zero, &NotAcceptedError{Key: e.Key, Action: e.Action}
+		return zero, &NotAcceptedError{Key: e.Key, Action: e.Action, Question: shortText(e.message, maxQuestionRunes)}
 	}
 	return e.Content, nil
 }
@@ -508,7 +605,7 @@ func (e Elicited[T]) Value() (T, error) {
 // members T does not declare are dropped before decoding. See the
 // package notes on asking: the handler runs again on every round.
 func Elicit[T any](ctx context.Context, message string, opts ...AskOption) (Elicited[T], error) {
-	var out Elicited[T]
+	out := Elicited[T]{message: message}
 	fs, err := formSchemaFor[T]()
 	if err != nil {
 		return out, err
@@ -531,7 +628,7 @@ func Elicit[T any](ctx context.Context, message string, opts ...AskOption) (Elic
 	out.Action = r.Action
 	if r.Action == ElicitAccept && content != nil {
 		if err := json.Unmarshal(fs.declaredContent(content), &out.Content); err != nil {
-			return out, &InvalidAnswerError{Key: key}
+			return out, unfitAnswer(key, message, err)
 		}
 	}
 	return out, nil
@@ -629,4 +726,17 @@ func ListRoots(ctx context.Context, opts ...AskOption) ([]Root, error) {
 		return nil, err
 	}
 	return r.Roots, nil
+}
+
+// unfitAnswer is the error for an answer to Elicit[T] that passed the
+// form but does not decode into T (a number too large for its field's
+// Go type).
+func unfitAnswer(key, message string, err error) *InvalidAnswerError {
+	e := &InvalidAnswerError{Key: key, Question: shortText(message, maxQuestionRunes), method: MethodElicit, Detail: "it does not fit the form's Go type"}
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) && ute.Field != "" {
+		e.Field, e.Rule = ute.Field, "type"
+		e.Detail = fieldName(ute.Field) + " does not fit in a " + ute.Type.String() + " (got " + ute.Value + ")"
+	}
+	return e
 }

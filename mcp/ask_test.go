@@ -209,7 +209,8 @@ func TestDeclineAndCancelAreValues(t *testing.T) {
 		d = &driver{t: t, h: h, method: MethodToolsCall, params: `"name":"strict","arguments":{}`}
 		v := d.run(func(string, map[string]any) any { return map[string]any{"action": action} })
 		r := result(t, v)
-		if r["isError"] != true || !strings.Contains(text(t, v), "elicit_") {
+		past := map[string]string{"decline": "declined", "cancel": "cancelled"}[action]
+		if want := `Question "Which region?" could not be answered: the elicitation was ` + past + "."; r["isError"] != true || text(t, v) != want {
 			t.Errorf("%s with Value(): %v", action, r)
 		}
 	}
@@ -318,7 +319,10 @@ func mustForm[T any](t *testing.T) *formSchema {
 	return fs
 }
 
-func TestInvalidAnswerBecomesIsErrorNamingTheKey(t *testing.T) {
+// An invalid answer is an isError result that names the question by its
+// text and says what is wrong; the key (here an explicit one) stays in
+// the result's _meta.
+func TestInvalidAnswerBecomesIsErrorNamingTheQuestion(t *testing.T) {
 	s := askServer(t, nil)
 	s.AddTool(&Tool{Name: "t"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		e, err := Elicit[Size](ctx, "What size?", WithKey("size"))
@@ -328,18 +332,26 @@ func TestInvalidAnswerBecomesIsErrorNamingTheKey(t *testing.T) {
 		return TextResult(itoa(e.Content.GB)), nil
 	})
 	h := NewHTTPHandler(s, nil)
-	for name, answer := range map[string]any{
-		"wrong type": accept(map[string]any{"gb": "twenty"}),
-		"missing":    accept(map[string]any{}),
-		"wrong kind": map[string]any{"roots": []any{}},
-		"not object": 12345,
+	for name, c := range map[string]struct {
+		answer any
+		detail string
+	}{
+		"wrong type": {accept(map[string]any{"gb": "twenty"}), `gb must be an integer (got the string "twenty")`},
+		"missing":    {accept(map[string]any{}), "gb is required"},
+		"wrong kind": {map[string]any{"roots": []any{}}, "elicitation answer without action"},
+		"not object": {12345, "elicitation answer is not an object"},
 	} {
 		d := &driver{t: t, h: h, method: MethodToolsCall, params: `"name":"t","arguments":{}`}
-		v := d.run(func(string, map[string]any) any { return answer })
+		v := d.run(func(string, map[string]any) any { return c.answer })
 		r := result(t, v)
-		msg := text(t, v)
-		if r["isError"] != true || !strings.Contains(msg, `"size"`) || strings.Contains(msg, "twenty") || strings.Contains(msg, "type") {
-			t.Errorf("%s: %v", name, r)
+		want := `The answer to question "What size?" is not valid: ` + c.detail + "."
+		if msg := text(t, v); r["isError"] != true || msg != want {
+			t.Errorf("%s: %q, want %q", name, msg, want)
+		}
+		meta, _ := r["_meta"].(map[string]any)
+		data, _ := meta[InvalidAnswerMetaKey].(map[string]any)
+		if data["key"] != "size" || data["question"] != "What size?" || data["detail"] != c.detail || data["reason"] != "invalid_answer" {
+			t.Errorf("%s: _meta %v", name, meta)
 		}
 	}
 }
@@ -367,12 +379,14 @@ func TestAskingNeedsTheDeclaredCapability(t *testing.T) {
 		return nil, err
 	})
 	h := NewHTTPHandler(s, nil)
-	cases := []struct{ tool, caps, want, key string }{
-		{"form", `{"elicitation":{"url":{}}}`, `{"elicitation":{}}`, "q1"},
-		{"url", `{"elicitation":{}}`, `{"elicitation":{"url":{}}}`, "q2"},
-		{"sample", `{"elicitation":{}}`, `{"sampling":{}}`, "q3"},
-		{"sample_tools", `{"sampling":{}}`, `{"sampling":{"tools":{}}}`, "q4"},
-		{"roots", `{"sampling":{}}`, `{"roots":{}}`, "q5"},
+	// The message names the question by its text; a question without
+	// text (roots) by its key.
+	cases := []struct{ tool, caps, want, question string }{
+		{"form", `{"elicitation":{"url":{}}}`, `{"elicitation":{}}`, `question "Which region?"`},
+		{"url", `{"elicitation":{}}`, `{"elicitation":{"url":{}}}`, `question "Log in"`},
+		{"sample", `{"elicitation":{}}`, `{"sampling":{}}`, `sampling request "x"`},
+		{"sample_tools", `{"sampling":{}}`, `{"sampling":{"tools":{}}}`, `sampling request "x"`},
+		{"roots", `{"sampling":{}}`, `{"roots":{}}`, `roots request "q5"`},
 	}
 	for _, c := range cases {
 		body := strings.Replace(req(1, MethodToolsCall, `"name":"`+c.tool+`","arguments":{}`), testCaps, c.caps, 1)
@@ -387,7 +401,7 @@ func TestAskingNeedsTheDeclaredCapability(t *testing.T) {
 		if string(got) != c.want {
 			t.Errorf("%s: requiredCapabilities %s, want %s", c.tool, got, c.want)
 		}
-		if !strings.Contains(e["message"].(string), `"`+c.key+`"`) {
+		if !strings.HasSuffix(e["message"].(string), " required by "+c.question) {
 			t.Errorf("%s: message does not name the question: %v", c.tool, e["message"])
 		}
 	}

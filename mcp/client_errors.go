@@ -30,6 +30,10 @@ var (
 	// tools/list showed with invalid x-mcp-header annotations: the
 	// client dropped it from its view and will not call it.
 	ErrInvalidTool = errors.New("mcp: tool has invalid x-mcp-header annotations")
+	// ErrStateRejected matches a *StateRejectedError: the server refused
+	// the requestState a call carried, so the call cannot go on from
+	// where it was; start it again from its first request.
+	ErrStateRejected = errors.New("mcp: the server rejected the request state (its keys may have changed): start the call again")
 
 	// The reasons an *InvalidResponseError may wrap (match with errors.Is).
 
@@ -67,12 +71,17 @@ func (e *RoundsExceededError) Is(target error) bool { return target == ErrRounds
 type NoHandlerError struct {
 	Method string // elicitation/create, sampling/createMessage or roots/list
 	Key    string // the inputRequests key
+	// Question is the request's text (an elicitation's message, the last
+	// text of a sampling request), folded to one line and cut to 80
+	// runes; "" when it has none.
+	Question string
 }
 
-// Error names the missing handler and the key.
+// Error names the missing handler and the question, by its text (by its
+// key when it has none).
 func (e *NoHandlerError) Error() string {
 	what := map[string]string{MethodElicit: "Elicitation", MethodCreateMessage: "Sampling", MethodListRoots: "List roots"}[e.Method]
-	return fmt.Sprintf("mcp: %s not supported: no handler for the %s input request %q", what, e.Method, e.Key)
+	return fmt.Sprintf("mcp: %s not supported: no %s handler for the server's %s", what, e.Method, questionLabel(e.Method, e.Question, e.Key))
 }
 
 // Is matches ErrNoHandler.
@@ -143,4 +152,40 @@ func (e *HTTPStatusError) Error() string {
 		s += ": " + strings.TrimSpace(string(e.Body))
 	}
 	return s
+}
+
+// StateRejectedError reports that the server answered a leg carrying a
+// requestState (a retry round, a Resume, CallOptions.RequestState) with
+// ErrInvalidRequestState. The server does not say why (that goes to its
+// log): its keys changed (a restart without configured keys, a key
+// rotated out too early), the round expired, a single-use state was used
+// already. None of these heal by sending the leg again: the call must
+// start again from its first request, asking its questions anew. It
+// matches ErrStateRejected and, through Unwrap, ErrInvalidRequestState.
+type StateRejectedError struct {
+	Method string // tools/call, prompts/get or resources/read
+	Target string // the tool or prompt name, or the resource URI
+	Err    *Error // the server's error
+}
+
+// Error names the call and says what to do.
+func (e *StateRejectedError) Error() string {
+	return fmt.Sprintf("mcp: %s %q: the server rejected the request state (its keys may have changed, or the round expired or was used already): start the call again",
+		e.Method, e.Target)
+}
+
+// Is matches ErrStateRejected.
+func (e *StateRejectedError) Is(target error) bool { return target == ErrStateRejected }
+
+// Unwrap returns the server's error.
+func (e *StateRejectedError) Unwrap() error { return e.Err }
+
+// stateRejected turns the server's rejection of a leg that carried a
+// state into a *StateRejectedError; other errors pass as they are.
+func stateRejected(cc *carrierCall, err error, withState bool) error {
+	var e *Error
+	if !withState || !errors.As(err, &e) || !errors.Is(e, ErrInvalidRequestState) {
+		return err
+	}
+	return &StateRejectedError{Method: cc.method, Target: cc.target, Err: e}
 }

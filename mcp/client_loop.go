@@ -246,7 +246,7 @@ func (c *Client) loop(ctx context.Context, cc *carrierCall, opts *CallOptions, r
 			}
 		}
 		if err != nil {
-			return nil, err
+			return nil, stateRejected(cc, err, state != nil)
 		}
 		rt, err := cc.resultType(raw)
 		switch {
@@ -429,7 +429,8 @@ func decodeKnownInputRequest(raw []byte) (InputRequest, error) {
 func (c *Client) fulfil(ctx context.Context, ir *inputRequired) ([]byte, error) {
 	for _, k := range ir.keys {
 		if !c.canAnswer(ir.result.InputRequests[k]) {
-			return nil, &NoHandlerError{Method: ir.result.InputRequests[k].InputMethod(), Key: k}
+			r := ir.result.InputRequests[k]
+			return nil, &NoHandlerError{Method: r.InputMethod(), Key: k, Question: shortText(questionText(r), maxQuestionRunes)}
 		}
 	}
 	answers := make([][]byte, len(ir.keys))
@@ -512,7 +513,7 @@ func (c *Client) answerAll(ctx context.Context, ir *inputRequired, answers [][]b
 func (c *Client) answer(ctx context.Context, key string, r InputRequest) ([]byte, error) {
 	b, err := c.answerRaw(ctx, key, r)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: answering the %s input request %q: %w", r.InputMethod(), key, err)
+		return nil, fmt.Errorf("mcp: answering the server's %s: %w", labelOf(r, key), err)
 	}
 	return b, nil
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
+	"slices"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -244,9 +246,9 @@ func (c *Client) Resume(ctx context.Context, p *PendingCall, responses InputResp
 	if p == nil {
 		return nil, errors.New("mcp: Resume: nil PendingCall")
 	}
-	for k := range p.InputRequests {
+	for _, k := range slices.Sorted(maps.Keys(p.InputRequests)) {
 		if _, ok := responses[k]; !ok {
-			return nil, fmt.Errorf("mcp: Resume: no response for the input request %q", k)
+			return nil, fmt.Errorf("mcp: Resume: no answer to the server's %s (key %q)", labelOf(p.InputRequests[k], k), k)
 		}
 	}
 	cc := &carrierCall{method: p.Method, target: p.Name, resumed: p.Meta}

@@ -156,7 +156,11 @@ func (s *Server) toolResult(ctx context.Context, name string, res ToolResponse, 
 		if errors.Is(err, ErrInputRequired) {
 			return nil, err
 		}
-		return ErrorResult(err.Error()), nil
+		r := ErrorResult(err.Error())
+		if d := answerData(err); d != nil {
+			r.Meta = Meta{InvalidAnswerMetaKey: d}
+		}
+		return r, nil
 	}
 	switch r := res.(type) {
 	case *CallToolResult:

@@ -73,7 +73,8 @@ type formField struct {
 	pattern            *regexp.Regexp
 	minLen, maxLen     int // in code points; -1 when unset
 	min, max           *big.Rat
-	minItems, maxItems int // -1 when unset
+	minText, maxText   string // the bounds as the schema wrote them
+	minItems, maxItems int    // -1 when unset
 }
 
 func newField(name, kind string, required bool) formField {
@@ -394,9 +395,9 @@ func parseFormField(name string, raw json.RawMessage, required bool) (formField,
 				return f, fmt.Errorf("%q must be a finite number", k)
 			}
 			if k == "minimum" {
-				f.min = r
+				f.min, f.minText = r, string(v)
 			} else {
-				f.max = r
+				f.max, f.maxText = r, string(v)
 			}
 		case "items":
 			items, err := objectMembers(v)
@@ -472,7 +473,8 @@ func (fs *formSchema) field(name string) *formField {
 // what the form declares: decline and cancel lose any content; an
 // accepted answer loses undeclared members, must not hold a case variant
 // of a declared one, must have every required field, and each field must
-// pass its property's checks.
+// pass its property's checks. A failure is an *answerFault naming the
+// field and the rule.
 func (fs *formSchema) check(r *ElicitResult) error {
 	if r.Action != ElicitAccept {
 		r.Content = nil
@@ -483,8 +485,8 @@ func (fs *formSchema) check(r *ElicitResult) error {
 			continue
 		}
 		for i := range fs.fields {
-			if jsonrpc.EqualFold([]byte(k), fs.fields[i].name) {
-				return fmt.Errorf("member %q differs from field %q only in case", k, fs.fields[i].name)
+			if name := fs.fields[i].name; jsonrpc.EqualFold([]byte(k), name) {
+				return fault(name, "case", "the answer holds "+strconv.Quote(cutRunes(k, maxNameRunes))+", which differs from the field "+fieldName(name)+" only in case")
 			}
 		}
 		delete(r.Content, k)
@@ -494,41 +496,48 @@ func (fs *formSchema) check(r *ElicitResult) error {
 		v, ok := r.Content[f.name]
 		if !ok {
 			if f.required {
-				return fmt.Errorf("missing field %q", f.name)
+				return fault(f.name, "required", fieldName(f.name)+" is required")
 			}
 			continue
 		}
 		if err := f.check(v); err != nil {
-			return fmt.Errorf("field %q: %w", f.name, err)
+			return err
 		}
 	}
 	return nil
 }
 
-var errWrongType = errors.New("wrong type")
-
+// check checks one value; a failure is an *answerFault.
 func (f *formField) check(v any) error {
+	name := fieldName(f.name)
+	wrongType := func(want string) error {
+		return fault(f.name, "type", name+" must be "+want+" (got "+kindOfValue(v)+")")
+	}
 	switch f.kind {
 	case "string":
 		s, ok := v.(string)
 		if !ok {
-			return errWrongType
+			return wrongType("a string")
 		}
 		if !f.inAllowed(s) {
-			return errors.New("not one of the allowed values")
+			return fault(f.name, "enum", name+" must be one of "+quotedList(f.allowedValues())+" (got "+shownValue(s)+")")
 		}
-		if n := utf8.RuneCountInString(s); (f.minLen >= 0 && n < f.minLen) || (f.maxLen >= 0 && n > f.maxLen) {
-			return errors.New("length out of bounds")
+		n := utf8.RuneCountInString(s)
+		if f.minLen >= 0 && n < f.minLen {
+			return fault(f.name, "minLength", name+" must be at least "+plural(f.minLen, "character")+" long (got "+strconv.Itoa(n)+")")
+		}
+		if f.maxLen >= 0 && n > f.maxLen {
+			return fault(f.name, "maxLength", name+" must be at most "+plural(f.maxLen, "character")+" long (got "+strconv.Itoa(n)+")")
 		}
 		if f.pattern != nil && !f.pattern.MatchString(s) {
-			return errors.New("does not match the pattern")
+			return fault(f.name, "pattern", name+" must match the pattern "+f.pattern.String()+" (got "+shownValue(s)+")")
 		}
 		if f.format != "" && !validFormat(f.format, s) {
-			return errors.New("not a valid " + f.format)
+			return fault(f.name, "format", name+" must be "+formatNames[f.format]+" (got "+shownValue(s)+")")
 		}
 	case "boolean":
 		if _, ok := v.(bool); !ok {
-			return errWrongType
+			return wrongType("true or false")
 		}
 	case "integer", "number":
 		var r big.Rat
@@ -537,32 +546,64 @@ func (f *formField) check(v any) error {
 			r.SetInt64(n)
 		case float64:
 			if f.kind == "integer" {
-				return errWrongType
+				return fault(f.name, "type", name+" must be an integer (got "+shownValue(n)+")")
 			}
 			r.SetFloat64(n) // finite: the decoder refuses what overflows
 		default:
-			return errWrongType
+			if f.kind == "integer" {
+				return wrongType("an integer")
+			}
+			return wrongType("a number")
 		}
-		if (f.min != nil && r.Cmp(f.min) < 0) || (f.max != nil && r.Cmp(f.max) > 0) {
-			return errors.New("out of range")
+		if f.min != nil && r.Cmp(f.min) < 0 {
+			return fault(f.name, "minimum", name+" must be at least "+f.minText+" (got "+shownValue(v)+")")
+		}
+		if f.max != nil && r.Cmp(f.max) > 0 {
+			return fault(f.name, "maximum", name+" must be at most "+f.maxText+" (got "+shownValue(v)+")")
 		}
 	case "array":
 		ss, ok := v.([]string)
 		if !ok {
-			return errWrongType
+			return wrongType("a list of strings")
 		}
 		for _, s := range ss {
 			if !f.inAllowed(s) {
-				return errors.New("holds a value that is not allowed")
+				return fault(f.name, "enum", name+" may hold only "+quotedList(f.allowedValues())+" (got "+shownValue(s)+")")
 			}
 		}
-		if (f.minItems >= 0 && len(ss) < f.minItems) || (f.maxItems >= 0 && len(ss) > f.maxItems) {
-			return errors.New("number of items out of bounds")
+		if f.minItems >= 0 && len(ss) < f.minItems {
+			return fault(f.name, "minItems", name+" must hold at least "+plural(f.minItems, "item")+" (got "+strconv.Itoa(len(ss))+")")
+		}
+		if f.maxItems >= 0 && len(ss) > f.maxItems {
+			return fault(f.name, "maxItems", name+" must hold at most "+plural(f.maxItems, "item")+" (got "+strconv.Itoa(len(ss))+")")
 		}
 	default:
-		return errWrongType
+		return wrongType("a " + f.kind)
 	}
 	return nil
+}
+
+// formatNames say what each format asks for.
+var formatNames = map[string]string{
+	"email":     "an email address",
+	"uri":       "an absolute URI",
+	"date":      "a date (YYYY-MM-DD)",
+	"date-time": "a date-time with a time zone (RFC 3339)",
+}
+
+// allowedValues returns the values every allowed set admits (enum and
+// titled consts together), in the order of the first set.
+func (f *formField) allowedValues() []string {
+	if len(f.allowed) == 0 {
+		return nil
+	}
+	var out []string
+	for _, v := range f.allowed[0] {
+		if f.inAllowed(v) && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func (f *formField) inAllowed(s string) bool {

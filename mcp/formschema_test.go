@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // Place is an elicitation form with an enum and a field whose name holds
@@ -77,12 +79,12 @@ func TestAnswersAreDecodedExactlyAsChecked(t *testing.T) {
 			answer := acceptRaw(content)
 			d := &driver{t: t, h: h, method: MethodToolsCall, params: `"name":"` + tool + `","arguments":{}`}
 			v := d.run(func(string, map[string]any) any { return answer })
-			if r := result(t, v); r["isError"] != true || !strings.Contains(text(t, v), `"place"`) {
+			if r := result(t, v); r["isError"] != true || !strings.Contains(text(t, v), `question "Where?" is not valid`) {
 				t.Errorf("2026-07-28 %s, %s: handler saw %v", tool, name, r)
 			}
 			lc.answer = func(string, map[string]any) any { return answer }
 			lv := lc.request(MethodToolsCall, `{"name":"`+tool+`"}`)
-			if r := result(t, lv); r["isError"] != true || !strings.Contains(legacyText(t, lv), `"place"`) {
+			if r := result(t, lv); r["isError"] != true || !strings.Contains(legacyText(t, lv), `question "Where?" is not valid`) {
 				t.Errorf("2025-11-25 %s, %s: handler saw %v", tool, name, r)
 			}
 		}
@@ -339,9 +341,17 @@ func FuzzElicitAnswer(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	q := &question{req: &ElicitRequest{Message: "Where?"}, key: "k"}
 	f.Fuzz(func(t *testing.T, answer string) {
 		r, content, err := decodeElicit([]byte(answer))
-		if err != nil || fs.check(r) != nil || r.Action != ElicitAccept {
+		if err == nil {
+			err = fs.check(r)
+		}
+		if err != nil {
+			checkAnswerError(t, q.invalidAnswer("k", err), answer)
+			return
+		}
+		if r.Action != ElicitAccept {
 			return
 		}
 		var p Place
@@ -363,4 +373,22 @@ func FuzzElicitAnswer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// answerRules are the rules an InvalidAnswerError may name.
+var answerRules = []string{"", "enum", "minimum", "maximum", "minLength", "maxLength", "pattern", "format",
+	"required", "type", "minItems", "maxItems", "case", "repeated"}
+
+// checkAnswerError: what an invalid answer's error repeats of the answer
+// is valid UTF-8 and bounded, and names a known rule.
+func checkAnswerError(t *testing.T, e *InvalidAnswerError, answer string) {
+	t.Helper()
+	msg := e.Error()
+	if !utf8.ValidString(msg) || !utf8.ValidString(e.Field) || utf8.RuneCountInString(e.Detail) > maxDetailRunes ||
+		utf8.RuneCountInString(e.Field) > maxFieldRunes || len(msg) > 4*(maxDetailRunes+maxQuestionRunes)+64 {
+		t.Fatalf("answer %q: error %q (field %q)", answer, msg, e.Field)
+	}
+	if !slices.Contains(answerRules, e.Rule) || (e.Rule == "" && e.Field != "") {
+		t.Fatalf("answer %q: rule %q field %q", answer, e.Rule, e.Field)
+	}
 }

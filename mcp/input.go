@@ -405,7 +405,7 @@ func decodeElicit(raw []byte) (*ElicitResult, json.RawMessage, error) {
 	err := jsonrpc.Fields(content, func(rk, v []byte) error {
 		k := string(jsonrpc.Key(rk))
 		if _, dup := res.Content[k]; dup {
-			return fmt.Errorf("elicitation answer field %q: repeated", k)
+			return fault(k, "repeated", fmt.Sprintf("the answer holds the field %s twice", fieldName(k)))
 		}
 		switch jsonrpc.KindOf(v) {
 		case jsonrpc.KindString:
@@ -420,16 +420,16 @@ func decodeElicit(raw []byte) (*ElicitResult, json.RawMessage, error) {
 			} else if f, err := n.Float64(); err == nil {
 				res.Content[k] = f
 			} else {
-				return fmt.Errorf("elicitation answer field %q: bad number", k)
+				return fault(k, "type", fieldName(k)+" holds a number out of range")
 			}
 		case jsonrpc.KindArray:
 			var ss []string
 			if err := json.Unmarshal(v, &ss); err != nil {
-				return fmt.Errorf("elicitation answer field %q: only string arrays are allowed", k)
+				return fault(k, "type", fieldName(k)+" must be a string, a number, a boolean or a list of strings (got a list of other values)")
 			}
 			res.Content[k] = ss
 		default:
-			return fmt.Errorf("elicitation answer field %q: not a primitive value", k)
+			return fault(k, "type", fieldName(k)+" must be a string, a number, a boolean or a list of strings (got "+jsonKindName(v)+")")
 		}
 		return nil
 	})

@@ -97,10 +97,21 @@ type ClientRequestError struct {
 	Method  string
 	Code    int
 	Message string
+	// Question is the request's text (an elicitation's message, the last
+	// text of a sampling request) when the asking API sent it, folded to
+	// one line and cut to 80 runes; "" otherwise.
+	Question string
 }
 
+// Error names the question by its text where there is one:
+// `The client could not answer question "Which region?"
+// (elicitation/create): no terminal (code -1)`.
 func (e *ClientRequestError) Error() string {
-	return "The client could not answer " + e.Method + ": " + e.Message + " (code " + strconv.Itoa(e.Code) + ")"
+	what := e.Method
+	if e.Question != "" {
+		what = questionLabel(e.Method, e.Question, "") + " (" + e.Method + ")"
+	}
+	return "The client could not answer " + what + ": " + e.Message + " (code " + strconv.Itoa(e.Code) + ")"
 }
 
 // errLegacySessionEnded is what a question waiting for its answer gets

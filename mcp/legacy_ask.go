@@ -55,10 +55,13 @@ func (a *legacyAsker) ask(ctx context.Context, q *question) (json.RawMessage, er
 	}
 	raw, err := a.scope.sess.call(ctx, rs, method, params)
 	if err != nil {
+		if ce, ok := err.(*ClientRequestError); ok {
+			ce.Question = shortText(questionText(q.req), maxQuestionRunes)
+		}
 		return nil, err
 	}
-	if q.validate(raw) != nil {
-		return nil, &InvalidAnswerError{Key: q.key}
+	if err := q.validate(raw); err != nil {
+		return nil, q.invalidAnswer(q.key, err)
 	}
 	return raw, nil
 }

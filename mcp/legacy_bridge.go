@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -78,5 +79,8 @@ func (a *legacyAsker) answerAll(ctx context.Context, reqs map[string]InputReques
 
 func isJSONObject(raw json.RawMessage) error {
 	var m map[string]json.RawMessage
-	return json.Unmarshal(raw, &m)
+	if json.Unmarshal(raw, &m) != nil {
+		return errors.New("the answer is not a JSON object")
+	}
+	return nil
 }

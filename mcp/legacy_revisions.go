@@ -346,15 +346,7 @@ func (r *revision) resource(x *Resource) *Resource {
 		return nil
 	}
 	cp := *x
-	if !r.titles {
-		cp.Title = ""
-	}
-	if !r.icons {
-		cp.Icons = nil
-	}
-	if !r.meta {
-		cp.Meta = nil
-	}
+	r.describe(&cp.Title, &cp.Icons, &cp.Meta)
 	cp.Annotations = r.annotations(x.Annotations)
 	return &cp
 }
@@ -364,17 +356,23 @@ func (r *revision) template(x *ResourceTemplate) *ResourceTemplate {
 		return nil
 	}
 	cp := *x
-	if !r.titles {
-		cp.Title = ""
-	}
-	if !r.icons {
-		cp.Icons = nil
-	}
-	if !r.meta {
-		cp.Meta = nil
-	}
+	r.describe(&cp.Title, &cp.Icons, &cp.Meta)
 	cp.Annotations = r.annotations(x.Annotations)
 	return &cp
+}
+
+// describe clears the descriptive members of a listed feature or a
+// resource link that the revision does not define.
+func (r *revision) describe(title *string, icons *[]Icon, meta *Meta) {
+	if !r.titles {
+		*title = ""
+	}
+	if !r.icons {
+		*icons = nil
+	}
+	if !r.meta {
+		*meta = nil
+	}
 }
 
 func (r *revision) annotations(a *Annotations) *Annotations {
@@ -462,15 +460,7 @@ func (r *revision) content(c Content) Content {
 			return &TextContent{Text: text + "]", Annotations: r.annotations(v.Annotations)}
 		}
 		cp := *v
-		if !r.titles {
-			cp.Title = ""
-		}
-		if !r.icons {
-			cp.Icons = nil
-		}
-		if !r.meta {
-			cp.Meta = nil
-		}
+		r.describe(&cp.Title, &cp.Icons, &cp.Meta)
 		cp.Annotations = r.annotations(v.Annotations)
 		return &cp
 	case *EmbeddedResource:

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -105,21 +106,24 @@ func TestLogHandlerNeverBlocksOnASlowClient(t *testing.T) {
 		close(logged)
 		return TextResult("done"), nil
 	})
-	ce, se := NewInMemoryTransports()
-	defer ce.Close()
-	go func() { _ = s.ServeStream(context.Background(), se, se, nil); se.Close() }()
+	// Unbuffered pipes (io.Pipe: every write waits for its reader), so
+	// that a client that does not read holds up the server's writes.
+	sr, cw := io.Pipe()
+	cr, sw := io.Pipe()
+	defer cw.Close()
+	defer cr.Close()
+	go func() { _ = s.ServeStream(context.Background(), sr, sw, nil); sw.Close() }()
 	line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":` + metaWithLevel("debug") + `,"name":"chatty","arguments":{}}}` + "\n"
-	if _, err := ce.Write([]byte(line)); err != nil {
+	if _, err := cw.Write([]byte(line)); err != nil {
 		t.Fatal(err)
 	}
-	// Nobody reads the connection (an in-memory pipe: every write waits
-	// for its reader) while the handler logs.
+	// Nobody reads the connection while the handler logs.
 	select {
 	case <-logged:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the handler is blocked by its logging")
 	}
-	sc := bufio.NewScanner(ce)
+	sc := bufio.NewScanner(cr)
 	sc.Buffer(nil, 1<<20)
 	var lines, dropNotice int
 	for sc.Scan() {

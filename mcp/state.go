@@ -65,7 +65,9 @@ type RequestStateOptions struct {
 }
 
 // ErrInvalidRequestState is the one error every rejected requestState
-// gets, whatever the reason (which goes to the server log only).
+// gets, whatever the reason (which goes to the server log only: paced,
+// with the fix where there is one). A Client that gets it for a leg
+// carrying a state returns a *StateRejectedError, which wraps it.
 var ErrInvalidRequestState = jsonrpc.NewErrorData(CodeInvalidParams, "Invalid or expired requestState",
 	map[string]string{"reason": "invalid_request_state"})
 
@@ -154,6 +156,10 @@ type stateBoundary struct {
 	guard       requeststate.Guard
 	singleUse   func(method, target string) bool
 	s           *Server
+	// perProcessKey: the ring holds only a random key made at start-up
+	// (no Keys or Codec), which a log of an unknown key points out.
+	perProcessKey bool
+	logs          rejectLog // paces the log lines of rejections
 }
 
 // newStateBoundary checks the options and builds the boundary, or nil
@@ -199,7 +205,7 @@ func newStateBoundary(s *Server, o RequestStateOptions) (*stateBoundary, error) 
 		if err != nil {
 			return nil, err
 		}
-		b.sealer.Codec = ring
+		b.sealer.Codec, b.perProcessKey = ring, true
 		if b.sealer.Audience == "" {
 			b.sealer.Audience = s.impl.Name
 		}
@@ -228,10 +234,10 @@ func binding(method string, p Params) (*retryParams, requeststate.Binding) {
 	return nil, requeststate.Binding{}
 }
 
+// reject refuses a state with the fixed error; the reason goes to the
+// log (paced, with what fixes it: see rejectKey) and the observer only.
 func (b *stateBoundary) reject(method, reason string) (Result, error) {
-	b.s.log.Warn("requestState rejected on "+method+": "+reason, "method", method, "reason", reason)
-	b.s.observe(Event{Kind: EventStateRejected, Method: method, Cause: stateCause(reason)})
-	return nil, ErrInvalidRequestState
+	return b.rejectKey(method, reason, "")
 }
 
 func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
@@ -257,7 +263,7 @@ func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
 			if err != nil {
 				var ie *requeststate.InvalidError
 				if errors.As(err, &ie) {
-					return b.reject(method, ie.Reason)
+					return b.rejectKey(method, ie.Reason, ie.KeyID)
 				}
 				return b.reject(method, "unseal failed")
 			}

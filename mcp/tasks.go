@@ -427,8 +427,8 @@ func (a *taskAsker) ask(ctx context.Context, q *question) (json.RawMessage, erro
 
 	select {
 	case ans := <-p.answer:
-		if q.validate(ans) != nil {
-			return nil, &InvalidAnswerError{Key: key}
+		if err := q.validate(ans); err != nil {
+			return nil, q.invalidAnswer(key, err)
 		}
 		return ans, nil
 	case <-ctx.Done():

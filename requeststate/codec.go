@@ -35,7 +35,14 @@ var ErrInvalid = errors.New("requeststate: invalid request state")
 
 // InvalidError rejects a token. Reason is for logs only (malformed,
 // unknown key, seal, expired, ...): it never goes on the wire.
-type InvalidError struct{ Reason string }
+type InvalidError struct {
+	Reason string
+	// KeyID is, for the reason "unknown key" from a KeyRing, the id of
+	// the key the token names (as KeyRing.KeyIDs writes ids), so that a
+	// log can tell a key rotated out from one never held; "" otherwise.
+	// Like Reason, it is for logs only.
+	KeyID string
+}
 
 func (e *InvalidError) Error() string { return "requeststate: invalid request state: " + e.Reason }
 
@@ -229,7 +236,7 @@ func (r *KeyRing) Unseal(token string) ([]byte, error) {
 		}
 	}
 	if !found {
-		return nil, invalid("unknown key")
+		return nil, &InvalidError{Reason: "unknown key", KeyID: hex.EncodeToString(raw[:kidLen])}
 	}
 	return nil, invalid("seal")
 }

@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/huh"
+
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
 
@@ -31,6 +33,12 @@ type asker struct {
 	model string
 	roots []mcp.Root
 	echo  bool // input is not a terminal: echo each answer, so the transcript reads well
+	// tui: stdin and stderr are terminals: ask with huh's fields (tui.go)
+	tui      bool
+	tuiTheme *huh.Theme
+	tuiOut   io.Writer // where huh draws; a.w when nil
+	// onInterrupt, when set, is called on Ctrl-C in a terminal field.
+	onInterrupt func()
 
 	wdMu sync.Mutex
 	wd   *watchdog // the round in flight, paused while asking
@@ -186,12 +194,24 @@ func (a *asker) answerElicit(ctx context.Context, key string, req *mcp.ElicitReq
 	if len(fields) == 0 {
 		return a.confirm(ctx, true, &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{}})
 	}
-	fmt.Fprintf(a.w, "  Fill in the form (an empty line keeps the default; %s or %s refuses it).\n", tokDecline, tokCancel)
+	if a.tui {
+		fmt.Fprintf(a.w, "  Fill in the form (%s or %s in a text field refuses it; Ctrl-C quits).\n", tokDecline, tokCancel)
+	} else {
+		fmt.Fprintf(a.w, "  Fill in the form (an empty line keeps the default; %s or %s refuses it).\n", tokDecline, tokCancel)
+	}
 	content := map[string]any{}
 	for _, f := range fields {
-		f.describe(a.w)
+		if !a.tui {
+			f.describe(a.w)
+		}
 		for {
-			line, err := a.ask(ctx, "  "+f.prompt())
+			var line string
+			var err error
+			if a.tui {
+				line, err = a.askFieldTUI(ctx, f)
+			} else {
+				line, err = a.ask(ctx, "  "+f.prompt())
+			}
 			if errors.Is(err, io.EOF) {
 				fmt.Fprintln(a.w, "  (end of input: cancelled)")
 				return &mcp.ElicitResult{Action: mcp.ElicitCancel}, nil
@@ -240,6 +260,18 @@ func (a *asker) answerSampling(ctx context.Context, key string, req *mcp.CreateM
 			fmt.Fprintf(a.w, "  %s: %s\n", m.Role, indentRest(contentText(c), "    "))
 		}
 	}
+	if a.tui {
+		text, err := a.replyTUI(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if text == "" {
+			fmt.Fprintln(a.w, "  (refused)")
+			return nil, errSamplingDeclined
+		}
+		return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: a.model, StopReason: "endTurn",
+			Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+	}
 	fmt.Fprintf(a.w, "  Type the reply, then an empty line (%s refuses):\n", tokDecline)
 	var lines []string
 	for {
@@ -287,6 +319,7 @@ type field struct {
 	choices                  []choice // string enums, or the items of a multi-select
 	min, max                 *float64 // minimum/maximum, minLength/maxLength, minItems/maxItems
 	def                      any      // the decoded default; nil when none
+	writeOnly                bool     // a secret: masked in the terminal
 }
 
 type constTitle struct {
@@ -311,6 +344,7 @@ type propDoc struct {
 	MinItems    *float64        `json:"minItems"`
 	MaxItems    *float64        `json:"maxItems"`
 	Default     json.RawMessage `json:"default"`
+	WriteOnly   bool            `json:"writeOnly"`
 	Items       *struct {
 		Enum  []any        `json:"enum"`
 		OneOf []constTitle `json:"oneOf"`
@@ -363,7 +397,7 @@ func parseForm(schema any) ([]*field, error) {
 		}
 		var p propDoc
 		if json.Unmarshal(props[i], &p) == nil {
-			f.title, f.description, f.format, f.pattern = p.Title, p.Description, p.Format, p.Pattern
+			f.title, f.description, f.format, f.pattern, f.writeOnly = p.Title, p.Description, p.Format, p.Pattern, p.WriteOnly
 			switch p.Type {
 			case "string", "number", "integer", "boolean":
 				f.typ = p.Type
@@ -431,6 +465,22 @@ func (f *field) describe(w io.Writer) {
 	if f.title != "" && f.title != f.name {
 		fmt.Fprintf(&b, " — %s", f.title)
 	}
+	fmt.Fprintf(&b, " (%s)", f.notes())
+	if f.description != "" {
+		fmt.Fprintf(&b, ": %s", f.description)
+	}
+	fmt.Fprintln(w, b.String())
+	for i, c := range f.choices {
+		if c.title != "" && c.title != c.value {
+			fmt.Fprintf(w, "      %d) %s (%s)\n", i+1, c.title, c.value)
+		} else {
+			fmt.Fprintf(w, "      %d) %s\n", i+1, c.value)
+		}
+	}
+}
+
+// notes sums up the field's constraints: "required, integer, 1 to 10".
+func (f *field) notes() string {
 	var notes []string
 	if f.required {
 		notes = append(notes, "required")
@@ -453,18 +503,7 @@ func (f *field) describe(w io.Writer) {
 	if f.min != nil || f.max != nil {
 		notes = append(notes, f.rangeNote())
 	}
-	fmt.Fprintf(&b, " (%s)", strings.Join(notes, ", "))
-	if f.description != "" {
-		fmt.Fprintf(&b, ": %s", f.description)
-	}
-	fmt.Fprintln(w, b.String())
-	for i, c := range f.choices {
-		if c.title != "" && c.title != c.value {
-			fmt.Fprintf(w, "      %d) %s (%s)\n", i+1, c.title, c.value)
-		} else {
-			fmt.Fprintf(w, "      %d) %s\n", i+1, c.value)
-		}
-	}
+	return strings.Join(notes, ", ")
 }
 
 func (f *field) rangeNote() string {
@@ -664,6 +703,9 @@ func checkFormat(format, s string) error {
 // confirm asks accept, decline or cancel until answered; accepted is the
 // answer to "y" (and to an empty line when emptyAccepts).
 func (a *asker) confirm(ctx context.Context, emptyAccepts bool, accepted *mcp.ElicitResult) (*mcp.ElicitResult, error) {
+	if a.tui {
+		return a.confirmTUI(ctx, accepted)
+	}
 	for {
 		line, err := a.ask(ctx, "  Accept (y), decline (n) or cancel (c)? [y/n/c]: ")
 		if errors.Is(err, io.EOF) {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -50,6 +49,7 @@ type options struct {
 	pinned    string
 	timeout   time.Duration
 	json      bool
+	plain     bool
 	roots     listFlag
 	logLevel  string
 	model     string
@@ -62,6 +62,16 @@ type options struct {
 	noValidate bool
 	listen     listenFlags
 	logoutAll  bool
+
+	notes []string // said on stderr before the command runs
+
+	// servers of a config file, and stdio settings
+	config   string
+	server   string
+	env      listFlag // -e KEY=VAL
+	cwd      string
+	resolved *resolved // the config's settings for --server
+	cfg      *loadedConfig
 }
 
 type listenFlags struct {
@@ -110,17 +120,24 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.sse, "sse", o.sse, "speak the HTTP+SSE transport of 2024-11-05 from the start: --url is the server's event stream (its sessions are initialize sessions)")
 	fs.StringVar(&o.pinned, "protocol-version", o.pinned, "speak exactly this protocol `VERSION` (2026-07-28, 2025-11-25 or 2025-06-18)")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "bound each request (each round of a call separately, not the time spent answering); 0: none")
-	fs.BoolVar(&o.json, "json", o.json, "print results as JSON")
+	fs.BoolVar(&o.json, "json", o.json, "print results as JSON, and failures as one JSON object on stdout")
+	fs.BoolVar(&o.plain, "plain", o.plain, "ask questions line by line even in a terminal (no arrow-key choices or masked input)")
 	fs.Var(&o.roots, "root", "expose a root: a file:// `URI` or a path (repeatable); declares the roots capability")
 	fs.StringVar(&o.logLevel, "log-level", o.logLevel, "ask the server for log messages at this `LEVEL` and above (debug, info, notice, warning, error, ...), printed on stderr")
 	fs.StringVar(&o.model, "model", o.model, "the model `NAME` reported in sampling replies typed by the user")
 	fs.BoolVar(&o.quiet, "quiet", o.quiet, "discard the stderr of a stdio server")
 	fs.IntVar(&o.maxRounds, "max-rounds", o.maxRounds, "give up after this many input rounds of one call")
+	fs.StringVar(&o.config, "config", o.config, "read named servers from `FILE` (mcpServers format; default: $"+envConfig+", ./.mcp.json, then roundtrip/config.json in the user config directory)")
+	fs.StringVar(&o.server, "server", o.server, "talk to the server `NAME` of the config file (or give NAME before the command: roundtrip NAME tools)")
+	fs.Var(&o.env, "e", "set `KEY=VALUE` in the environment of a stdio server (repeatable)")
+	fs.Var(&o.env, "env", "same as -e")
+	fs.StringVar(&o.cwd, "cwd", o.cwd, "run a stdio server in `DIR`")
 	o.oauth.register(fs)
 }
 
 func defaultOptions() *options {
-	return &options{timeout: 60 * time.Second, model: "human", maxRounds: 10, oauth: oauthFlags{redirect: defaultRedirectURL}}
+	return &options{timeout: 60 * time.Second, model: "human", maxRounds: 10, oauth: oauthFlags{redirect: defaultRedirectURL},
+		json: os.Getenv(envJSON) == "1"}
 }
 
 // session is what a command runs with.
@@ -138,13 +155,18 @@ type session struct {
 	// that the time spent answering does not count; the client gets no
 	// RequestTimeout.
 	perRound bool
+	// onComplete, when set, sees the result of a call that completed
+	// (resume marks its file finished).
+	onComplete func(res any)
 }
 
 // target is the server a session talks to; it is saved with a pending
 // call.
 type target struct {
+	Server  string   `json:"server,omitempty"` // the name in the config file, if named
 	URL     string   `json:"url,omitempty"`
 	Command []string `json:"command,omitempty"`
+	Dir     string   `json:"cwd,omitempty"` // of a stdio server
 }
 
 func (t target) String() string {
@@ -175,6 +197,8 @@ func init() {
 			help: listenHelp, run: cmdListen, maxArgs: 0},
 		{name: "logout", summary: "forget the OAuth token stored for the server (--all: the whole token file)",
 			help: logoutHelp, run: cmdLogout, maxArgs: 0},
+		{name: "servers", summary: "list the named servers of the config file (mcpServers format)",
+			help: serversHelp, run: cmdServers, maxArgs: 0},
 		{name: "help", args: "[COMMAND]", summary: "show help for a command", minArgs: 0, maxArgs: 1},
 	}
 }
@@ -201,12 +225,23 @@ one recorded in FILE unless --url, --cmd or -- is given. HTTP headers are not
 saved: give -H again. A stdio server is started anew, so its request-state keys
 must survive a restart for the saved state to be accepted.`
 
+const serversHelp = `Named servers come from a config file in the mcpServers format other MCP
+clients use, unchanged: {"mcpServers": {"NAME": {"command": ..., "args": [...],
+"env": {...}, "cwd": ...}}} for stdio servers and {"url": ..., "headers": {...}}
+with "type" "http", "streamable-http" or "sse" for remote ones (VS Code's
+"servers" key is read too; ${VAR}, ${env:VAR} and ${VAR:-default} are expanded).
+The file is --config FILE, else $ROUNDTRIP_CONFIG, else the first of ./.mcp.json
+and roundtrip/config.json in the user config directory ($XDG_CONFIG_HOME).
+Use a server with "roundtrip NAME COMMAND ..." or --server NAME.`
+
 const listenHelp = `Opens a subscriptions/listen stream (2026-07-28 only) and prints each
 notification as it arrives until interrupted (Ctrl-C) or --max notifications.
 With no filter flag it listens to the three list-changed notifications.`
 
 // dispatch parses the command line and runs the command.
-func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.Writer) error {
+// tty reports that stdin and stderr are terminals (terminal input is
+// possible).
+func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.Writer, tty bool) error {
 	o := defaultOptions()
 	if i := slices.Index(args, "--"); i >= 0 {
 		o.command = slices.Clone(args[i+1:])
@@ -220,7 +255,7 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 			printUsage(out)
 			return errHelp
 		}
-		return usagef("%v", err)
+		return withHint(usagef("%v", err), flagHint(err, global))
 	}
 	args = global.Args()
 	if len(args) == 0 {
@@ -228,8 +263,24 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 		return usagef("no command given")
 	}
 	cmd := lookup(args[0])
+	candidates := commandNames()
+	if cmd == nil && o.server == "" && o.url == "" && o.cmdLine == "" && len(o.command) == 0 {
+		// roundtrip NAME COMMAND: a server of the config file.
+		cfg, err := loadConfig(o.config)
+		if err != nil {
+			return err
+		}
+		candidates = append(candidates, cfg.names()...)
+		if _, ok := cfg.lookup(args[0]); ok {
+			o.server, o.cfg = args[0], cfg
+			if args = args[1:]; len(args) == 0 {
+				return usagef("no command given for server %q (roundtrip %s tools, roundtrip %s call TOOL ...)", o.server, o.server, o.server)
+			}
+			cmd = lookup(args[0])
+		}
+	}
 	if cmd == nil {
-		return usagef("unknown command %q", args[0])
+		return withHint(usagef("unknown command %q", args[0]), didYouMean(args[0], candidates))
 	}
 	fs := flag.NewFlagSet("roundtrip "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -238,24 +289,26 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			printCommandHelp(out, cmd, fs)
+			printCommandHelp(out, cmd)
 			return errHelp
 		}
-		return usagef("%s: %v", cmd.name, err)
+		return withHint(usagef("%s: %v", cmd.name, err), flagHint(err, fs))
 	}
 	if cmd.name == "help" {
 		if len(pos) == 0 {
 			printUsage(out)
 			return nil
 		}
+		if topic, ok := helpTopics[pos[0]]; ok {
+			topic(out)
+			return nil
+		}
 		c := lookup(pos[0])
 		if c == nil {
-			return usagef("unknown command %q", pos[0])
+			return withHint(usagef("no help for %q (commands, or: flags, exit-codes, environment)", pos[0]),
+				didYouMean(pos[0], append(commandNames(), "flags", "exit-codes", "environment")))
 		}
-		cfs := flag.NewFlagSet("roundtrip "+c.name, flag.ContinueOnError)
-		o.register(cfs)
-		registerCommandFlags(c.name, cfs, o)
-		printCommandHelp(out, c, cfs)
+		printCommandHelp(out, c)
 		return nil
 	}
 	if len(pos) < cmd.minArgs || (cmd.maxArgs >= 0 && len(pos) > cmd.maxArgs) {
@@ -263,15 +316,22 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 	}
 	s := &session{ctx: ctx, opts: o, args: pos, stdin: stdin, out: out, errw: errw}
 	s.ui = newAsker(stdin, errw, o.model, !isTerminal(stdin))
+	s.ui.tui = tty && !o.plain
+	if sw, ok := errw.(*syncWriter); ok && s.ui.tui {
+		s.ui.tuiOut = sw.w // the terminal itself: huh reads its size and colours
+	}
 	if err := s.setRoots(); err != nil {
 		return err
 	}
-	if cmd.name != "resume" && cmd.name != "logout" {
+	if cmd.name != "resume" && cmd.name != "logout" && cmd.name != "servers" {
 		t, err := o.target()
 		if err != nil {
 			return err
 		}
 		s.target = t
+	}
+	for _, n := range o.notes {
+		fmt.Fprintln(errw, "roundtrip:", n)
 	}
 	if o.save != "" && (o.legacy || o.sse || (o.pinned != "" && eraOf(o.pinned) == "legacy")) {
 		return usagef("--save needs the 2026-07-28 era: a 2025-11-25 server asks with live requests, which cannot be saved")
@@ -279,8 +339,29 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 	defer s.close()
 	ctx, span := otelapi.Tracer(tracerName).Start(ctx, "roundtrip "+cmd.name)
 	defer span.End()
+	// Ctrl-C typed in a terminal field cancels the whole command, as
+	// SIGINT does (on a 2025-11-25 session the field runs inside the
+	// library's handler, whose error would otherwise go to the server).
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.ui.onInterrupt = func() { cancel(errInterruptedKey) }
 	s.ctx = ctx
-	return cmd.run(s)
+	err = cmd.run(s)
+	if errors.Is(context.Cause(ctx), errInterruptedKey) {
+		return errInterruptedKey
+	}
+	if ctx.Err() == nil {
+		err = withHint(err, s.missingMCPHint(err))
+	}
+	return err
+}
+
+func commandNames() []string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return names
 }
 
 // tracerName is the instrumentation scope of the command's own span.
@@ -349,9 +430,13 @@ Commands:
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
-Common flags (accepted by every command, before or after it):
-  --url URL  --cmd COMMAND  -H 'Name: value'  --legacy  --sse  --protocol-version V
-  --timeout D  --json  --root PATH|URI  --log-level L  --model NAME  --quiet
+Named servers: "roundtrip NAME COMMAND" or --server NAME, from a config file
+in the mcpServers format other MCP clients use (roundtrip help servers).
+
+Common flags (accepted by every command, before or after it; help flags):
+  --url URL  --cmd COMMAND  --server NAME  --config FILE  -e KEY=VAL  --cwd DIR
+  -H 'Name: value'  --legacy  --sse  --protocol-version V  --timeout D  --json
+  --root PATH|URI  --log-level L  --model NAME  --quiet  --max-rounds N
   --oauth  --oauth-redirect URL  --oauth-token-file FILE  --oauth-browser
   --oauth-issuer ISSUER --oauth-client-id ID [--oauth-client-secret SECRET]
 
@@ -361,41 +446,106 @@ loopback listener (--oauth-redirect, default
 `+defaultRedirectURL+`). Tokens are kept in --oauth-token-file
 for the next runs; "roundtrip logout" forgets them.
 
-Exit status: 0 success, 1 failure, 2 usage error, 3 the tool returned isError.
-Run "roundtrip help COMMAND" for details.
+`+exitTable+`
+`+envHelp+`
+Run "roundtrip help COMMAND" for a command, "roundtrip help flags" for every
+common flag.
 `)
 }
 
-func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "Usage: roundtrip %s [flags] %s [-- SERVER-COMMAND...]\n\n%s.\n", c.name, c.args, strings.ToUpper(c.summary[:1])+c.summary[1:])
+// printCommandHelp prints a command's synopsis, its description and its
+// own flags; the common flags are one pointer away (help flags).
+func printCommandHelp(w io.Writer, c *command) {
+	fmt.Fprintf(w, "Usage: roundtrip [NAME] %s [flags] %s [-- SERVER-COMMAND...]\n\n%s.\n", c.name, c.args, strings.ToUpper(c.summary[:1])+c.summary[1:])
 	if c.help != "" {
 		fmt.Fprintf(w, "\n%s\n", c.help)
 	}
-	fmt.Fprintln(w, "\nFlags:")
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
+	fs := flag.NewFlagSet("roundtrip "+c.name, flag.ContinueOnError)
+	registerCommandFlags(c.name, fs, defaultOptions())
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprintln(w, "\nFlags of "+c.name+":")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	fmt.Fprintln(w, "\nThe server and the common flags (--url, --json, --timeout, ...): roundtrip help flags")
 }
+
+// helpTopics are the help pages that are not commands.
+var helpTopics = map[string]func(io.Writer){
+	"flags": func(w io.Writer) {
+		fmt.Fprintln(w, "Common flags, accepted by every command, before or after it:")
+		fs := flag.NewFlagSet("roundtrip", flag.ContinueOnError)
+		defaultOptions().register(fs)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	},
+	"exit-codes":  func(w io.Writer) { fmt.Fprint(w, exitTable) },
+	"environment": func(w io.Writer) { fmt.Fprint(w, envHelp) },
+}
+
+const envHelp = `Environment:
+  ROUNDTRIP_URL     the server's URL when no server is given
+  ROUNDTRIP_SERVER  a server NAME of the config file when no server is given
+  ROUNDTRIP_CONFIG  the config file (default: ./.mcp.json, then
+                    roundtrip/config.json in the user config directory)
+  ROUNDTRIP_TOKEN   a bearer token for HTTP servers (no -H Authorization, no --oauth)
+  ROUNDTRIP_JSON    1: as --json
+  ROUNDTRIP_OAUTH_CLIENT_SECRET  the secret of --oauth-client-id
+  OTEL_*            OpenTelemetry export (traces of each run)
+`
 
 // target returns the server the flags name.
 func (o *options) target() (target, error) {
 	n := 0
-	for _, set := range []bool{o.url != "", o.cmdLine != "", len(o.command) > 0} {
+	for _, set := range []bool{o.url != "", o.cmdLine != "", len(o.command) > 0, o.server != ""} {
 		if set {
 			n++
 		}
 	}
+	if n == 0 {
+		if v := os.Getenv(envServer); v != "" {
+			o.server, n = v, 1
+		} else if v := os.Getenv(envURL); v != "" {
+			o.url, n = v, 1
+		}
+	}
+	t, err := o.pickTarget(n)
+	if err != nil {
+		return t, err
+	}
+	if t.URL != "" && (len(o.env) > 0 || o.cwd != "") {
+		return target{}, usagef("-e and --cwd apply to stdio servers only")
+	}
+	for _, kv := range o.env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return target{}, usagef("-e %q is not KEY=VALUE", kv)
+		}
+	}
+	if o.cwd != "" {
+		t.Dir = o.cwd
+	}
+	return t, nil
+}
+
+func (o *options) pickTarget(n int) (target, error) {
 	switch {
 	case n == 0:
-		return target{}, usagef("no server: give --url URL, --cmd COMMAND, or -- COMMAND [ARG...]")
+		return target{}, usagef("no server: give --url URL, --cmd COMMAND, -- COMMAND [ARG...], or a server NAME of the config file (also $%s, $%s)", envURL, envServer)
 	case n > 1:
-		return target{}, usagef("give only one of --url, --cmd and -- COMMAND")
+		return target{}, usagef("give only one of --url, --cmd, --server and -- COMMAND")
+	case o.server != "":
+		return o.serverTarget()
 	case o.url != "":
-		u, err := url.Parse(o.url)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return target{}, usagef("--url %q is not an http(s) URL", o.url)
+		fixed, assumed, ok := normalizeURL(o.url)
+		if !ok {
+			return target{}, usagef("--url %q is not an http(s) URL (for example http://127.0.0.1:8080/mcp)", o.url)
 		}
-		return target{URL: o.url}, nil
+		if assumed {
+			o.notes = append(o.notes, fmt.Sprintf("--url %s has no scheme: assuming %s", o.url, fixed))
+		}
+		return target{URL: fixed}, nil
 	case o.cmdLine != "":
 		words, err := splitCommand(o.cmdLine)
 		if err != nil {
@@ -449,7 +599,8 @@ func (s *session) connect() (*mcp.Client, error) {
 	}
 	var t mcp.ClientTransport
 	if s.target.URL != "" {
-		hopts := &mcp.HTTPClientOptions{Header: o.headers.h, SSE: o.sse}
+		s.addHeaders()
+		hopts := &mcp.HTTPClientOptions{Header: o.headers.h, SSE: o.sse || (o.resolved != nil && o.resolved.sse)}
 		if err := o.oauth.check(o.headers.h); err != nil {
 			return nil, err
 		}
@@ -472,12 +623,28 @@ func (s *session) connect() (*mcp.Client, error) {
 			return nil, usagef("--oauth applies to HTTP servers only")
 		}
 		cmd := exec.Command(s.target.Command[0], s.target.Command[1:]...)
+		cmd.Dir = s.target.Dir
+		var env []string
+		if o.resolved != nil {
+			env = append(env, o.resolved.env...)
+		}
+		env = append(env, o.env...)
+		if len(env) > 0 || (o.resolved != nil && len(o.resolved.unset) > 0) {
+			cmd.Env = os.Environ()
+			if o.resolved != nil {
+				cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool {
+					k, _, _ := strings.Cut(kv, "=")
+					return slices.Contains(o.resolved.unset, k)
+				})
+			}
+			cmd.Env = append(cmd.Env, env...)
+		}
 		if !o.quiet {
 			cmd.Stderr = s.errw
 		}
 		var err error
 		if t, err = mcp.NewCommandTransport(cmd, nil); err != nil {
-			return nil, err
+			return nil, &startError{err}
 		}
 	}
 	s.client = mcp.NewClient(t, otel.InstrumentClient(copts, nil))
@@ -490,8 +657,9 @@ func (s *session) close() {
 	}
 }
 
-// isTerminal reports whether r is a terminal (a character device).
-func isTerminal(r io.Reader) bool {
+// isTerminal reports whether r (a reader or a writer) is a terminal (a
+// character device).
+func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
 	if !ok {
 		return false

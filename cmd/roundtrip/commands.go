@@ -30,13 +30,30 @@ func cmdDiscover(s *session) error {
 		b, _ := json.Marshal(v)
 		_ = json.Unmarshal(b, &info)
 	}
+	// A 2025-11-25 session has no server/discover: the library fills in
+	// the one version negotiated by initialize. Only a list the server
+	// itself sent is reported as its list.
+	listed := eraOf(version) == "modern"
+	if !listed {
+		d.SupportedVersions = nil
+	}
 	if s.opts.json {
-		return printJSON(s.out, struct {
-			ServerInfo      *mcp.Implementation `json:"serverInfo,omitempty"`
-			ProtocolVersion string              `json:"protocolVersion"`
-			Era             string              `json:"era"`
-			*mcp.DiscoverResult
-		}{nonZero(info), version, eraOf(version), d})
+		b, err := json.Marshal(d)
+		if err != nil {
+			return err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		if !listed {
+			delete(m, "supportedVersions")
+		}
+		if ni := nonZero(info); ni != nil {
+			m["serverInfo"] = ni
+		}
+		m["protocolVersion"], m["era"] = version, eraOf(version)
+		return printJSON(s.out, m)
 	}
 	if info.Name != "" {
 		name := info.Name
@@ -50,7 +67,11 @@ func cmdDiscover(s *session) error {
 		era = version[:min(4, len(version))] + " era: initialize handshake and a session"
 	}
 	fmt.Fprintf(s.out, "protocol:      %s (%s)\n", version, era)
-	fmt.Fprintf(s.out, "supported:     %s\n", strings.Join(d.SupportedVersions, ", "))
+	if listed {
+		fmt.Fprintf(s.out, "supported:     %s\n", strings.Join(d.SupportedVersions, ", "))
+	} else {
+		fmt.Fprintf(s.out, "supported:     (not listed: a %s server names no versions; it accepted %s in initialize)\n", version, version)
+	}
 	fmt.Fprintf(s.out, "capabilities:  %s\n", describeCapabilities(d.Capabilities))
 	if d.Instructions != "" {
 		fmt.Fprintf(s.out, "instructions:  %s\n", indentRest(d.Instructions, "               "))
@@ -306,7 +327,7 @@ func findTool(s *session, c *mcp.Client, name string) (*mcp.Tool, error) {
 		names = append(names, t.Name)
 	}
 	slices.Sort(names)
-	return nil, usagef("the server has no tool %q (it has: %s)", name, strings.Join(names, ", "))
+	return nil, withHint(usagef("the server has no tool %q (it has: %s)", name, strings.Join(names, ", ")), didYouMean(name, names))
 }
 
 func cmdGet(s *session) error {
@@ -410,11 +431,17 @@ func (s *session) finish(res any, err error) error {
 		err = withCause(ctx, err)
 		done()
 	}
-	if errors.Is(err, mcp.ErrInvalidRequestState) {
-		return fmt.Errorf("the server no longer accepts this call's state (it expired, was already used, or the server's keys changed): the call has to start again from its first request (%w)", err)
+	if isRejectedState(err) {
+		if errors.Is(err, mcp.ErrStateRejected) { // the library's error says what to do
+			return &stateRejectedError{msg: err.Error(), err: err}
+		}
+		return &stateRejectedError{msg: "the server no longer accepts this call's state (it expired, was already used, or the server's keys changed): start the call again from its first request (" + err.Error() + ")", err: err}
 	}
 	if err != nil {
 		return err
+	}
+	if s.onComplete != nil {
+		s.onComplete(res)
 	}
 	return s.printResult(res)
 }
@@ -450,6 +477,11 @@ type savedCall struct {
 	ProtocolVersion string           `json:"protocolVersion,omitempty"`
 	SavedAt         time.Time        `json:"savedAt"`
 	Call            *mcp.PendingCall `json:"call"`
+	// Finished is set when resume completed the call: the file is kept
+	// (with the result) but never sent again.
+	Finished   bool            `json:"finished,omitempty"`
+	FinishedAt *time.Time      `json:"finishedAt,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
 }
 
 const savedFormat = "roundtrip-pending-call/v1"
@@ -467,9 +499,64 @@ func (s *session) savePending(p *mcp.PendingCall) error {
 	if p.Method == mcp.MethodResourcesRead {
 		target = p.URI
 	}
+	questions := describeQuestions(p)
+	if s.opts.json {
+		return printJSON(s.out, map[string]any{"saved": s.opts.save, "method": p.Method, "target": target, "questions": questions})
+	}
 	fmt.Fprintf(s.errw, "roundtrip: %s %s needs %d answer(s); saved to %s (finish it with: roundtrip resume %s)\n",
 		p.Method, target, len(p.InputRequests), s.opts.save, s.opts.save)
+	for _, q := range questions {
+		line := "  " + q.Kind + ": " + q.Text
+		if len(q.Fields) > 0 {
+			line += " [" + strings.Join(q.Fields, ", ") + "]"
+		}
+		fmt.Fprintln(s.errw, line)
+	}
 	return nil
+}
+
+// question is one saved question, as --save shows it.
+type question struct {
+	Key    string   `json:"key"`
+	Kind   string   `json:"kind"` // form, url, sampling, roots
+	Text   string   `json:"text"`
+	Fields []string `json:"fields,omitempty"`
+}
+
+// describeQuestions lists a round's questions in key order (the order
+// resume asks them).
+func describeQuestions(p *mcp.PendingCall) []question {
+	keys := make([]string, 0, len(p.InputRequests))
+	for k := range p.InputRequests {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	qs := make([]question, 0, len(keys))
+	for _, k := range keys {
+		q := question{Key: k}
+		switch r := p.InputRequests[k].(type) {
+		case *mcp.ElicitRequest:
+			q.Kind, q.Text = "form", r.Message
+			if r.Mode == mcp.ElicitModeURL {
+				q.Kind, q.Text = "url", r.Message+" ("+r.URL+")"
+			} else if fields, err := parseForm(r.RequestedSchema); err == nil {
+				for _, f := range fields {
+					q.Fields = append(q.Fields, f.name)
+				}
+			}
+		case *mcp.CreateMessageRequest:
+			q.Kind, q.Text = "sampling", "a model reply"
+			if n := len(r.Messages); n > 0 && len(r.Messages[n-1].Content) > 0 {
+				q.Text += " to: " + contentText(r.Messages[n-1].Content[0])
+			}
+		case *mcp.ListRootsRequest:
+			q.Kind, q.Text = "roots", "the client's roots (--root)"
+		default:
+			q.Kind, q.Text = r.InputMethod(), r.InputMethod()
+		}
+		qs = append(qs, q)
+	}
+	return qs
 }
 
 func cmdResume(s *session) error {
@@ -484,7 +571,22 @@ func cmdResume(s *session) error {
 	if saved.Format != savedFormat || saved.Call == nil {
 		return fmt.Errorf("%s: not a call saved by roundtrip --save", s.args[0])
 	}
+	if saved.Finished {
+		when := ""
+		if saved.FinishedAt != nil {
+			when = " at " + saved.FinishedAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(s.errw, "roundtrip: %s is finished (resumed to completion%s); not sent again. Its result:\n", s.args[0], when)
+		return s.printSavedResult(saved)
+	}
 	if s.opts.url != "" || s.opts.cmdLine != "" || len(s.opts.command) > 0 {
+		if s.target, err = s.opts.target(); err != nil {
+			return err
+		}
+	} else if saved.Target.Server != "" && s.namedServerKnown(saved.Target.Server) {
+		// A named server: its headers and environment come from the
+		// config file again (they are never saved).
+		s.opts.server = saved.Target.Server
 		if s.target, err = s.opts.target(); err != nil {
 			return err
 		}
@@ -500,14 +602,58 @@ func cmdResume(s *session) error {
 	}
 	if age := time.Since(saved.SavedAt); !saved.SavedAt.IsZero() && age > mcp.DefaultStateTTL {
 		// Asking the questions first would waste the user's answers.
-		return fmt.Errorf("%s was saved %s ago, longer than a server keeps a round's state by default (%s): the call has to start again from its first request",
-			s.args[0], age.Round(time.Minute), mcp.DefaultStateTTL)
+		return &stateRejectedError{msg: fmt.Sprintf("%s was saved %s ago, longer than a server keeps a round's state by default (%s): start the call again from its first request",
+			s.args[0], age.Round(time.Minute), mcp.DefaultStateTTL)}
 	}
 	s.perRound = true
 	if _, err := s.connect(); err != nil {
 		return err
 	}
+	s.onComplete = func(res any) {
+		// Mark the file finished, so that it is never sent again.
+		b, err := json.Marshal(res)
+		if err != nil {
+			return
+		}
+		now := time.Now().UTC().Truncate(time.Second)
+		saved.Finished, saved.FinishedAt, saved.Result = true, &now, b
+		if out, err := json.MarshalIndent(saved, "", "  "); err == nil {
+			if err := os.WriteFile(s.args[0], append(out, '\n'), 0o600); err != nil {
+				fmt.Fprintf(s.errw, "roundtrip: marking %s finished: %v\n", s.args[0], err)
+			}
+		}
+	}
 	return s.finish(nil, &mcp.PendingCallError{Call: saved.Call})
+}
+
+// printSavedResult prints the result kept in a finished file.
+func (s *session) printSavedResult(saved savedCall) error {
+	var res any
+	var err error
+	switch saved.Call.Method {
+	case mcp.MethodToolsCall:
+		var r mcp.CallToolResult
+		err = json.Unmarshal(saved.Result, &r)
+		res = &r
+	case mcp.MethodPromptsGet:
+		var r mcp.GetPromptResult
+		err = json.Unmarshal(saved.Result, &r)
+		res = &r
+	case mcp.MethodResourcesRead:
+		var r mcp.ReadResourceResult
+		err = json.Unmarshal(saved.Result, &r)
+		res = &r
+	default:
+		res = saved.Result
+	}
+	if err != nil || len(saved.Result) == 0 {
+		res = saved.Result
+		if len(saved.Result) == 0 {
+			fmt.Fprintln(s.errw, "(no result kept)")
+			return nil
+		}
+	}
+	return s.printResult(res)
 }
 
 // ---- listen ----
@@ -561,4 +707,67 @@ func cmdListen(s *session) error {
 		return nil // interrupted: the normal way to stop
 	}
 	return err
+}
+
+// namedServerKnown reports whether the config file names the server.
+func (s *session) namedServerKnown(name string) bool {
+	cfg, err := loadConfig(s.opts.config)
+	if err != nil || cfg == nil {
+		return false
+	}
+	_, ok := cfg.lookup(name)
+	return ok
+}
+
+// ---- servers ----
+
+func cmdServers(s *session) error {
+	cfg, err := loadConfig(s.opts.config)
+	if err != nil {
+		return err
+	}
+	if cfg == nil {
+		return usagef("no config file (looked for %s; give --config FILE or $%s)", strings.Join(configCandidates(), ", "), envConfig)
+	}
+	type row struct {
+		Name    string   `json:"name"`
+		URL     string   `json:"url,omitempty"`
+		Command []string `json:"command,omitempty"`
+		Cwd     string   `json:"cwd,omitempty"`
+		SSE     bool     `json:"sse,omitempty"`
+		Error   string   `json:"error,omitempty"`
+	}
+	var rows []row
+	for _, name := range cfg.names() {
+		e, _ := cfg.lookup(name)
+		r, err := e.resolve(name)
+		if err != nil {
+			rows = append(rows, row{Name: name, Error: err.Error()})
+			continue
+		}
+		rows = append(rows, row{Name: name, URL: r.target.URL, Command: r.target.Command, Cwd: r.target.Dir, SSE: r.sse})
+	}
+	if s.opts.json {
+		return printJSON(s.out, map[string]any{"config": cfg.path, "servers": rows})
+	}
+	fmt.Fprintf(s.errw, "(from %s)\n", cfg.path)
+	for _, r := range rows {
+		switch {
+		case r.Error != "":
+			fmt.Fprintf(s.out, "%s  (unusable: %s)\n", r.Name, r.Error)
+		case r.URL != "":
+			kind := "http"
+			if r.SSE {
+				kind = "sse"
+			}
+			fmt.Fprintf(s.out, "%s  %s %s\n", r.Name, kind, r.URL)
+		default:
+			line := fmt.Sprintf("%s  stdio %s", r.Name, strings.Join(r.Command, " "))
+			if r.Cwd != "" {
+				line += "  (in " + r.Cwd + ")"
+			}
+			fmt.Fprintln(s.out, line)
+		}
+	}
+	return nil
 }

@@ -5,13 +5,22 @@
 //
 // Usage:
 //
-//	roundtrip [flags] COMMAND [flags] [ARGS] [-- SERVER-COMMAND [ARG...]]
+//	roundtrip [flags] [NAME] COMMAND [flags] [ARGS] [-- SERVER-COMMAND [ARG...]]
 //
 // The server is one of:
 //
 //	--url http://127.0.0.1:8080/mcp      a Streamable HTTP endpoint (or an HTTP+SSE one: see below)
 //	-- go run ./examples/server          a command run over stdio (everything after --)
 //	--cmd "./server --flag"              the same, as one string (split like a shell, no shell)
+//	NAME, or --server NAME               a server of the config file (mcpServers format)
+//
+// Named servers come from a config file in the mcpServers format other
+// MCP clients use (Claude Desktop, .mcp.json, Cursor, VS Code's
+// "servers"), read unchanged: --config FILE, else $ROUNDTRIP_CONFIG,
+// else ./.mcp.json, else roundtrip/config.json in the user configuration
+// directory. -e KEY=VALUE and --cwd DIR set a stdio server's environment
+// and directory. $ROUNDTRIP_URL and $ROUNDTRIP_SERVER name the server
+// when no flag does; $ROUNDTRIP_TOKEN is sent as a bearer token.
 //
 // Commands:
 //
@@ -26,7 +35,8 @@
 //	resume FILE          finish a call saved with --save
 //	listen               print notifications until interrupted
 //	logout               forget the OAuth token stored for --url (--all: every token)
-//	help [COMMAND]       show help
+//	servers              list the named servers of the config file
+//	help [COMMAND]       show help (also: help flags, help exit-codes, help environment)
 //
 // A server that refuses Streamable HTTP (a 4xx to the POST of
 // initialize) is tried over the HTTP+SSE transport of 2024-11-05 at the
@@ -40,9 +50,16 @@
 // --oauth-token-file (by default under the user's configuration
 // directory), so later runs need no login.
 //
-// Exit status: 0 on success, 1 when the operation failed (connection,
-// protocol or JSON-RPC error, a refused sampling request), 2 on a usage
-// error, 3 when a tool answered with isError set.
+// Exit status: 0 success, 1 other failure, 2 usage error, 3 connection
+// (refused, DNS, TLS, an HTTP error status such as 404, timeout), 4 auth
+// (401/403, OAuth), 5 protocol (a JSON-RPC error from the server), 6 the
+// tool's result has isError, 7 the server rejected the call's
+// requestState (start the call again), 130 interrupted. With --json a
+// failure is one JSON object on stdout:
+// {"error":{"code":"connection","message":...,"exit":3,"rpc":{...}}}.
+//
+// In a terminal, enums are picked with the arrow keys and secret fields
+// are masked (charmbracelet/huh); pipes and --plain keep the line mode.
 //
 // Run "roundtrip help COMMAND" for the flags of each command.
 //
@@ -67,15 +84,11 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/otel"
 )
 
-// Exit statuses.
-const (
-	exitOK        = 0
-	exitFailure   = 1
-	exitUsage     = 2
-	exitToolError = 3
-)
+func main() { os.Exit(mainWith(os.Args[1:])) }
 
-func main() {
+// mainWith is main without the exit: SIGINT and SIGTERM cancel the
+// context (exit status 130), telemetry is set up from OTEL_* and flushed.
+func mainWith(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		// A second interrupt kills the process the default way.
@@ -86,27 +99,16 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "roundtrip: telemetry off:", err)
 	}
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := run(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	if err := shutdown(sctx); err != nil {
 		fmt.Fprintln(os.Stderr, "roundtrip: exporting telemetry:", err)
 	}
 	cancel()
-	os.Exit(code)
+	return code
 }
 
-// usageError is an error in the command line: it exits with status 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
-}
-
-// errToolError reports a tool result with isError set (the result is printed
-// already): it exits with status 3.
-var errToolError = errors.New("the tool reported an error (isError)")
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
 // run is the whole program: it parses args, talks to the server, reads the
 // user's answers from stdin, prints results on stdout and prompts and
@@ -114,26 +116,45 @@ var errToolError = errors.New("the tool reported an error (isError)")
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out := &syncWriter{w: stdout}
 	errw := &syncWriter{w: stderr}
-	err := dispatch(ctx, args, stdin, out, errw)
-	switch {
-	case err == nil:
+	err := dispatch(ctx, args, stdin, out, errw, isTerminal(stdin) && isTerminal(stderr))
+	if err == nil || errors.Is(err, errHelp) {
 		return exitOK
-	case errors.Is(err, errHelp):
-		return exitOK
-	case errors.Is(err, errToolError):
-		fmt.Fprintln(errw, "roundtrip:", err)
-		return exitToolError
 	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintln(errw, "roundtrip:", err)
+	// After Ctrl-C whatever failed failed because of it (a stdio server
+	// gets the same SIGINT and goes away).
+	f := classify(err, ctx.Err() != nil)
+	if ctx.Err() != nil {
+		f.Code, f.Exit, f.Message, f.RPC = "interrupted", exitInterrupted, "interrupted", nil
+	}
+	if jsonRequested(args) {
+		if f.Exit != exitToolError { // the isError result is on stdout already: one JSON value
+			writeJSONError(out, f)
+		}
+		return f.Exit
+	}
+	fmt.Fprintln(errw, "roundtrip:", f.Message)
+	if f.Hint != "" {
+		fmt.Fprintln(errw, "roundtrip:", f.Hint)
+	}
+	if f.Exit == exitUsage {
 		fmt.Fprintln(errw, `Run "roundtrip help" for usage.`)
-		return exitUsage
 	}
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		fmt.Fprintln(errw, "roundtrip: interrupted")
-		return exitFailure
+	return f.Exit
+}
+
+// jsonRequested reports whether --json is among the flags (before any
+// "--"): known before the flags are parsed, so that a usage error too
+// comes out as JSON.
+func jsonRequested(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--json", "-json", "--json=true", "-json=true", "--json=1", "-json=1":
+			return true
+		case "--json=false", "-json=false", "--json=0", "-json=0":
+			return false
+		}
 	}
-	fmt.Fprintln(errw, "roundtrip:", err)
-	return exitFailure
+	return os.Getenv("ROUNDTRIP_JSON") == "1"
 }

@@ -23,8 +23,18 @@ import (
 // TestMain doubles as a stdio MCP server: "serve-stdio" as the first
 // argument serves testServer on stdin and stdout.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "run-cli" {
+		os.Exit(mainWith(os.Args[2:])) // the program itself, signals and all
+	}
 	if len(os.Args) > 1 && os.Args[1] == "serve-stdio" {
-		if err := testServer().ServeStdio(context.Background()); err != nil {
+		srv := testServer()
+		// env: what a stdio server sees of its environment and directory.
+		mcp.AddTool(srv, &mcp.Tool{Name: "env", Description: "An environment variable and the working directory."},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in NameArgs) (*mcp.CallToolResult, error) {
+				wd, _ := os.Getwd()
+				return mcp.TextResult(fmt.Sprintf("%s=%s in %s", in.Name, os.Getenv(in.Name), wd)), nil
+			})
+		if err := srv.ServeStdio(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -336,7 +346,7 @@ func TestCallArguments(t *testing.T) {
 	}
 	// --no-validate lets the server judge: its isError result.
 	r = cli(t, "", "call", "--url", url, "--no-validate", "echo", "n=many")
-	r.must(t, 3)
+	r.must(t, exitToolError)
 	// --json prints the result object.
 	r = cli(t, "", "call", "--url", url, "--json", "echo", "text=yo")
 	r.must(t, 0)
@@ -444,7 +454,7 @@ func TestPromptAndResource(t *testing.T) {
 	cli(t, "", "read", "--url", url, "test://readme").must(t, 0, "Read me first.")
 	cli(t, "sesame\n", "read", "--url", url, "test://secret/door").must(t, 0, "the secret of door")
 	r := cli(t, "nope\n", "read", "--url", url, "test://secret/door")
-	r.must(t, exitFailure)
+	r.must(t, exitProtocol)
 	if !strings.Contains(r.stderr, "wrong password") {
 		t.Errorf("stderr lacks the server's error")
 	}
@@ -514,7 +524,7 @@ func TestLegacyEra(t *testing.T) {
 	if !strings.Contains(r.stderr, "2026-07-28 era") {
 		t.Errorf("stderr does not explain listen needs the modern era")
 	}
-	cli(t, "", "tools", "--url", url, "--protocol-version", "1999-01-01").must(t, exitFailure)
+	cli(t, "", "tools", "--url", url, "--protocol-version", "1999-01-01").must(t, exitProtocol)
 }
 
 func TestStdio(t *testing.T) {
@@ -580,7 +590,7 @@ func TestHeaders(t *testing.T) {
 	defer hs.Close()
 	cli(t, "", "tools", "--url", hs.URL, "-H", "Authorization: Bearer s3cret").must(t, 0, "echo")
 	r := cli(t, "", "tools", "--url", hs.URL)
-	r.must(t, exitFailure)
+	r.must(t, exitAuth)
 	if !strings.Contains(r.stderr, "401") {
 		t.Errorf("stderr lacks the status")
 	}
@@ -594,7 +604,7 @@ func TestHeaders(t *testing.T) {
 
 func TestUsage(t *testing.T) {
 	cli(t, "", "--help").must(t, 0, "Commands:", "resume", "listen")
-	cli(t, "", "call", "--help").must(t, 0, "Usage: roundtrip call", "-save FILE", "KEY=VALUE")
+	cli(t, "", "call", "--help").must(t, 0, "Usage: roundtrip [NAME] call", "-save FILE", "KEY=VALUE")
 	cli(t, "", "help", "listen").must(t, 0, "-resource URI")
 	cli(t, "", "tools").must(t, exitUsage)
 	cli(t, "", "frobnicate").must(t, exitUsage)
@@ -602,14 +612,14 @@ func TestUsage(t *testing.T) {
 	cli(t, "", "tools", "--url", "ftp://x").must(t, exitUsage)
 	cli(t, "", "tools", "--url", "http://127.0.0.1:1/mcp", "--cmd", "x").must(t, exitUsage)
 	cli(t, "", "resume", filepath.Join(t.TempDir(), "missing.json")).must(t, exitFailure)
-	// A connection failure is status 1.
-	cli(t, "", "tools", "--url", "http://127.0.0.1:1/mcp", "--timeout", "2s").must(t, exitFailure)
+	// A connection failure is status 3.
+	cli(t, "", "tools", "--url", "http://127.0.0.1:1/mcp", "--timeout", "2s").must(t, exitConnection)
 }
 
 func TestTimeout(t *testing.T) {
 	url, _ := httpServer(t)
 	r := cli(t, "", "call", "--url", url, "--timeout", "200ms", "slow")
-	r.must(t, exitFailure)
+	r.must(t, exitConnection)
 	if !strings.Contains(r.stderr, "no answer from the server within 200ms") {
 		t.Errorf("stderr lacks the timeout")
 	}
@@ -640,7 +650,7 @@ func TestRejectedStateSaysTheCallMustStartAgain(t *testing.T) {
 	cli(t, "", "call", "--url", url, "--save", file, "provision", "name=db").must(t, 0)
 	other, _ := httpServer(t) // another process key: the saved state is foreign to it
 	r := cli(t, "1\n", "resume", "--url", other, file)
-	if r.code == 0 || !strings.Contains(r.stderr, "the call has to start again") {
+	if r.code == 0 || !strings.Contains(r.stderr, "start the call again") {
 		t.Fatalf("exit %d, stderr %q: want the advice to start again", r.code, r.stderr)
 	}
 }
@@ -658,7 +668,7 @@ func TestStaleSavedCallIsRefusedBeforeAsking(t *testing.T) {
 	b, _ = json.Marshal(saved)
 	os.WriteFile(file, b, 0o600)
 	r := cli(t, "1\n", "resume", file)
-	if r.code == 0 || !strings.Contains(r.stderr, "the call has to start again") || strings.Contains(r.stderr, "Which region?") {
+	if r.code == 0 || !strings.Contains(r.stderr, "start the call again") || strings.Contains(r.stderr, "Which region?") {
 		t.Fatalf("exit %d, stderr %q: want a refusal before the question", r.code, r.stderr)
 	}
 }

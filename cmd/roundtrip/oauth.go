@@ -190,8 +190,7 @@ func cmdLogout(s *session) error {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		fmt.Fprintf(s.out, "removed %s\n", path)
-		return nil
+		return s.say(map[string]any{"removed": path}, "removed %s", path)
 	}
 	if s.opts.url == "" {
 		return usagef("logout needs --url URL (or --all)")
@@ -213,12 +212,20 @@ func cmdLogout(s *session) error {
 		return err
 	}
 	if tok == nil {
-		fmt.Fprintf(s.out, "no token stored for %s\n", t.URL)
-		return nil
+		return s.say(map[string]any{"url": t.URL, "forgot": false}, "no token stored for %s", t.URL)
 	}
 	if err := store.Delete(s.ctx, key); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.out, "forgot the token for %s\n", t.URL)
-	return nil
+	return s.say(map[string]any{"url": t.URL, "forgot": true}, "forgot the token for %s", t.URL)
+}
+
+// say prints a one-line outcome on stdout: v as JSON with --json, the
+// formatted text otherwise.
+func (s *session) say(v any, format string, args ...any) error {
+	if s.opts.json {
+		return printJSON(s.out, v)
+	}
+	_, err := fmt.Fprintf(s.out, format+"\n", args...)
+	return err
 }

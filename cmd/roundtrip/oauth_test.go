@@ -120,9 +120,9 @@ func TestOAuth(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "tokens.json")
 	flags := []string{"--url", url, "--oauth", "--oauth-redirect", redirect, "--oauth-token-file", file}
 
-	// Without --oauth the server's 401 is a failure.
+	// Without --oauth the server's 401 is an auth failure.
 	r := cli(t, "", "tools", "--url", url)
-	r.must(t, exitFailure)
+	r.must(t, exitAuth)
 	if !strings.Contains(r.stderr, "401") {
 		t.Errorf("stderr lacks the 401")
 	}
@@ -195,11 +195,11 @@ func TestOAuthPreRegistered(t *testing.T) {
 	if s := as.Stats(); logins != 1 || s != (oauthtest.Stats{Authorizations: 1, CodeGrants: 1}) {
 		t.Errorf("%d logins, stats %+v; want one authorization and no registration", logins, s)
 	}
-	// A wrong secret is refused by the token endpoint: a failure.
+	// A wrong secret is refused by the token endpoint: an auth failure.
 	t.Setenv(clientSecretEnv, "")
 	r, _ = oauthCLI(t, "", "tools", "--url", url, "--oauth", "--oauth-redirect", redirect, "--oauth-token-file", filepath.Join(t.TempDir(), "t.json"),
 		"--oauth-issuer", as.Issuer(), "--oauth-client-id", "pre-1", "--oauth-client-secret", "wrong")
-	r.must(t, exitFailure)
+	r.must(t, exitAuth)
 	if !strings.Contains(r.stderr, "invalid_client") {
 		t.Errorf("stderr lacks invalid_client")
 	}

@@ -47,6 +47,9 @@ func (s *session) printResult(res any) error {
 	}
 	switch r := res.(type) {
 	case *mcp.CallToolResult:
+		if len(r.Content) == 0 && r.StructuredContent == nil {
+			fmt.Fprintln(s.errw, "(no content)")
+		}
 		text := false
 		for _, c := range r.Content {
 			if _, ok := c.(*mcp.TextContent); ok {
@@ -67,10 +70,16 @@ func (s *session) printResult(res any) error {
 		if r.Description != "" {
 			fmt.Fprintf(s.errw, "(%s)\n", r.Description)
 		}
+		if len(r.Messages) == 0 {
+			fmt.Fprintln(s.errw, "(no content)")
+		}
 		for _, m := range r.Messages {
 			fmt.Fprintf(s.out, "[%s] %s\n", m.Role, contentText(m.Content))
 		}
 	case *mcp.ReadResourceResult:
+		if len(r.Contents) == 0 {
+			fmt.Fprintln(s.errw, "(no content)")
+		}
 		for _, c := range r.Contents {
 			if len(r.Contents) > 1 {
 				fmt.Fprintf(s.errw, "── %s\n", c.URI)
