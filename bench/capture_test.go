@@ -164,8 +164,12 @@ func captureFile(s subject, f flow) string {
 // that is not part of it.
 func encodeCapture(s subject, f flow, msgs []message) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# %s, %s: captured by TestCaptures (go test -run 'TestCaptures$' -update).\n", s.name, f.kind)
-	if strings.HasPrefix(f.kind, "http-") {
+	test := "TestCaptures"
+	if strings.HasPrefix(f.kind, "legacy-") {
+		test = "TestLegacyCaptures"
+	}
+	fmt.Fprintf(&b, "# %s, %s: captured by %s (go test -run '%s$' -update).\n", s.name, f.kind, test, test)
+	if strings.Contains(f.kind, "http-") {
 		b.WriteString("# Request headers as the client set them (net/http adds Host, Content-Length and\n# User-Agent); response headers without Date.\n")
 	} else {
 		b.WriteString("# One line per message: >>> client to server, <<< server to client.\n")
@@ -319,9 +323,9 @@ type rpc struct {
 	Error json.RawMessage `json:"error"`
 }
 
-// rpcsOf decodes the JSON-RPC messages of a body: the body itself, or
-// the data of each SSE event.
-func rpcsOf(m message) ([]rpc, error) {
+// bodiesOf returns the JSON-RPC messages of a body undecoded: the body
+// itself, or the data of each SSE event.
+func bodiesOf(m message) [][]byte {
 	var raws [][]byte
 	if m.header != nil && strings.HasPrefix(m.header.Get("Content-Type"), "text/event-stream") {
 		for line := range strings.SplitSeq(string(m.body), "\n") {
@@ -332,8 +336,14 @@ func rpcsOf(m message) ([]rpc, error) {
 	} else if len(bytes.TrimSpace(m.body)) > 0 {
 		raws = append(raws, m.body)
 	}
+	return raws
+}
+
+// rpcsOf decodes the JSON-RPC messages of a body: the body itself, or
+// the data of each SSE event.
+func rpcsOf(m message) ([]rpc, error) {
 	var out []rpc
-	for _, r := range raws {
+	for _, r := range bodiesOf(m) {
 		var v rpc
 		if err := json.Unmarshal(r, &v); err != nil {
 			return nil, fmt.Errorf("%v: %s", err, r)

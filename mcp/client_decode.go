@@ -248,7 +248,7 @@ func decodeCallToolResult(raw []byte) (*CallToolResult, error) {
 			}
 		case "_meta":
 			if jsonrpc.KindOf(v) == jsonrpc.KindObject {
-				bad = json.Unmarshal(v, &r.Meta)
+				r.Meta, bad = decodeOpenMeta(v)
 			}
 		}
 		if bad != nil {

@@ -381,7 +381,7 @@ func decodeInputRequired(method string, raw []byte) (*inputRequired, error) {
 		return nil, invalidResponse(method, "inputRequests is not an object")
 	}
 	if jsonrpc.KindOf(rawMeta) == jsonrpc.KindObject {
-		_ = json.Unmarshal(rawMeta, &ir.result.Meta)
+		ir.result.Meta, _ = decodeOpenMeta(rawMeta)
 	}
 	return ir, nil
 }

@@ -698,7 +698,8 @@ func (f *Fleet) writeConf(pool map[string]bool) error {
 }
 
 // #region nginx
-// nginxConf: one worker, plain round robin for 2026-07-28 traffic (no
+// nginxConf: one worker (2048 connections: a client's connection and its
+// upstream one each, for the load run's 256 clients and more), plain round robin for 2026-07-28 traffic (no
 // affinity: any instance serves any leg), and a map that sends a
 // 2025-11-25 session (an Mcp-Session-Id header "ID.…") to the instance
 // that made it. No buffering (SSE streams pass through as they are
@@ -725,7 +726,7 @@ worker_shutdown_timeout 10s;
 daemon off;
 pid %s/nginx.pid;
 error_log stderr warn;
-events { worker_connections 512; }
+events { worker_connections 2048; }
 http {
   log_format fleet '$request_method $status $upstream_addr $upstream_http_x_fleet_instance';
   access_log %s fleet;

@@ -20,6 +20,11 @@
 // through nginx, shows which instance served each leg, replays one leg,
 // and stops everything.
 //
+// In up mode (fleet up -instances N) it starts redis-server, N instances
+// and nginx as the demo does and keeps them up for an outside client
+// until standard input ends or SIGINT/SIGTERM, printing nginx's MCP
+// endpoint first (scripts/load-fleet.sh loads it).
+//
 // In serve mode it is one instance of the fleet, the way an operator runs
 // it (see docs/design/fleet.md):
 //
@@ -61,6 +66,8 @@ func run(args []string, out io.Writer) error {
 		return demo(self, out)
 	case args[0] == "serve":
 		return serve(args[1:], out)
+	case args[0] == "up":
+		return up(args[1:], os.Stdin, out)
 	}
-	return errors.New("usage: fleet [serve -id ID -redis URL | -sentinels ADDRS -master NAME ...] (fleet serve -h lists the flags)")
+	return errors.New("usage: fleet [up -instances N | serve -id ID -redis URL | -sentinels ADDRS -master NAME ...] (fleet serve -h lists the flags)")
 }

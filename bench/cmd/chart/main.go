@@ -1,114 +1,69 @@
 // Command chart draws the side-by-side benchmark results (`go test -bench`
-// output, from files or standard input) as a PNG with the standard
-// library: per workload, one horizontal bar per subject for time per
-// operation and for allocations per operation, both as multiples of the
-// raw baseline on a logarithmic scale, labelled with the median.
+// output, from files or standard input) with gonum/plot, one PNG per
+// group of workloads, into a directory:
 //
-//	go run ./cmd/chart -o results/chart.png results/latest.txt
+//	modern-http.png  2026-07-28 over HTTP (ToolCall, payloads, MRTR, Handler,
+//	                 Parallel): time per call as a multiple of raw's
+//	stream-pipe.png  the os.Pipe workloads (Pipe, LegacyPipe): time per call, µs
+//	legacy.png       the 2025-11-25 session workloads: time per call, µs
+//	scale.png        KiB per idle session, per open GET SSE stream, per listen stream
+//	load.png         p99 latency against concurrent clients, per subject
+//
+// A group with no results in the input is skipped.
+//
+//	go run ./cmd/chart -dir results results/latest.txt
 package main
 
 import (
 	"flag"
 	"fmt"
-	"image"
 	"image/color"
-	"image/draw"
-	"image/png"
 	"math"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/roundtrip-mcp/roundtrip/bench/internal/results"
 )
 
-var (
-	white  = color.RGBA{255, 255, 255, 255}
-	black  = color.RGBA{30, 30, 30, 255}
-	grey   = color.RGBA{120, 120, 120, 255}
-	grid   = color.RGBA{225, 225, 225, 255}
-	colors = map[string]color.RGBA{
-		"roundtrip": {31, 119, 180, 255},
-		"gosdk":     {255, 127, 14, 255},
-		"mcpgo":     {44, 160, 44, 255},
-		"raw":       {127, 127, 127, 255},
-	}
-	others = []color.RGBA{{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}}
-)
+var colors = map[string]color.RGBA{
+	"roundtrip": {31, 119, 180, 255},
+	"gosdk":     {255, 127, 14, 255},
+	"mcpgo":     {44, 160, 44, 255},
+	"raw":       {127, 127, 127, 255},
+}
 
-func colorOf(subjects []string, s string) color.RGBA {
+func colorOf(s string) color.Color {
 	if c, ok := colors[s]; ok {
 		return c
 	}
-	for i, x := range subjects {
-		if x == s {
-			return others[i%len(others)]
-		}
-	}
-	return black
-}
-
-func fill(img *image.RGBA, r image.Rectangle, c color.Color) {
-	draw.Draw(img, r, &image.Uniform{c}, image.Point{}, draw.Src)
-}
-
-const (
-	scale    = 2  // font scale of labels
-	small    = 1  // font scale of tick labels
-	rowH     = 22 // one bar
-	headH    = 24 // a workload's name
-	gap      = 10 // between workloads
-	top      = 96 // title, legend, panel titles
-	left     = 16
-	labelW   = 170
-	textRoom = 190 // right of the longest bar, for its label
-	lo       = 0.5 // left end of the log axes (ratio to raw)
-)
-
-// panel is one of the two columns of bars.
-type panel struct {
-	title string
-	unit  string
-	x, w  int
-	hi    float64 // right end of the log axis
-	label func(v float64) string
-}
-
-func (p *panel) barLen(ratio float64) int {
-	if !(ratio > 0) {
-		return 0
-	}
-	f := (math.Log(max(ratio, lo)) - math.Log(lo)) / (math.Log(p.hi) - math.Log(lo))
-	return max(2, int(f*float64(p.w-textRoom)))
-}
-
-// niceAbove returns the smallest of 1, 2, 5, 10, 20, 50, ... that is at
-// least v.
-func niceAbove(v float64) float64 {
-	for m := 1.0; ; m *= 10 {
-		for _, k := range []float64{1, 2, 5} {
-			if k*m >= v {
-				return k * m
-			}
-		}
-	}
+	return color.RGBA{148, 103, 189, 255}
 }
 
 func main() {
-	out := flag.String("o", "chart.png", "output PNG file")
+	dir := flag.String("dir", "results", "directory the PNGs are written to")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: chart [-dir results] [bench-output-file ...]  (standard input when none)")
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 	set, err := results.ParseFiles(flag.Args())
 	if err != nil {
 		fatal(err)
 	}
-	img := render(set)
-	f, err := os.Create(*out)
+	written, err := drawAll(set, *dir)
 	if err != nil {
 		fatal(err)
 	}
-	if err := png.Encode(f, img); err != nil {
-		fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		fatal(err)
+	for _, f := range written {
+		fmt.Println(f)
 	}
 }
 
@@ -117,97 +72,215 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-func render(set *results.Set) *image.RGBA {
-	const width = 1400
-	panels := []*panel{
-		{title: "time per call, × raw (log scale)", unit: results.NsPerOp, x: left + labelW, w: 640, label: results.Duration},
-		{title: "allocations per call, × raw (log scale)", unit: results.AllocsPerOp, x: left + labelW + 640 + 30, w: width - (left + labelW + 640 + 30) - left,
-			label: func(v float64) string { return fmt.Sprintf("%.0f", v) }},
-	}
-	runs := 0
-	for _, p := range panels {
-		hi := 1.0
-		for _, w := range set.Workloads {
-			raw, _ := set.Median(w, results.Raw, p.unit)
-			for _, s := range set.Subjects {
-				v, n := set.Median(w, s, p.unit)
-				runs = max(runs, n)
-				if raw > 0 && v/raw > hi {
-					hi = v / raw
-				}
-			}
-		}
-		p.hi = niceAbove(hi * 1.05)
-	}
-	height := top + len(set.Workloads)*(headH+len(set.Subjects)*rowH+gap) + 40
-	img := image.NewRGBA(image.Rect(0, 0, width, height))
-	fill(img, img.Bounds(), white)
+// group is one chart: which workloads, which unit, how it is drawn.
+type group struct {
+	file, title, ylabel string
+	match               func(w string) bool
+	unit                string
+	// scale turns a median into the plotted value; relRaw divides by
+	// raw's median of the same workload first.
+	scale  float64
+	relRaw bool
+}
 
-	drawText(img, left, 12, fmt.Sprintf("roundtrip vs go-sdk, mcp-go and raw net/http, protocol 2026-07-28: medians of %d runs", runs), scale, black)
-	x := left
+var groups = []group{
+	{"modern-http.png", "2026-07-28 over loopback HTTP: time per call relative to raw", "time / raw time",
+		func(w string) bool {
+			return slices.Contains([]string{"ToolCall", "Payload10KB", "Payload1MiB", "TwoLegMRTR", "Handler", "Parallel"}, w)
+		}, results.NsPerOp, 1, true},
+	{"stream-pipe.png", "stdio framing over an os.Pipe pair: time per call", "µs per call",
+		func(w string) bool { return w == "Pipe" || w == "LegacyPipe" }, results.NsPerOp, 1e-3, false},
+	{"legacy.png", "2025-11-25 sessions: time per call", "µs per call",
+		func(w string) bool { return strings.HasPrefix(w, "Legacy") }, results.NsPerOp, 1e-3, false},
+}
+
+// drawAll writes every chart that has data and returns their paths.
+func drawAll(set *results.Set, dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var out []string
+	save := func(p *plot.Plot, name string) error {
+		if p == nil {
+			return nil
+		}
+		f := filepath.Join(dir, name)
+		if err := p.Save(9*vg.Inch, 4.5*vg.Inch, f); err != nil {
+			return err
+		}
+		out = append(out, f)
+		return nil
+	}
+	for _, g := range groups {
+		p, err := barChart(set, g)
+		if err != nil {
+			return nil, err
+		}
+		if err := save(p, g.file); err != nil {
+			return nil, err
+		}
+	}
+	p, err := scaleChart(set)
+	if err != nil {
+		return nil, err
+	}
+	if err := save(p, "scale.png"); err != nil {
+		return nil, err
+	}
+	p, err = loadChart(set)
+	if err != nil {
+		return nil, err
+	}
+	if err := save(p, "load.png"); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// bars draws grouped bars: one group per workload, one bar per subject.
+func bars(title, ylabel string, workloads, subjects []string, value func(w, s string) float64) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.Y.Label.Text = ylabel
+	p.Y.Min = 0
+	p.Legend.Top = true
+	p.Legend.Left = true
+	w := vg.Points(min(18, 90/float64(max(1, len(subjects)))))
+	top := 0.0
+	for i, s := range subjects {
+		vals := make(plotter.Values, len(workloads))
+		for j, wl := range workloads {
+			v := value(wl, s)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				v = 0
+			}
+			vals[j] = v
+			top = max(top, v)
+		}
+		b, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return nil, err
+		}
+		b.Color = colorOf(s)
+		b.LineStyle.Width = 0
+		b.Offset = w * vg.Length(float64(i)-float64(len(subjects)-1)/2)
+		p.Add(b)
+		p.Legend.Add(s, b)
+	}
+	p.NominalX(workloads...)
+	// Room for the legend above the bars, and for the outer bars.
+	p.Y.Max = top * 1.3
+	p.X.Min, p.X.Max = -0.5, float64(len(workloads))-0.5
+	p.Add(plotter.NewGrid())
+	return p, nil
+}
+
+// subjectsOf returns the subjects with samples in any of workloads, in
+// the order of the input.
+func subjectsOf(set *results.Set, workloads []string) []string {
+	var out []string
 	for _, s := range set.Subjects {
-		fill(img, image.Rect(x, 40, x+14, 54), colorOf(set.Subjects, s))
-		drawText(img, x+20, 40, s, scale, black)
-		x += 20 + textWidth(s, scale) + 30
-	}
-	drawText(img, x+10, 43, "(bars: multiples of raw, labels: medians)", small, grey)
-
-	plotTop, plotBottom := top, height-40
-	for _, p := range panels {
-		drawText(img, p.x, 66, p.title, scale, black)
-		for m := 1.0; m <= p.hi; m *= 10 {
-			for _, k := range []float64{1, 2, 5} {
-				t := k * m
-				if t > p.hi {
-					break
-				}
-				gx := p.x + p.barLen(t)
-				fill(img, image.Rect(gx, plotTop-4, gx+1, plotBottom), grid)
-				drawText(img, gx-textWidth(tick(t), small)/2, plotTop-14, tick(t), small, grey)
+		for _, w := range workloads {
+			if _, ok := set.Samples[w][s]; ok {
+				out = append(out, s)
+				break
 			}
 		}
 	}
+	return out
+}
 
-	y := top
+func barChart(set *results.Set, g group) (*plot.Plot, error) {
+	var ws []string
 	for _, w := range set.Workloads {
-		drawText(img, left, y+5, w, scale, black)
-		y += headH
-		for _, s := range set.Subjects {
-			drawText(img, left+16, y+4, s, scale, grey)
-			for _, p := range panels {
-				v, n := set.Median(w, s, p.unit)
-				if n == 0 {
-					continue
-				}
-				raw, _ := set.Median(w, results.Raw, p.unit)
-				ratio := v / raw
-				l := p.barLen(ratio)
-				fill(img, image.Rect(p.x, y+3, p.x+l, y+rowH-3), colorOf(set.Subjects, s))
-				label := p.label(v)
-				if s != results.Raw && raw > 0 {
-					label += fmt.Sprintf("  %s×", ratioText(ratio))
-				}
-				drawText(img, p.x+l+6, y+4, label, scale, black)
-			}
-			y += rowH
+		if g.match(w) {
+			ws = append(ws, w)
 		}
-		y += gap
-		fill(img, image.Rect(left, y-gap/2, width-left, y-gap/2+1), grid)
 	}
-	drawText(img, left, height-26, "generated by bench/cmd/chart from go test -bench output - see docs/performance.md", small, grey)
-	return img
+	if len(ws) == 0 {
+		return nil, nil
+	}
+	return bars(g.title, g.ylabel, ws, subjectsOf(set, ws), func(w, s string) float64 {
+		v, _ := set.Median(w, s, g.unit)
+		if g.relRaw {
+			raw, _ := set.Median(w, results.Raw, g.unit)
+			v /= raw
+		}
+		return v * g.scale
+	})
 }
 
-func tick(v float64) string {
-	if v < 1 {
-		return fmt.Sprintf("%.1f×", v)
+func scaleChart(set *results.Set) (*plot.Plot, error) {
+	unit := map[string]string{"ScaleIdleSessions": "B/session", "ScaleSSEStreams": "B/stream", "ScaleListenStreams": "B/stream"}
+	var ws []string
+	for _, w := range []string{"ScaleIdleSessions", "ScaleSSEStreams", "ScaleListenStreams"} {
+		if _, ok := set.Samples[w]; ok {
+			ws = append(ws, w)
+		}
 	}
-	return fmt.Sprintf("%.0f×", v)
+	if len(ws) == 0 {
+		return nil, nil
+	}
+	return bars("cost at scale: memory per idle session, per open GET SSE stream, per listen stream", "KiB (heap + stacks)",
+		ws, subjectsOf(set, ws), func(w, s string) float64 {
+			v, _ := set.Median(w, s, unit[w])
+			return v / 1024
+		})
 }
 
-func ratioText(v float64) string {
-	if v >= 10 {
-		return fmt.Sprintf("%.0f", v)
+func loadChart(set *results.Set) (*plot.Plot, error) {
+	type point struct{ clients, p99 float64 }
+	lines := map[string][]point{}
+	var subjects []string
+	for _, w := range set.Workloads {
+		c, ok := strings.CutPrefix(w, "Load/clients=")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(c)
+		if err != nil {
+			continue
+		}
+		for _, s := range set.Subjects {
+			v, k := set.Median(w, s, "p99-µs")
+			if k == 0 {
+				continue
+			}
+			if _, seen := lines[s]; !seen {
+				subjects = append(subjects, s)
+			}
+			lines[s] = append(lines[s], point{float64(n), v / 1e3})
+		}
 	}
-	return fmt.Sprintf("%.2f", v)
+	if len(lines) == 0 {
+		return nil, nil
+	}
+	p := plot.New()
+	p.Title.Text = "load: p99 latency of tools/call against concurrent clients (loopback)"
+	p.X.Label.Text = "concurrent clients"
+	p.Y.Label.Text = "p99, ms"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 16, Label: "16"}, {Value: 64, Label: "64"}, {Value: 256, Label: "256"}})
+	p.Y.Min = 0
+	p.Legend.Top = true
+	p.Legend.Left = true
+	for _, s := range subjects {
+		pts := lines[s]
+		slices.SortFunc(pts, func(a, b point) int { return int(a.clients - b.clients) })
+		xys := make(plotter.XYs, len(pts))
+		for i, pt := range pts {
+			xys[i] = plotter.XY{X: pt.clients, Y: pt.p99}
+		}
+		l, sc, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, sc.Color = colorOf(s), colorOf(s)
+		l.Width = vg.Points(2)
+		sc.Shape = draw.CircleGlyph{}
+		p.Add(l, sc)
+		p.Legend.Add(s, l, sc)
+	}
+	p.Add(plotter.NewGrid())
+	return p, nil
 }

@@ -1,8 +1,10 @@
 // Command ratios reads `go test -bench` output of the side-by-side
 // benchmarks (from files or standard input) and prints, per workload, the
 // medians and the ratios roundtrip / best peer and roundtrip / raw for
-// time and allocations, then the acceptance targets of issue 7 with the
-// measured ratios.
+// time and allocations; the scale figures (bytes and goroutines per idle
+// session and per open stream) and the load run (calls/s, p50, p99 per
+// concurrency); then the acceptance targets of issue 17 and, second, those
+// of issue 7, with the measured values and whether each holds.
 //
 //	go test -run '^$' -bench . -benchmem -count 6 > new.txt
 //	go run ./cmd/ratios new.txt
@@ -15,6 +17,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/roundtrip-mcp/roundtrip/bench/internal/results"
 )
@@ -53,11 +56,23 @@ func write(w io.Writer, set *results.Set) {
 			count(r.RTAllocs), count(r.RawAllocs), named(r.AllocPeer, count(r.PeerAllocs)),
 			ratio(r.AllocsVsPeer), ratio(r.AllocsVsRaw))
 	}
+	writeScale(w, set)
+	writeLoad(w, set)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| target | ratio | measured | holds |")
+	fmt.Fprintln(w, "Targets of issue 17:")
+	fmt.Fprintln(w)
+	writeTargets(w, set, rows, results.Targets17)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Targets of issue 7:")
+	fmt.Fprintln(w)
+	writeTargets(w, set, rows, results.Targets)
+}
+
+func writeTargets(w io.Writer, set *results.Set, rows []results.Row, targets []results.Target) {
+	fmt.Fprintln(w, "| target | measure | measured | holds |")
 	fmt.Fprintln(w, "| --- | --- | ---: | --- |")
-	for _, t := range results.Targets {
-		v, ok := t.Value(rows)
+	for _, t := range targets {
+		v, ok := t.Value(set, rows)
 		holds := "not measured"
 		if ok {
 			holds = "yes"
@@ -65,7 +80,64 @@ func write(w io.Writer, set *results.Set) {
 				holds = "**no**"
 			}
 		}
-		fmt.Fprintf(w, "| %s | %s %s ≤ %s | %s | %s |\n", t.Name, t.Workload, t.Ratio, trim(t.Max), ratio(v), holds)
+		measured := ratio(v)
+		if !strings.HasSuffix(t.Ratio, "/raw") && !strings.HasSuffix(t.Ratio, "/peer") {
+			measured = count(v) // an absolute value (bytes)
+		}
+		fmt.Fprintf(w, "| %s | %s %s ≤ %s | %s | %s |\n", t.Name, t.Workload, t.Ratio, trim(t.Max), measured, holds)
+	}
+}
+
+// writeScale prints the Scale workloads: per subject, the medians of
+// their custom metrics.
+func writeScale(w io.Writer, set *results.Set) {
+	for _, wl := range set.Workloads {
+		if !strings.HasPrefix(wl, "Scale") {
+			continue
+		}
+		per, gor, n := "B/session", "goroutines/session", "sessions"
+		if wl != "ScaleIdleSessions" {
+			per, gor, n = "B/stream", "goroutines/stream", "streams"
+		}
+		fmt.Fprintf(w, "\n| %s | %s | heap | stacks | %s | %s |\n| --- | ---: | ---: | ---: | ---: | ---: |\n", wl, per, gor, n)
+		for _, subj := range set.Subjects {
+			if _, ok := set.Samples[wl][subj]; !ok {
+				continue
+			}
+			b, _ := set.Median(wl, subj, per)
+			h, _ := set.Median(wl, subj, "heap-"+per)
+			st, _ := set.Median(wl, subj, "stack-"+per)
+			g, _ := set.Median(wl, subj, gor)
+			c, _ := set.Median(wl, subj, n)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %.2f | %s |\n", subj, count(b), count(h), count(st), g, count(c))
+		}
+	}
+}
+
+// writeLoad prints the load run: per concurrency and subject, calls/s
+// and the p50 and p99 latency, and roundtrip's p99 over raw's.
+func writeLoad(w io.Writer, set *results.Set) {
+	header := false
+	for _, wl := range set.Workloads {
+		clients, ok := strings.CutPrefix(wl, "Load/clients=")
+		if !ok {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\n| load: clients | subject | calls/s | p50 | p99 | p99 / raw p99 |\n| ---: | --- | ---: | ---: | ---: | ---: |")
+			header = true
+		}
+		raw99, _ := set.Median(wl, results.Raw, "p99-µs")
+		for _, subj := range set.Subjects {
+			if _, ok := set.Samples[wl][subj]; !ok {
+				continue
+			}
+			cps, _ := set.Median(wl, subj, "calls/s")
+			p50, _ := set.Median(wl, subj, "p50-µs")
+			p99, _ := set.Median(wl, subj, "p99-µs")
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", clients, subj, count(cps),
+				results.Duration(p50*1e3), results.Duration(p99*1e3), ratio(p99/raw99))
+		}
 	}
 }
 

@@ -37,10 +37,10 @@ func TestRows(t *testing.T) {
 	if !math.IsNaN(rows[1].TimeVsPeer) || rows[1].TimeVsRaw != 1.5 {
 		t.Fatalf("%+v", rows[1])
 	}
-	if v, ok := Targets[0].Value(rows); !ok || v != 1.28 {
+	if v, ok := Targets[0].Value(s, rows); !ok || v != 1.28 {
 		t.Fatal(v, ok)
 	}
-	if _, ok := Targets[3].Value(rows); ok {
+	if _, ok := Targets[3].Value(s, rows); ok {
 		t.Fatal("TwoLegMRTR was not measured")
 	}
 }
@@ -52,5 +52,43 @@ func TestMedianEven(t *testing.T) {
 	}
 	if m, n := s.Median("A", "x", NsPerOp); m != 2 || n != 2 {
 		t.Fatal(m, n)
+	}
+}
+
+// TestLoadAndScaleLines checks that the load run's nested names and the
+// custom metrics of the scale runs are read, kept out of the time table,
+// and judged by the issue-17 targets.
+func TestLoadAndScaleLines(t *testing.T) {
+	s, err := Parse(strings.NewReader(`BenchmarkLoad/clients=256/subject=roundtrip-2 1 100 ns/op 2000 calls/s 900 p50-µs 3000 p99-µs
+BenchmarkLoad/clients=256/subject=raw-2 1 100 ns/op 2500 calls/s 800 p50-µs 2000 p99-µs
+BenchmarkScaleIdleSessions/subject=roundtrip-2 1 100 ns/op 2100 B/session 0 goroutines/session 10000 sessions
+BenchmarkToolCall/subject=roundtrip-2 10 50 ns/op
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(s.Workloads, ","); got != "Load/clients=256,ScaleIdleSessions,ToolCall" {
+		t.Fatalf("workloads %s", got)
+	}
+	rows := s.Rows()
+	if len(rows) != 1 || rows[0].Workload != "ToolCall" {
+		t.Fatalf("rows %+v", rows)
+	}
+	for _, tg := range Targets17 {
+		v, ok := tg.Value(s, rows)
+		switch tg.Workload {
+		case "Load/clients=256":
+			if !ok || v != 1.5 {
+				t.Errorf("%s: %v %v", tg.Name, v, ok)
+			}
+		case "ScaleIdleSessions":
+			if !ok || v != 2100 {
+				t.Errorf("%s: %v %v", tg.Name, v, ok)
+			}
+		case "ScaleSSEStreams", "ScaleListenStreams", "InMemory":
+			if ok {
+				t.Errorf("%s measured", tg.Name)
+			}
+		}
 	}
 }
