@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,5 +65,22 @@ func TestTheCommandLineClientDrivesTheServer(t *testing.T) {
 	out, _ = run("", "get", "greet", "name=Ada")
 	if !strings.Contains(out, "Say hello to Ada.") {
 		t.Errorf("get printed %q", out)
+	}
+
+	// A named server from a config file in the mcpServers format.
+	config := filepath.Join(t.TempDir(), "mcp.json")
+	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"provision": map[string]any{"command": os.Args[0], "env": map[string]string{"EXAMPLE_CLI_SERVE": "1"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), bin, "--config", config, "provision", "tools")
+	named, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(named), "provision") {
+		t.Errorf("roundtrip --config FILE provision tools: %v\n%s", err, named)
 	}
 }
