@@ -1,7 +1,7 @@
 # The one command that runs every test is `make check` (CI runs it via .ci/run).
 .DEFAULT_GOAL := check
 
-.PHONY: check conformance demo tools bench
+.PHONY: check conformance demo tools bench docs docs-test
 
 # gofmt, go vet, go test -race and the official MCP conformance suite.
 check:
@@ -17,6 +17,17 @@ tools:
 
 demo:
 	go run ./examples/provision
+
+# The documentation site (docs/site, VitePress): npm ci and vitepress build
+# into docs/site/.vitepress/dist, a static site (serve that folder).
+docs:
+	bash scripts/docs.sh build
+
+# Build the site, check its includes, load every page in headless Chromium
+# (links, console, requests), prove a planted broken link fails, and count
+# the examples that ran.
+docs-test:
+	bash scripts/docs.sh test
 
 # Side-by-side benchmarks against go-sdk, mcp-go and a raw net/http baseline
 # (bench/, its own module; see docs/performance.md): the 2026-07-28 and the

@@ -180,13 +180,16 @@ apps_chromium() {
   [[ $rc -eq 0 ]] && grep -q -- '--- PASS: TestTheViewRendersTheToolResultInHeadlessChromium' <<<"$out"
 }
 step "apps in chromium" apps_chromium
+# The documentation site (scripts/docs.sh): build, includes, every page in
+# headless Chromium, a planted broken link that must fail, the example count.
+step "docs" bash scripts/docs.sh test
 # The bench module (its own go.mod, with go-sdk and mcp-go): its tests cross
 # the SDKs (every client against every server, both eras) and check that the
 # benchmark subjects work; the benchmarks themselves run with `make bench`.
 bench_tests() { (cd bench && go test -race -count=1 ./...); }
 step "interop (bench module)" bench_tests
 
-total=9
+total=10
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "FAILED: ${failed[*]}"
   echo "check: $((total - ${#failed[@]})) passed, ${#failed[@]} failed (the whole output: $LOG)"

@@ -697,6 +697,7 @@ func (f *Fleet) writeConf(pool map[string]bool) error {
 	return os.Rename(tmp, f.confFile)
 }
 
+// #region nginx
 // nginxConf: one worker (2048 connections: a client's connection and its
 // upstream one each, for the load run's 256 clients and more), plain round robin for 2026-07-28 traffic (no
 // affinity: any instance serves any leg), and a map that sends a
@@ -761,6 +762,8 @@ http {
   }
 }
 `
+
+// #endregion nginx
 
 func startProc(cmd *exec.Cmd) (*proc, error) {
 	if err := cmd.Start(); err != nil {

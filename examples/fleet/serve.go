@@ -114,6 +114,7 @@ func redisClient(f serveFlags) (redis.UniversalClient, error) {
 	return redis.NewClient(opts), nil
 }
 
+// #region fleet-keys
 // stateCodec loads the keys: the key file (returned, to be reloaded), or
 // the environment.
 func stateCodec(f serveFlags, logger *slog.Logger) (mcp.RequestStateOptions, *requeststate.KeyFile, error) {
@@ -141,6 +142,8 @@ func stateCodec(f serveFlags, logger *slog.Logger) (mcp.RequestStateOptions, *re
 	o.Codec = kf.Ring
 	return o, kf, nil
 }
+
+// #endregion fleet-keys
 
 // prepareGuard records the store's generation before the first state is
 // sealed, retrying for a few seconds when the store is not up yet. Not
@@ -187,10 +190,12 @@ func serve(args []string, out io.Writer) error {
 		return err
 	}
 	defer rdb.Close()
+	// #region fleet-guard
 	guard := redisguard.New(rdb)
 	guard.Replicas, guard.Lease = f.replicas, f.lease
 	prepareGuard(guard, logger)
 	rs.TTL, rs.Guard = f.ttl, guard
+	// #endregion fleet-guard
 
 	var ledger *os.File
 	if f.ledger != "" {
@@ -210,6 +215,7 @@ func serve(args []string, out io.Writer) error {
 		go metrics.serve()
 		defer metrics.close()
 	}
+	// #region fleet-server
 	srv := mcp.NewServer(mcp.Implementation{Name: "fleet-db", Version: "1.0.0"}, otel.InstrumentServer(&mcp.ServerOptions{
 		RequestState: rs,
 		// A resource updated through one instance reaches the listen
@@ -239,6 +245,7 @@ func serve(args []string, out io.Writer) error {
 	health := mcp.HealthHandler(srv)
 	mux.Handle("/livez", health)
 	mux.Handle("/readyz", health)
+	// #endregion fleet-server
 	hs := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set(instanceHeader, f.id)
@@ -282,6 +289,7 @@ func serve(args []string, out io.Writer) error {
 	case sig := <-stop:
 		logger.Info("draining", "signal", sig.String(), "inFlight", srv.InFlight(), "timeout", f.drainTimeout.String())
 	}
+	// #region fleet-drain
 	// Readiness off, new requests answered 503 (nginx tries the next
 	// instance; nothing of them ran here), listen streams ended, the legs
 	// in flight finish within -drain-timeout.
@@ -297,6 +305,7 @@ func serve(args []string, out io.Writer) error {
 		hs.Close()
 	}
 	scancel()
+	// #endregion fleet-drain
 	logger.Info("stopped", "drained", derr == nil, "took", time.Since(start).Round(time.Millisecond).String())
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
@@ -408,6 +417,8 @@ func (m *scrape) serve() { _ = m.hs.Serve(m.ln) }
 
 func (m *scrape) close() { m.hs.Close() }
 
+// #region fleet-telemetry
+
 // telemetry sets OpenTelemetry up from the environment (OTEL_* for
 // OTLP) and, with -metrics-addr, a Prometheus exporter on its own
 // listener; shutdown flushes what is buffered.
@@ -448,3 +459,5 @@ func telemetry(f serveFlags, logger *slog.Logger) (*scrape, func(), error) {
 		}
 	}, nil
 }
+
+// #endregion fleet-telemetry
