@@ -10,6 +10,7 @@ type reviewArgs struct {
 	Language string `json:"language" jsonschema:"the language of the code"`
 	Style    string `json:"style,omitempty"`
 	Common
+	//lint:ignore U1000 an unexported field, which the prompt's arguments leave out
 	hidden string
 	Skip   string `json:"-"`
 }

@@ -55,7 +55,7 @@ func askingServer(logs *testutil.Buffer, rs RequestStateOptions) *Server {
 // restartBetweenRounds runs a call whose server restarts (a new process:
 // a new per-process key, or the ring rs gives it) while the user
 // answers. It returns the client's error and the new server's log.
-func restartBetweenRounds(t *testing.T, before, after RequestStateOptions) (error, string) {
+func restartBetweenRounds(t *testing.T, before, after RequestStateOptions) (string, error) {
 	t.Helper()
 	var oldLogs, newLogs testutil.Buffer
 	rt := &restartable{}
@@ -68,11 +68,11 @@ func restartBetweenRounds(t *testing.T, before, after RequestStateOptions) (erro
 	}})
 	t.Cleanup(func() { c.Close() })
 	_, err := c.CallTool(context.Background(), "deploy", nil, nil)
-	return err, newLogs.String()
+	return newLogs.String(), err
 }
 
 func TestStateRejectedAfterRestartWithoutKeysIsLoggedWithTheFix(t *testing.T) {
-	err, logs := restartBetweenRounds(t, RequestStateOptions{}, RequestStateOptions{})
+	logs, err := restartBetweenRounds(t, RequestStateOptions{}, RequestStateOptions{})
 	if !errors.Is(err, ErrStateRejected) {
 		t.Fatalf("err %v, want ErrStateRejected", err)
 	}
@@ -95,7 +95,7 @@ func TestStateSealedWithAKeyRotatedOutIsLoggedWithTheFix(t *testing.T) {
 	k1, k2 := requeststate.GenerateKey(), requeststate.GenerateKey()
 	r1, _ := requeststate.NewKeyRing(k1)
 	r2, _ := requeststate.NewKeyRing(k2)
-	err, logs := restartBetweenRounds(t, RequestStateOptions{Keys: [][]byte{k1}}, RequestStateOptions{Keys: [][]byte{k2}})
+	logs, err := restartBetweenRounds(t, RequestStateOptions{Keys: [][]byte{k1}}, RequestStateOptions{Keys: [][]byte{k2}})
 	if !errors.Is(err, ErrStateRejected) {
 		t.Fatalf("err %v, want ErrStateRejected", err)
 	}
@@ -257,7 +257,7 @@ func TestStateRejectionOnTheWireIsUnchanged(t *testing.T) {
 // After a restart between rounds the client's error says the call must
 // start again, and still matches the server's error.
 func TestClientSaysTheCallMustStartAgain(t *testing.T) {
-	err, _ := restartBetweenRounds(t, RequestStateOptions{}, RequestStateOptions{})
+	_, err := restartBetweenRounds(t, RequestStateOptions{}, RequestStateOptions{})
 	var sr *StateRejectedError
 	if !errors.As(err, &sr) || sr.Method != MethodToolsCall || sr.Target != "deploy" {
 		t.Fatalf("err %v, want a *StateRejectedError for tools/call deploy", err)
