@@ -58,7 +58,7 @@ func TestFleetBehindNginx(t *testing.T) {
 	}
 	acc := regexp.MustCompile(`replay 1 \(mysql\): answered by (\w+) \(next question: How much storage for audit on mysql\?\)`).FindStringSubmatch(got)
 	same := regexp.MustCompile(`replay 2 \(mysql\): answered by (\w+) \(next question: How much storage for audit on mysql\?\)`).FindStringSubmatch(got)
-	ref := regexp.MustCompile(`replay 3 \(postgres\): refused by (\w+): .*-32602: Invalid or expired requestState`).FindStringSubmatch(got)
+	ref := regexp.MustCompile(`replay 3 \(postgres\): refused by (\w+): .*the server rejected the request state`).FindStringSubmatch(got)
 	if acc == nil || same == nil || ref == nil {
 		t.Fatalf("replay lines missing:\n%s", got)
 	}
