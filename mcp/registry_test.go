@@ -469,3 +469,25 @@ func TestRegistrationWhileServingIsRaceFree(t *testing.T) {
 		t.Error("no registration happened while serving")
 	}
 }
+
+// A removed resource template is listed no more, and reads of the URIs
+// it matched are unknown resources.
+func TestRemovedResourceTemplatesNoLongerMatch(t *testing.T) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
+	s.AddResourceTemplate(&ResourceTemplate{URITemplate: "file:///{name}", Name: "files"},
+		func(ctx context.Context, r *ReadResourceRequest) (ResourceResponse, error) {
+			return &ReadResourceResult{Contents: []*ResourceContents{{URI: r.URI, Text: "x"}}}, nil
+		})
+	h := NewHTTPHandler(s, nil)
+	if v := post(t, h, req(1, MethodResourcesRead, `"uri":"file:///a"`)).last(t); v["error"] != nil {
+		t.Fatalf("read through the template: %v", v)
+	}
+	s.RemoveResourceTemplates("file:///{name}", "file:///{never}")
+	if r := result(t, post(t, h, req(2, MethodResourceTemplatesList, "")).last(t)); len(r["resourceTemplates"].([]any)) != 0 {
+		t.Errorf("a removed template is still listed: %v", r)
+	}
+	v := post(t, h, req(3, MethodResourcesRead, `"uri":"file:///a"`)).last(t)
+	if e, _ := v["error"].(map[string]any); e == nil || e["code"] != float64(CodeInvalidParams) || e["message"] != "Resource not found: file:///a" {
+		t.Errorf("read through a removed template: %v", v)
+	}
+}

@@ -353,6 +353,11 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceTemplateHand
 	s.templates.add(st)
 }
 
+// RemoveResourceTemplates removes resource templates by URI template
+// and, when any of them was registered, notifies listening clients
+// (once for the call).
+func (s *Server) RemoveResourceTemplates(uriTemplates ...string) { s.templates.remove(uriTemplates...) }
+
 // ResourceUpdated tells clients listening for uri that it changed.
 func (s *Server) ResourceUpdated(uri string) {
 	s.changed(change{kind: changeResource, uri: uri, feature: FeatureResource, names: []string{uri}})
