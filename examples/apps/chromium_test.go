@@ -146,12 +146,13 @@ func count(img image.Image, r, g, b uint8) int {
 }
 
 // open starts Chromium and attaches to its first page. A browser that
-// does not answer within 20s (a machine where the zygote or the
-// first-run work stalls) is stopped, its log kept, and started once
-// more in the plainer mode of one process without a zygote.
+// exits (Chromium 148's browser process was seen to crash at start-up
+// once in a while: a crash report, then a closed pipe) or does not
+// answer within 20s is stopped, its log kept, and started again: once
+// as it was, then in the plainer mode of one process without a zygote.
 func open(t *testing.T, ctx context.Context, bin string, width, height int) (*browser, string) {
 	t.Helper()
-	modes := [][]string{nil, {"--single-process", "--no-zygote", "--disable-features=dbus"}}
+	modes := [][]string{nil, nil, {"--single-process", "--no-zygote", "--disable-features=dbus"}}
 	for i, extra := range modes {
 		b := launch(t, ctx, bin, width, height, extra)
 		s, err := b.attach(ctx, 20*time.Second)
@@ -222,8 +223,9 @@ type browser struct {
 	pmu     sync.Mutex
 	pending map[int]chan cdpReply
 
-	log  lockedBuffer // Chromium's stderr
-	stop func()       // closes the browser and waits for it, once
+	log  lockedBuffer  // Chromium's stderr
+	stop func()        // closes the browser and waits for it, once
+	gone chan struct{} // closed when Chromium's end of the pipe closes
 }
 
 type cdpReply struct {
@@ -255,7 +257,7 @@ func launch(t *testing.T, ctx context.Context, bin string, width, height int, ex
 	args = append(append(args, extra...), "about:blank")
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.ExtraFiles = []*os.File{cmdR, evW}
-	b := &browser{w: cmdW, pending: map[int]chan cdpReply{}}
+	b := &browser{w: cmdW, pending: map[int]chan cdpReply{}, gone: make(chan struct{})}
 	cmd.Stderr = &b.log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -265,6 +267,7 @@ func launch(t *testing.T, ctx context.Context, bin string, width, height int, ex
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer close(b.gone)
 		r := bufio.NewReader(evR)
 		for {
 			msg, err := r.ReadBytes(0)
@@ -361,6 +364,8 @@ func (b *browser) call(ctx context.Context, session, method string, params any) 
 			return nil, fmt.Errorf("%s: %d %s", method, rep.Error.Code, rep.Error.Message)
 		}
 		return rep.Result, nil
+	case <-b.gone:
+		return nil, fmt.Errorf("%s: chromium exited", method)
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
 	}
