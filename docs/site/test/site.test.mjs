@@ -91,13 +91,31 @@ const fail = (page, what) => failures.push(`${page}: ${what}`)
 
 const server = await serve()
 const origin = `http://127.0.0.1:${server.address().port}`
-const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'site-test-chromium-'))
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath,
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-})
+// Chromium's browser process was seen to crash at start-up once in a
+// while (a crash report, then a closed pipe): a launch that fails is
+// tried again, three times in all, each with a fresh profile.
+const profiles = []
+async function launch () {
+  let last
+  for (let i = 0; i < 3; i++) {
+    const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'site-test-chromium-'))
+    profiles.push(userDataDir)
+    try {
+      return await chromium.launchPersistentContext(userDataDir, {
+        executablePath,
+        headless: true,
+        timeout: 30000,
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+          '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      })
+    } catch (err) {
+      last = err
+      console.error(`chromium did not start (${String(err.message).split('\n')[0]}); ${i < 2 ? 'trying again' : 'giving up'}`)
+    }
+  }
+  throw last
+}
+const context = await launch()
 
 let current = '(none)'
 // Nothing leaves loopback.
@@ -190,7 +208,7 @@ for (const s of samples) {
 
 await context.close()
 server.close()
-fs.rmSync(userDataDir, { recursive: true, force: true })
+for (const dir of profiles) fs.rmSync(dir, { recursive: true, force: true })
 
 if (only.length === 0 && pages.length < 10) fail('(site)', `only ${pages.length} pages in ${dist}`)
 for (const f of failures) console.log('FAIL ' + f)
