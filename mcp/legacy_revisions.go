@@ -234,6 +234,15 @@ func (r *revision) implementation(i Implementation) Implementation {
 	return i
 }
 
+// each is xs with f applied to every element, in a new slice.
+func each[T any](xs []T, f func(T) T) []T {
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
+}
+
 // result returns res as the revision defines it: a shallow copy without
 // the members the revision lacks, or res itself when nothing needs to go.
 func (r *revision) result(res Result) Result {
@@ -250,45 +259,29 @@ func (r *revision) result(res Result) Result {
 		return &cp
 	case *ListToolsResult:
 		cp := *v
-		cp.Tools = make([]*Tool, len(v.Tools))
-		for i, t := range v.Tools {
-			cp.Tools[i] = r.tool(t)
-		}
+		cp.Tools = each(v.Tools, r.tool)
 		return &cp
 	case *ListPromptsResult:
 		cp := *v
-		cp.Prompts = make([]*Prompt, len(v.Prompts))
-		for i, p := range v.Prompts {
-			cp.Prompts[i] = r.prompt(p)
-		}
+		cp.Prompts = each(v.Prompts, r.prompt)
 		return &cp
 	case *GetPromptResult:
 		cp := *v
-		cp.Messages = make([]PromptMessage, len(v.Messages))
-		for i, m := range v.Messages {
-			cp.Messages[i] = PromptMessage{Role: m.Role, Content: r.content(m.Content)}
-		}
+		cp.Messages = each(v.Messages, func(m PromptMessage) PromptMessage {
+			return PromptMessage{Role: m.Role, Content: r.content(m.Content)}
+		})
 		return &cp
 	case *ListResourcesResult:
 		cp := *v
-		cp.Resources = make([]*Resource, len(v.Resources))
-		for i, x := range v.Resources {
-			cp.Resources[i] = r.resource(x)
-		}
+		cp.Resources = each(v.Resources, r.resource)
 		return &cp
 	case *ListResourceTemplatesResult:
 		cp := *v
-		cp.ResourceTemplates = make([]*ResourceTemplate, len(v.ResourceTemplates))
-		for i, x := range v.ResourceTemplates {
-			cp.ResourceTemplates[i] = r.template(x)
-		}
+		cp.ResourceTemplates = each(v.ResourceTemplates, r.template)
 		return &cp
 	case *ReadResourceResult:
 		cp := *v
-		cp.Contents = make([]*ResourceContents, len(v.Contents))
-		for i, c := range v.Contents {
-			cp.Contents[i] = r.resourceContents(c)
-		}
+		cp.Contents = each(v.Contents, r.resourceContents)
 		return &cp
 	}
 	return res
