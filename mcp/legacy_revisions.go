@@ -292,20 +292,12 @@ func (r *revision) tool(t *Tool) *Tool {
 		return nil
 	}
 	cp := *t
-	if !r.titles {
-		cp.Title = ""
-	}
+	r.describe(&cp.Title, &cp.Icons, &cp.Meta)
 	if !r.structuredOutput {
 		cp.OutputSchema = nil
 	}
 	if !r.toolAnnotations {
 		cp.Annotations = nil
-	}
-	if !r.icons {
-		cp.Icons = nil
-	}
-	if !r.meta {
-		cp.Meta = nil
 	}
 	return &cp
 }
@@ -315,21 +307,12 @@ func (r *revision) prompt(p *Prompt) *Prompt {
 		return nil
 	}
 	cp := *p
-	if !r.titles {
-		cp.Title = ""
-		if p.Arguments != nil {
-			cp.Arguments = make([]PromptArgument, len(p.Arguments))
-			for i, a := range p.Arguments {
-				a.Title = ""
-				cp.Arguments[i] = a
-			}
-		}
-	}
-	if !r.icons {
-		cp.Icons = nil
-	}
-	if !r.meta {
-		cp.Meta = nil
+	r.describe(&cp.Title, &cp.Icons, &cp.Meta)
+	if !r.titles && p.Arguments != nil {
+		cp.Arguments = each(p.Arguments, func(a PromptArgument) PromptArgument {
+			a.Title = ""
+			return a
+		})
 	}
 	return &cp
 }

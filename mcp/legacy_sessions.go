@@ -23,9 +23,9 @@ import (
 // exchange in progress, least recently used first (an intrusive list, so
 // that finding the session to end is O(1)).
 type quota struct {
-	key        string
-	count      int
-	head, tail *httpSession
+	key   string
+	count int
+	idleList[httpSession, *httpSession]
 }
 
 // httpSession is a legacy session of an HTTP handler. Lock order: the
@@ -38,11 +38,10 @@ type httpSession struct {
 	last      atomic.Int64 // UnixNano of the last exchange
 
 	// under lh.mu
-	q          *quota
-	open       int // HTTP exchanges of the session in progress
-	idle       bool
-	removed    bool
-	prev, next *httpSession // in q's idle list
+	q                     *quota
+	open                  int // HTTP exchanges of the session in progress
+	removed               bool
+	idleLink[httpSession] // in q's idle list
 
 	// under smu; streams is nil once the session is closed
 	smu        sync.Mutex
@@ -143,33 +142,7 @@ func remoteParty(addr string) string {
 
 // ---- the registry: sessions, quotas, idle lists (under lh.mu) ----
 
-func (q *quota) pushIdle(hs *httpSession) {
-	hs.prev, hs.next = q.tail, nil
-	if q.tail != nil {
-		q.tail.next = hs
-	} else {
-		q.head = hs
-	}
-	q.tail = hs
-	hs.idle = true
-}
-
-func (q *quota) unlinkIdle(hs *httpSession) {
-	if !hs.idle {
-		return
-	}
-	if hs.prev != nil {
-		hs.prev.next = hs.next
-	} else {
-		q.head = hs.next
-	}
-	if hs.next != nil {
-		hs.next.prev = hs.prev
-	} else {
-		q.tail = hs.prev
-	}
-	hs.prev, hs.next, hs.idle = nil, nil, false
-}
+func (hs *httpSession) link() *idleLink[httpSession] { return &hs.idleLink }
 
 // removeLocked takes hs out of the registry; it reports whether hs was
 // still in it.

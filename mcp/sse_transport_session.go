@@ -40,9 +40,9 @@ type sseHandler struct {
 // sseQuota is one party's sessions: how many, and those with no request
 // in progress, least recently used first.
 type sseQuota struct {
-	key        string
-	count      int
-	head, tail *sseSession
+	key   string
+	count int
+	idleList[sseSession, *sseSession]
 }
 
 // sseSession is one HTTP+SSE session: its stream (the GET exchange,
@@ -65,11 +65,10 @@ type sseSession struct {
 	endOnce sync.Once
 
 	// under sh.mu
-	q          *sseQuota
-	busy       int // requests in progress
-	idle       bool
-	removed    bool
-	prev, next *sseSession
+	q                    *sseQuota
+	busy                 int // requests in progress
+	removed              bool
+	idleLink[sseSession] // in q's idle list
 
 	// under mu
 	mu       sync.Mutex
@@ -218,36 +217,7 @@ func (sh *sseHandler) busy(ss *sseSession, d int) {
 	sh.mu.Unlock()
 }
 
-func (q *sseQuota) pushIdle(ss *sseSession) {
-	if ss.idle {
-		return
-	}
-	ss.prev, ss.next = q.tail, nil
-	if q.tail != nil {
-		q.tail.next = ss
-	} else {
-		q.head = ss
-	}
-	q.tail = ss
-	ss.idle = true
-}
-
-func (q *sseQuota) unlinkIdle(ss *sseSession) {
-	if !ss.idle {
-		return
-	}
-	if ss.prev != nil {
-		ss.prev.next = ss.next
-	} else {
-		q.head = ss.next
-	}
-	if ss.next != nil {
-		ss.next.prev = ss.prev
-	} else {
-		q.tail = ss.prev
-	}
-	ss.prev, ss.next, ss.idle = nil, nil, false
-}
+func (ss *sseSession) link() *idleLink[sseSession] { return &ss.idleLink }
 
 // ---- one session ----
 
