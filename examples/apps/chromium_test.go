@@ -66,12 +66,15 @@ func TestTheViewRendersTheToolResultInHeadlessChromium(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		docs = b.documents(ctx, t, s)
-		view := find(docs, "about:srcdoc")
-		if view != nil && strings.Contains(view.text, wantHours) {
+		// The page renders the hours, then tells the host what it
+		// shows (ui/update-model-context): both must have arrived.
+		view, top := find(docs, "about:srcdoc"), find(docs, url)
+		if view != nil && strings.Contains(view.text, wantHours) &&
+			top != nil && strings.Contains(top.text, "Model context: Forecast for Lisbon") {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the page did not render the day's hours within 30s; frames:\n%s", dump(docs))
+			t.Fatalf("the page did not render the day's hours and update the host's model context within 30s; frames:\n%s", dump(docs))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
