@@ -169,3 +169,13 @@ func callWant(ctx context.Context, c caller, tool, text, want string) error {
 
 // errorResult describes a result that is not the expected text.
 func errorResult(v any) error { return fmt.Errorf("unexpected result %+v", v) }
+
+// SetReadDeadline is the reading end's (an *os.File pipe): roundtrip's
+// stream client transport uses it to stop a call that reads its own
+// response when the call's context ends.
+func (p rwc) SetReadDeadline(t time.Time) error {
+	if d, ok := p.ReadCloser.(interface{ SetReadDeadline(time.Time) error }); ok {
+		return d.SetReadDeadline(t)
+	}
+	return os.ErrNoDeadline
+}

@@ -38,6 +38,15 @@ type StreamClientOptions struct {
 // by id; a response to an unknown id is ignored; when a call's context
 // ends, the transport sends notifications/cancelled for it. Close closes
 // rwc.
+//
+// A call made while no other is in flight reads its own response on its
+// own goroutine, as a bare line loop would, when it can stop reading on
+// cancellation: its context cannot end, or rwc has SetReadDeadline (an
+// *os.File pipe, a net.Conn, NewInMemoryTransports). Otherwise, and
+// whenever calls overlap, one goroutine reads for all of them. On a
+// 2026-07-28 session the server writes nothing between calls, so nothing
+// reads then; once initialize opened a 2025-11-25 session, which the
+// server may speak on at any time, something always reads.
 func NewStreamClientTransport(rwc io.ReadWriteCloser, opts *StreamClientOptions) ClientTransport {
 	t := newStreamClientTransport(rwc, rwc, rwc.Close, opts)
 	_, t.memory = rwc.(*pipeEnd)
@@ -99,7 +108,9 @@ type streamClientTransport struct {
 	max     int
 	log     *slog.Logger
 	memory  bool // the client end of NewInMemoryTransports
-	hooks   *clientHooks
+	// deadline sets the read deadline of r; nil when r has none.
+	deadline func(time.Time) error
+	hooks    *clientHooks
 	// ctx ends with the transport: handlers answering the server's
 	// requests (legacy sessions) are cancelled.
 	ctx    context.Context
@@ -111,6 +122,18 @@ type streamClientTransport struct {
 	mu      sync.Mutex
 	pending map[int64]*streamCall
 	err     error // set once the transport is closed or broken
+
+	// Reading, done by one goroutine at a time: a call reading for its
+	// own response (lead) or readLoop. reading, under mu, says one does;
+	// leader is the id of the call that does, 0 for readLoop;
+	// interrupted, that the leader's context ended and the read deadline
+	// was set to stop it; session, that initialize was sent (a legacy
+	// session: read at all times). lines belongs to the reader.
+	reading     bool
+	leader      int64
+	interrupted bool
+	session     bool
+	lines       lineReader
 }
 
 type streamCall struct {
@@ -126,6 +149,10 @@ type streamReply struct {
 
 func newStreamClientTransport(r io.Reader, w io.Writer, closeFn func() error, opts *StreamClientOptions) *streamClientTransport {
 	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: DefaultMaxMessageBytes, pending: map[int64]*streamCall{}}
+	t.lines.br = bufio.NewReaderSize(r, 64<<10)
+	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Time{}) == nil {
+		t.deadline = d.SetReadDeadline
+	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	if opts != nil {
 		if opts.MaxMessageBytes > 0 {
@@ -133,10 +160,10 @@ func newStreamClientTransport(r io.Reader, w io.Writer, closeFn func() error, op
 		}
 		t.log = opts.Logger
 	}
+	t.lines.max = t.max
 	if t.log == nil {
 		t.log = slog.Default()
 	}
-	go t.readLoop()
 	return t
 }
 
@@ -207,6 +234,9 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 		return nil, err
 	}
 	t.pending[r.id] = c
+	if r.method == MethodInitialize {
+		t.session = true
+	}
 	t.mu.Unlock()
 	if err := t.write(ctx, r.id, r.body); err != nil {
 		if t.forget(r.id) {
@@ -214,6 +244,16 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 			callPool.Put(c)
 		}
 		return nil, err
+	}
+	if t.lead(ctx, r.id) {
+		// This call read until its reply came, or its context ended.
+		select {
+		case rep := <-c.ch:
+			c.notify = nil
+			callPool.Put(c)
+			return rep.result, rep.err
+		default:
+		}
 	}
 	select {
 	case rep := <-c.ch:
@@ -281,27 +321,119 @@ func (t *streamClientTransport) sendCancelled(id int64, cause error) {
 	go t.write(context.Background(), 0, b)
 }
 
+// lead makes the call id the reader when nothing reads and it can stop
+// reading when ctx ends, and then reads until its reply came or ctx
+// ended. It reports whether it read. When the call cannot stop reading,
+// readLoop reads for it.
+func (t *streamClientTransport) lead(ctx context.Context, id int64) bool {
+	t.mu.Lock()
+	if t.reading || t.err != nil {
+		t.mu.Unlock()
+		return false
+	}
+	if ctx.Done() != nil && t.deadline == nil {
+		t.reading = true
+		go t.readLoop()
+		t.mu.Unlock()
+		return false
+	}
+	t.reading, t.leader = true, id
+	t.mu.Unlock()
+	var stop func() bool
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, func() { t.interrupt(id) })
+	}
+	for t.waiting(id) && t.readOne() {
+	}
+	if stop != nil {
+		stop()
+	}
+	t.mu.Lock()
+	t.leader = 0
+	if t.interrupted {
+		t.interrupted = false
+		t.deadline(time.Time{})
+	}
+	t.handOver()
+	t.mu.Unlock()
+	return true
+}
+
+// waiting reports whether the call id still waits for its reply.
+func (t *streamClientTransport) waiting(id int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.pending[id]
+	return ok && !t.interrupted
+}
+
+// interrupt stops the read of the leader id, whose context ended.
+func (t *streamClientTransport) interrupt(id int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.leader == id && !t.interrupted {
+		t.interrupted = true
+		t.deadline(time.Unix(1, 0))
+	}
+}
+
+// handOver is called, under mu, by a reader about to stop: readLoop goes
+// on reading while calls are in flight or a legacy session is open.
+func (t *streamClientTransport) handOver() {
+	if t.err == nil && (len(t.pending) > 0 || t.session) {
+		go t.readLoop()
+		return
+	}
+	t.reading = false
+}
+
+// readLoop reads for every call in flight, until none is and no legacy
+// session is open.
 func (t *streamClientTransport) readLoop() {
-	br := bufio.NewReaderSize(t.r, 64<<10)
-	for {
-		line, head, err := readBoundedLine(br, t.max)
-		if errors.Is(err, errLineTooLong) {
-			t.dropLine(head, ErrMessageTooLarge)
-			continue
-		}
-		if len(jsonrpc.TrimSpace(line)) > 0 {
-			t.dispatch(line)
-		}
-		if err != nil {
-			if err == io.EOF {
-				err = ErrTransportClosed
-			} else {
-				err = fmt.Errorf("%w: %v", ErrTransportClosed, err)
-			}
-			t.fail(err)
+	for t.readOne() {
+		t.mu.Lock()
+		if t.err == nil && len(t.pending) == 0 && !t.session {
+			t.reading = false
+			t.mu.Unlock()
 			return
 		}
+		t.mu.Unlock()
 	}
+	t.mu.Lock()
+	t.handOver()
+	t.mu.Unlock()
+}
+
+// readOne reads and dispatches one line. It reports false when the
+// transport failed or the read was interrupted (a leader's context
+// ended; the line's first part is kept for the next reader).
+func (t *streamClientTransport) readOne() bool {
+	line, head, err := t.lines.next()
+	if errors.Is(err, errLineTooLong) {
+		t.dropLine(head, ErrMessageTooLarge)
+		return true
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.mu.Lock()
+		stopped := t.interrupted
+		t.mu.Unlock()
+		if stopped {
+			return false
+		}
+	}
+	if len(jsonrpc.TrimSpace(line)) > 0 {
+		t.dispatch(line)
+	}
+	if err != nil {
+		if err == io.EOF {
+			err = ErrTransportClosed
+		} else {
+			err = fmt.Errorf("%w: %v", ErrTransportClosed, err)
+		}
+		t.fail(err)
+		return false
+	}
+	return true
 }
 
 // dropLine fails the request a bad line was meant for, when its id can
@@ -412,30 +544,48 @@ func (t *streamClientTransport) route(method string, params []byte) {
 // stream, the way a server may end a subscriptions/listen stream).
 var errServerCancelled = errors.New("mcp: the server cancelled the request")
 
-// readBoundedLine reads one line (without the newline) of at most max
-// bytes. For a longer line it skips the rest and returns errLineTooLong
-// with the line's first bytes in head.
-func readBoundedLine(br *bufio.Reader, max int) (line, head []byte, err error) {
-	var buf []byte
+// lineReader reads the lines of the stdio framing, each of at most max
+// bytes. A read stopped mid-line by a deadline (an interrupted leader)
+// keeps what it read: the next read goes on with the same line.
+type lineReader struct {
+	br       *bufio.Reader
+	max      int
+	buf      []byte // the line so far; its first bytes when skipping
+	skipping bool   // the line is too long: the rest of it is skipped
+}
+
+// next returns the next line, without its newline. For a line longer
+// than max it skips the rest and returns errLineTooLong with the line's
+// first bytes in head.
+func (r *lineReader) next() (line, head []byte, err error) {
 	for {
-		frag, err := br.ReadSlice('\n')
-		if len(buf)+len(frag) > max+1 {
-			head = append(buf[:min(len(buf), 256):min(len(buf), 256)], frag[:min(len(frag), 256-min(len(buf), 256))]...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
-			}
-			if err != nil && err != io.EOF {
-				return nil, head, err
-			}
-			return nil, head, errLineTooLong
+		frag, err := r.br.ReadSlice('\n')
+		switch {
+		case r.skipping:
+		case len(r.buf)+len(frag) > r.max+1:
+			n := min(len(r.buf), 256)
+			r.buf = append(r.buf[:n:n], frag[:min(len(frag), 256-n)]...)
+			r.skipping = true
+		default:
+			r.buf = append(r.buf, frag...)
 		}
-		buf = append(buf, frag...)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		if n := len(buf); n > 0 && buf[n-1] == '\n' {
-			buf = buf[:n-1]
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, nil, err // the line goes on at the next read
 		}
-		return buf, nil, err
+		line, r.buf = r.buf, nil
+		if r.skipping {
+			r.skipping = false
+			if err != nil && err != io.EOF {
+				return nil, line, err
+			}
+			return nil, line, errLineTooLong
+		}
+		if n := len(line); n > 0 && line[n-1] == '\n' {
+			line = line[:n-1]
+		}
+		return line, nil, err
 	}
 }

@@ -81,6 +81,9 @@ func (o *streamOut) sendRequest(msg []byte, late bool) error {
 	if !late && o.ctx.Err() != nil {
 		return errRequestDone
 	}
+	// The answer comes on the input: if this request is being served on
+	// the reading goroutine, another must read now.
+	o.c.handOff(0)
 	b := append(msg, '\n')
 	o.c.wmu.Lock()
 	defer o.c.wmu.Unlock()

@@ -51,6 +51,9 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer, opts
 		br: bufio.NewReaderSize(r, 64<<10), max: max, readDone: make(chan struct{})}
 	defer close(c.done)
 	c.reader = func() { c.read(ctx) } // made once: handing reading over costs no allocation
+	c.watchTimer = time.AfterFunc(time.Hour, c.watch)
+	c.watchTimer.Stop()
+	defer c.watchTimer.Stop()
 	c.spawn(c.reader)
 	<-c.readDone
 	readErr := c.readErr
@@ -107,10 +110,13 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 }
 
 // read reads and handles lines until the input ends or ctx does. A
-// request is served on the goroutine that read it, once reading has been
-// handed to another worker: the request's way from the pipe to its
-// handler crosses no goroutine, and the wake-up of the next reader is off
-// that way (what made a pipe call cost twice a bare line loop).
+// request is served on the goroutine that read it, which goes on reading
+// once the request is answered: a quick request's way from the pipe to
+// its handler and back crosses no goroutine and wakes none (a wake-up on
+// each side was what made a pipe call cost twice a bare line loop). A
+// request still running after handOffAfter hands reading to another
+// worker (handOff), so that what arrives meanwhile (its cancellation, the
+// next request, the answer to a live request it sent) is read at once.
 func (c *streamConn) read(ctx context.Context) {
 	for {
 		line, err := readLine(c.br, c.max)
@@ -132,12 +138,67 @@ func (c *streamConn) read(ctx context.Context) {
 			}
 			return
 		}
-		if work != nil {
-			c.spawn(c.reader)
-			work()
+		if work != nil && !c.serveInline(work) {
+			return // another worker reads now
+		}
+	}
+}
+
+// handOffAfter is the period of the hand-off watch: a request served
+// inline and still running at two ticks in a row (between one and two
+// periods) hands reading to another worker. A watch rather than a timer
+// per request: arming a timer wakes the sleeping network poller, which
+// cost more than the wake-up that serving inline saves.
+const handOffAfter = time.Millisecond
+
+// serveInline runs work on the reading goroutine. It reports whether this
+// goroutine is still the reader afterwards (the watch did not hand
+// reading over meanwhile).
+func (c *streamConn) serveInline(work func()) bool {
+	g := c.inlineGen.Add(1)
+	c.inline.Store(g)
+	if c.watching.CompareAndSwap(false, true) {
+		c.watchTimer.Reset(handOffAfter)
+	}
+	work()
+	return c.inline.CompareAndSwap(g, 0)
+}
+
+// handOff hands reading to another worker when the request being served
+// inline is the generation g (any, when g is 0). Besides the watch,
+// whatever is about to wait for the client (a live request of a 2025-11-25
+// session) calls it, so that the answer is read at once.
+func (c *streamConn) handOff(g uint64) {
+	cur := c.inline.Load()
+	if cur != 0 && (g == 0 || g == cur) && c.inline.CompareAndSwap(cur, 0) {
+		c.spawn(c.reader)
+	}
+}
+
+// watch is the hand-off watch's tick. It stops after a tick that saw no
+// request served since the previous one; serveInline starts it again.
+func (c *streamConn) watch() {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	c.watchMu.Lock()
+	defer c.watchMu.Unlock()
+	g, gen := c.inline.Load(), c.inlineGen.Load()
+	if g != 0 && g == c.watched {
+		c.handOff(g) // the same request ran through a whole period
+		g = 0
+	}
+	if g == 0 && gen == c.watchedGen {
+		c.watching.Store(false)
+		// A request that began before the store saw watching set.
+		if c.inline.Load() == 0 || !c.watching.CompareAndSwap(false, true) {
 			return
 		}
 	}
+	c.watched, c.watchedGen = g, gen
+	c.watchTimer.Reset(handOffAfter)
 }
 
 type inflight struct {
@@ -162,6 +223,17 @@ type streamConn struct {
 	readErr  error
 	readDone chan struct{}
 	reader   func() // read, on the connection's context
+
+	// The request the reader serves inline (serveInline): inline is its
+	// generation while it runs, 0 once it ended or reading was handed
+	// over. The watch (watch, on watchTimer, while watching) hands
+	// reading over when one runs long; watched and watchedGen, under
+	// watchMu, are what its previous tick saw.
+	inline, inlineGen   atomic.Uint64
+	watching            atomic.Bool
+	watchTimer          *time.Timer
+	watchMu             sync.Mutex
+	watched, watchedGen uint64
 
 	// legacy is the 2025-11-25 session the connection opened with
 	// initialize, if any (legacy_stream.go).
@@ -366,6 +438,12 @@ type pipeEnd struct {
 func (p *pipeEnd) Read(b []byte) (int, error)  { return p.r.read(b) }
 func (p *pipeEnd) Write(b []byte) (int, error) { return p.w.write(b) }
 
+// SetReadDeadline makes a Read blocked at or after d fail with
+// os.ErrDeadlineExceeded; the zero time clears it. (The client transport
+// uses it to stop a call reading its own response when its context
+// ends.)
+func (p *pipeEnd) SetReadDeadline(d time.Time) error { p.r.setDeadline(d); return nil }
+
 // Close ends both directions: the other end reads what was written
 // before it, then io.EOF; a write on either side fails with
 // io.ErrClosedPipe.
@@ -386,10 +464,12 @@ const memPipeLimit = 1 << 20
 // writer's).
 type memPipe struct {
 	mu               sync.Mutex
-	cond             sync.Cond // data, space or a close
+	cond             sync.Cond // data, space, a close or the deadline
 	buf              []byte    // unread bytes are buf[off:]
 	off              int
 	rclosed, wclosed bool
+	expired          bool        // the read deadline passed
+	timer            *time.Timer // the read deadline, when in the future
 }
 
 func newMemPipe() *memPipe {
@@ -407,6 +487,9 @@ func (p *memPipe) read(b []byte) (int, error) {
 		}
 		if p.wclosed {
 			return 0, io.EOF
+		}
+		if p.expired {
+			return 0, os.ErrDeadlineExceeded
 		}
 		p.cond.Wait()
 	}
@@ -437,6 +520,33 @@ func (p *memPipe) write(b []byte) (int, error) {
 	p.buf = append(p.buf, b...)
 	p.cond.Broadcast()
 	return len(b), nil
+}
+
+func (p *memPipe) setDeadline(d time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.timer != nil {
+		p.timer.Stop()
+		p.timer = nil
+	}
+	p.expired = false
+	switch wait := time.Until(d); {
+	case d.IsZero():
+	case wait <= 0:
+		p.expired = true
+		p.cond.Broadcast()
+	default:
+		var t *time.Timer
+		t = time.AfterFunc(wait, func() {
+			p.mu.Lock()
+			if p.timer == t {
+				p.expired = true
+				p.cond.Broadcast()
+			}
+			p.mu.Unlock()
+		})
+		p.timer = t
+	}
 }
 
 func (p *memPipe) closeWrite() {

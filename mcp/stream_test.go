@@ -80,6 +80,9 @@ func TestStreamCancelledRequestGetsNoResponse(t *testing.T) {
 			t.Fatal("the request did not reach its handler")
 		}
 		c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"user"}}`)
+		// The request is served on the goroutine that read it; within
+		// two periods of the hand-off watch another goroutine reads.
+		time.Sleep(3 * handOffAfter)
 		synctest.Wait()
 		select {
 		case <-cancelled:
