@@ -323,47 +323,51 @@ func (st *legacyStream) hold(c *sseConn, r *http.Request, lifetime time.Duration
 	}
 }
 
-// write writes a batch of frames to c, each run of events at once (one
-// flush); false when the exchange broke (the client left, did not read
-// within the write timeout, or the exchange was aborted). run is scratch
-// space, returned for the next batch.
+// write writes a batch of frames to c with one flush (the head, the
+// priming event and the first events of a stream leave together); false
+// when the exchange broke (the client left, did not read within the
+// write timeout, or the exchange was aborted). run is scratch space,
+// returned for the next batch.
 func (st *legacyStream) write(c *sseConn, batch []outFrame, run []sse.Entry) ([]sse.Entry, bool) {
 	wr := c.wr
-	for i := range batch {
-		f := &batch[i]
-		var err error
-		switch f.kind {
-		case frameEvent:
-			run = append(run, sse.Entry{ID: f.id, Data: f.msg})
-			if i+1 < len(batch) && batch[i+1].kind == frameEvent {
-				continue
-			}
-			err = wr.WriteEntries("message", run...)
-			clear(run)
-			run = run[:0]
-		case frameStart:
-			if sid := st.sessionID(); sid != "" {
-				if h := c.w.Header(); len(h[headerSessionID]) == 0 {
-					h[headerSessionID] = []string{sid}
+	err := wr.Batch(func() error {
+		for i := range batch {
+			f := &batch[i]
+			var err error
+			switch f.kind {
+			case frameEvent:
+				run = append(run, sse.Entry{ID: f.id, Data: f.msg})
+				if i+1 < len(batch) && batch[i+1].kind == frameEvent {
+					continue
+				}
+				err = wr.WriteEntries("message", run...)
+				clear(run)
+				run = run[:0]
+			case frameStart:
+				if sid := st.sessionID(); sid != "" {
+					if h := c.w.Header(); len(h[headerSessionID]) == 0 {
+						h[headerSessionID] = []string{sid}
+					}
+				}
+				err = wr.Start(nil)
+			case frameJSON:
+				// Written when the handler returns, within the deadline
+				// armed here.
+				if err = wr.Arm(); err == nil {
+					writeJSONBody(c.w, f.msg)
+				}
+			case framePrime:
+				if st.hs != nil {
+					err = wr.WritePrime(f.id, st.lh.opts.RetryInterval)
 				}
 			}
-			err = wr.Start(nil)
-		case frameJSON:
-			// Written when the handler returns, within the deadline armed
-			// here.
-			if err = wr.Arm(); err == nil {
-				writeJSONBody(c.w, f.msg)
-			}
-		case framePrime:
-			if st.hs != nil {
-				err = wr.WritePrime(f.id, st.lh.opts.RetryInterval)
+			if err != nil {
+				return err
 			}
 		}
-		if err != nil {
-			return run, false
-		}
-	}
-	return run, true
+		return nil
+	})
+	return run, err == nil
 }
 
 // detach ends the exchange c: nothing touches its ResponseWriter after.

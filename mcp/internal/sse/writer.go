@@ -78,6 +78,8 @@ type Writer struct {
 	buf     []byte
 	started bool
 	err     error // the first write error, returned by every later write
+	// Inside Batch, writes are not flushed; unflushed says one was made.
+	batching, unflushed bool
 
 	// mu guards what Abort, Shorten and Release share with the writing
 	// goroutine. It is held only to set a deadline, never across a write.
@@ -164,6 +166,36 @@ func (w *Writer) Start(extra http.Header) error {
 	}
 	w.rw.WriteHeader(http.StatusOK)
 	w.started = true
+	return w.flushUnlessBatching()
+}
+
+// Batch runs f, whose writes (any of the write methods, Start included)
+// are not flushed one by one: what f wrote is flushed once when it
+// returns, within the deadline of f's last write. A stream's head, its
+// priming event and its first events thus leave in one write. It returns
+// f's error, or the flush's.
+func (w *Writer) Batch(f func() error) error {
+	w.batching = true
+	err := f()
+	w.batching = false
+	if err != nil || !w.unflushed {
+		return err
+	}
+	w.unflushed = false
+	if err := w.flush(); err != nil {
+		return err
+	}
+	w.disarm()
+	return nil
+}
+
+// flushUnlessBatching flushes what was written and clears the deadline,
+// or, inside Batch, leaves both to its end.
+func (w *Writer) flushUnlessBatching() error {
+	if w.batching {
+		w.unflushed = true
+		return nil
+	}
 	if err := w.flush(); err != nil {
 		return err
 	}
@@ -211,11 +243,7 @@ func (w *Writer) WriteEntries(name string, entries ...Entry) error {
 			return err
 		}
 	}
-	if err := w.flush(); err != nil {
-		return err
-	}
-	w.disarm()
-	return nil
+	return w.flushUnlessBatching()
 }
 
 // WritePrime writes a priming event and flushes it: id, the retry field
@@ -389,11 +417,7 @@ func (w *Writer) send() error {
 	if err := w.write(); err != nil {
 		return err
 	}
-	if err := w.flush(); err != nil {
-		return err
-	}
-	w.disarm()
-	return nil
+	return w.flushUnlessBatching()
 }
 
 // write arms the deadline and writes the rendered buffer.

@@ -390,3 +390,42 @@ func (d *discardRW) Write(p []byte) (int, error)         { d.n += len(p); return
 func (d *discardRW) SetWriteDeadline(time.Time) error    { return nil }
 func (d *discardRW) FlushError() error                   { return nil }
 func (d *discardRW) ReadFrom(r io.Reader) (int64, error) { return io.Copy(io.Discard, r) }
+
+func TestBatchFlushesWhatItWroteOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := newRecorder()
+		w := NewWriter(rec, 5*time.Second)
+		err := w.Batch(func() error {
+			if err := w.Start(nil); err != nil {
+				return err
+			}
+			if err := w.WritePrime(EventID{1, 0}, time.Second); err != nil {
+				return err
+			}
+			return w.WriteEntries("message", Entry{EventID{1, 1}, []byte("a")})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := rec.takeCalls(), "deadline 5s, status 200, deadline 5s, write, deadline 5s, write, flush, no deadline"; got != want {
+			t.Errorf("batch: %s\nwant %s", got, want)
+		}
+		if got, want := rec.out.String(), "id: 1-0\nretry: 1000\ndata: \n\nevent: message\nid: 1-1\ndata: a\n\n"; got != want {
+			t.Errorf("body %q\nwant %q", got, want)
+		}
+		// A batch that wrote nothing flushes nothing; after a batch each
+		// write flushes again.
+		if err := w.Batch(func() error { return nil }); err != nil || rec.takeCalls() != "" {
+			t.Errorf("an empty batch: %v, %s", err, rec.takeCalls())
+		}
+		w.KeepAlive()
+		if got, want := rec.takeCalls(), "deadline 5s, write, flush, no deadline"; got != want {
+			t.Errorf("after the batch: %s, want %s", got, want)
+		}
+		// A failed write ends the batch with its error and no flush.
+		rec.writeErr = errors.New("gone")
+		if err := w.Batch(func() error { return w.KeepAlive() }); err == nil || strings.Contains(rec.takeCalls(), "flush") {
+			t.Errorf("a failed batch: %v", err)
+		}
+	})
+}
