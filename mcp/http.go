@@ -78,6 +78,11 @@ type HTTPOptions struct {
 // request or notification; the answer is a JSON body, or an SSE stream
 // when the handler sends notifications first. A client disconnect
 // cancels the handler's context.
+//
+// A 2025-11-25 session's GET stream over HTTP/1.1 is taken over from
+// net/http (hijacked) once it is held, so that an open stream costs its
+// connection and two small goroutines; http.Server.Shutdown does not
+// wait for such connections, Server.Drain and Server.Close end them.
 func NewHTTPHandler(s *Server, opts *HTTPOptions) http.Handler {
 	h := &httpHandler{s: s}
 	if opts != nil {

@@ -284,7 +284,7 @@ func (lh *legacyHTTP) serveBatch(w http.ResponseWriter, r *http.Request, hs *htt
 			}
 		}()
 	}
-	st.hold(conn, r, 0)
+	st.hold(conn, r.Context().Done(), 0)
 }
 
 // finishBatch ends the stream of a batch with the array of its

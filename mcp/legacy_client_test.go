@@ -51,6 +51,15 @@ func newLegacyClient(t testing.TB, url, caps string) *legacyClient {
 func newLegacyClientAt(t testing.TB, url, version, caps string) *legacyClient {
 	t.Helper()
 	c := &legacyClient{t: t, url: url, hc: &http.Client{Timeout: 10 * time.Second}, caps: caps, answer: legacyAnswers, version: version}
+	c.initialize()
+	return c
+}
+
+// initialize opens the client's session (initialize, then
+// notifications/initialized).
+func (c *legacyClient) initialize() {
+	t, version, caps := c.t, c.version, c.caps
+	t.Helper()
 	res, hdr := c.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":`+caps+`,"clientInfo":{"name":"legacy-test","version":"1"}}}`, nil)
 	if res["result"] == nil {
 		t.Fatalf("initialize: %v", res)
@@ -60,7 +69,6 @@ func newLegacyClientAt(t testing.TB, url, version, caps string) *legacyClient {
 	if status := c.postRaw(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != http.StatusAccepted {
 		t.Fatalf("notifications/initialized: status %d", status)
 	}
-	return c
 }
 
 // protocolVersion is the value of the client's MCP-Protocol-Version
@@ -219,7 +227,11 @@ func (c *legacyClient) get(lastEventID string) *http.Response {
 	if lastEventID != "" {
 		r.Header.Set("Last-Event-ID", lastEventID)
 	}
-	resp, err := (&http.Client{}).Do(r)
+	hc := &http.Client{}
+	if c.hc.Transport != nil {
+		hc.Transport = c.hc.Transport // a TLS test server's
+	}
+	resp, err := hc.Do(r)
 	if err != nil {
 		c.t.Fatalf("GET: %v", err)
 	}

@@ -274,13 +274,29 @@ func (lh *legacyHTTP) other(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	hs.enter()
-	defer hs.leave()
-	if last := r.Header.Get(headerLastEventID); last != "" {
-		lh.resume(w, r, hs, last)
+	last := r.Header.Get(headerLastEventID)
+	if hr := hijackStream(w, r); hr != nil {
+		// The stream goes on without net/http's goroutines (hijack.go).
+		go func() {
+			defer hs.leave()
+			defer hr.end()
+			lh.serveGET(hr, hs, last, hr.gone)
+		}()
 		return true
 	}
-	lh.openGET(w, r, hs)
+	defer hs.leave()
+	lh.serveGET(w, hs, last, r.Context().Done())
 	return true
+}
+
+// serveGET serves a session's GET stream until it ends or done is
+// closed (the client left).
+func (lh *legacyHTTP) serveGET(w http.ResponseWriter, hs *httpSession, last string, done <-chan struct{}) {
+	if last != "" {
+		lh.resume(w, hs, last, done)
+		return
+	}
+	lh.openGET(w, hs, done)
 }
 
 // sessionHeader returns the session id header; more than one is answered
@@ -477,5 +493,5 @@ func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *http
 		}
 		st.finish(c, res, f)
 	}()
-	st.hold(conn, r, 0)
+	st.hold(conn, r.Context().Done(), 0)
 }

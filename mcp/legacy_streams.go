@@ -153,7 +153,7 @@ func (st *legacyStream) sessionID() string {
 // openGET answers a GET without Last-Event-ID: the session's stream for
 // messages related to no request, one connection at a time, primed with
 // its last event id.
-func (lh *legacyHTTP) openGET(w http.ResponseWriter, r *http.Request, hs *httpSession) {
+func (lh *legacyHTTP) openGET(w http.ResponseWriter, hs *httpSession, done <-chan struct{}) {
 	st := hs.standalone()
 	if st == nil {
 		sessionNotFound(w, jsonrpc.ID{})
@@ -175,7 +175,7 @@ func (lh *legacyHTTP) openGET(w http.ResponseWriter, r *http.Request, hs *httpSe
 	c.queueLocked(outFrame{kind: frameStart})
 	c.queueLocked(outFrame{kind: framePrime, id: sse.EventID{Stream: st.num, Seq: st.seq}})
 	st.mu.Unlock()
-	st.hold(c, r, lh.opts.StreamLifetime)
+	st.hold(c, done, lh.opts.StreamLifetime)
 }
 
 // resume answers a GET with Last-Event-ID: the events after it, then the
@@ -183,7 +183,7 @@ func (lh *legacyHTTP) openGET(w http.ResponseWriter, r *http.Request, hs *httpSe
 // one of its streams' ids, a stream it no longer keeps, or one whose
 // events after the id are no longer all kept) gets 404: the client would
 // otherwise miss events without being told.
-func (lh *legacyHTTP) resume(w http.ResponseWriter, r *http.Request, hs *httpSession, last string) {
+func (lh *legacyHTTP) resume(w http.ResponseWriter, hs *httpSession, last string, done <-chan struct{}) {
 	id, ok := sse.ParseEventID(last)
 	var st *legacyStream
 	if ok {
@@ -234,19 +234,19 @@ func (lh *legacyHTTP) resume(w http.ResponseWriter, r *http.Request, hs *httpSes
 		c.endLocked()
 	}
 	st.mu.Unlock()
-	st.hold(c, r, lh.opts.StreamLifetime)
+	st.hold(c, done, lh.opts.StreamLifetime)
 }
 
 func unknownEventID(w http.ResponseWriter, last, why string) {
 	writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, why+strconv.Quote(last)))
 }
 
-// hold serves the exchange c until it is let go, the client leaves or the
-// session ends: it writes what is queued, keep-alive comments, and on the
+// hold serves the exchange c until it is let go, the client leaves (done
+// is closed) or the session ends: it writes what is queued, keep-alive comments, and on the
 // GET stream the session's list changes. lifetime > 0 ends the exchange
 // after that long with a priming event (the last event id and the retry
 // interval), for the client to resume with Last-Event-ID.
-func (st *legacyStream) hold(c *sseConn, r *http.Request, lifetime time.Duration) {
+func (st *legacyStream) hold(c *sseConn, done <-chan struct{}, lifetime time.Duration) {
 	defer st.detach(c)
 	if st.standalone {
 		st.lh.s.observe(Event{Kind: EventStreamOpened, Stream: "get"})
@@ -297,7 +297,7 @@ func (st *legacyStream) hold(c *sseConn, r *http.Request, lifetime time.Duration
 		}
 		select {
 		case <-c.wake:
-		case <-r.Context().Done():
+		case <-done:
 			return
 		case <-sessionDone:
 			return

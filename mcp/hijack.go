@@ -1,0 +1,139 @@
+package mcp
+
+import (
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// A session's GET stream over HTTP/1.1 is taken over from net/http
+// (Hijack) once it is known to be long-lived: the stream is then a
+// connection, the chunks the stream writes, one small goroutine that
+// notices the client leaving, and the goroutine of the stream's hold
+// loop. net/http's connection goroutine (whose stack grew serving the
+// request), its background reader and its 8 KiB of buffers are let go:
+// they were most of what an open stream cost (docs/performance.md, Cost
+// at scale). HTTP/2, and a ResponseWriter that cannot be hijacked (a
+// middleware's without Unwrap), keep the stream in net/http.
+//
+// net/http's Server.Shutdown does not wait for a hijacked connection;
+// Server.Drain and Server.Close end these streams as they end the others.
+
+// hijackedResponse is the http.ResponseWriter of a hijacked exchange: the
+// head as net/http would write it (with Connection: close: the
+// connection ends with the stream), the body in chunks, a flush that
+// writes them, and the connection's write deadline.
+type hijackedResponse struct {
+	conn        net.Conn
+	header      http.Header
+	buf         []byte // chunk-framed, not yet written
+	wroteHeader bool
+	err         error
+	gone        chan struct{} // closed when the client's side of the connection ends
+}
+
+// hijackStream takes the exchange over from net/http, when it is an
+// HTTP/1.1 one that can be. Nothing must have been written to w.
+func hijackStream(w http.ResponseWriter, r *http.Request) *hijackedResponse {
+	if r.ProtoMajor != 1 || r.ProtoMinor != 1 {
+		return nil
+	}
+	header := w.Header().Clone()
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return nil
+	}
+	h := &hijackedResponse{conn: conn, header: header, gone: make(chan struct{})}
+	pipelined := brw.Reader.Buffered() > 0
+	go h.watch(pipelined)
+	return h
+}
+
+// watch closes gone when the client's side ends. A client sends nothing
+// on a GET stream: bytes after the request (a pipelined one) end it too.
+func (h *hijackedResponse) watch(pipelined bool) {
+	if !pipelined {
+		var b [1]byte
+		h.conn.Read(b[:])
+	}
+	close(h.gone)
+}
+
+func (h *hijackedResponse) Header() http.Header { return h.header }
+
+func (h *hijackedResponse) WriteHeader(code int) {
+	if h.wroteHeader {
+		return
+	}
+	h.wroteHeader = true
+	h.buf = append(h.buf, "HTTP/1.1 "...)
+	h.buf = strconv.AppendInt(h.buf, int64(code), 10)
+	h.buf = append(h.buf, ' ')
+	h.buf = append(h.buf, http.StatusText(code)...)
+	h.buf = append(h.buf, "\r\n"...)
+	h.header.Del("Content-Length")
+	h.header["Transfer-Encoding"] = []string{"chunked"}
+	h.header["Connection"] = []string{"close"}
+	if _, ok := h.header["Date"]; !ok {
+		h.header["Date"] = []string{time.Now().UTC().Format(http.TimeFormat)}
+	}
+	w := bufferWriter{&h.buf}
+	h.header.Write(w)
+	h.buf = append(h.buf, "\r\n"...)
+}
+
+func (h *hijackedResponse) Write(p []byte) (int, error) {
+	if !h.wroteHeader {
+		h.WriteHeader(http.StatusOK)
+	}
+	if h.err != nil {
+		return 0, h.err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	h.buf = strconv.AppendInt(h.buf, int64(len(p)), 16)
+	h.buf = append(h.buf, "\r\n"...)
+	h.buf = append(h.buf, p...)
+	h.buf = append(h.buf, "\r\n"...)
+	return len(p), nil
+}
+
+// FlushError writes what is buffered to the connection.
+func (h *hijackedResponse) FlushError() error {
+	if h.err != nil {
+		return h.err
+	}
+	if len(h.buf) == 0 {
+		return nil
+	}
+	_, h.err = h.conn.Write(h.buf)
+	if cap(h.buf) > 4<<10 {
+		h.buf = nil // an idle stream keeps no large buffer
+	} else {
+		h.buf = h.buf[:0]
+	}
+	return h.err
+}
+
+func (h *hijackedResponse) SetWriteDeadline(t time.Time) error { return h.conn.SetWriteDeadline(t) }
+
+// end writes the end of the body (within a second: it is five bytes) and
+// closes the connection.
+func (h *hijackedResponse) end() {
+	if h.err == nil && h.wroteHeader {
+		h.buf = append(h.buf, "0\r\n\r\n"...)
+		h.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		h.FlushError()
+	}
+	h.conn.Close()
+}
+
+// bufferWriter appends to a byte slice (http.Header.Write's io.Writer).
+type bufferWriter struct{ b *[]byte }
+
+func (w bufferWriter) Write(p []byte) (int, error) { *w.b = append(*w.b, p...); return len(p), nil }
+
+var _ http.ResponseWriter = (*hijackedResponse)(nil)
+var _ interface{ FlushError() error } = (*hijackedResponse)(nil)

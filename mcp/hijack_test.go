@@ -1,0 +1,139 @@
+package mcp
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+)
+
+// hijackCounting serves h on a test server that counts the connections
+// net/http handed over (http.StateHijacked).
+func hijackCounting(t *testing.T, h http.Handler, tls bool) (*httptest.Server, *atomic.Int32) {
+	ts := httptest.NewUnstartedServer(h)
+	var hijacked atomic.Int32
+	ts.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateHijacked {
+			hijacked.Add(1)
+		}
+	}
+	if tls {
+		ts.EnableHTTP2 = true
+		ts.StartTLS()
+	} else {
+		ts.Start()
+	}
+	t.Cleanup(ts.Close)
+	return ts, &hijacked
+}
+
+// A session's GET stream over HTTP/1.1 leaves net/http: the connection is
+// hijacked, and the stream is still a well-framed chunked response that
+// carries the session's events, frees its slot when the client leaves,
+// and ends cleanly when the server closes.
+func TestLegacyGETStreamOverHTTP1IsTakenOverFromNetHTTP(t *testing.T) {
+	s, _ := dualServer(t, nil)
+	ts, hijacked := hijackCounting(t, NewHTTPHandler(s, nil), false)
+	c := newLegacyClient(t, ts.URL, `{}`)
+	resp := c.get("")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked" {
+		t.Fatalf("GET: %d %q %v", resp.StatusCode, resp.Header.Get("Content-Type"), resp.TransferEncoding)
+	}
+	if resp.Header.Get("Mcp-Session-Id") != c.sid || resp.Header.Get("Cache-Control") != "no-cache" {
+		t.Errorf("the stream's head lacks what net/http would have sent: %v", resp.Header)
+	}
+	if n := hijacked.Load(); n != 1 {
+		t.Errorf("%d connections hijacked, want the GET stream's", n)
+	}
+	events := readSSE(resp.Body)
+	s.AddTool(&Tool{Name: "late"}, func(context.Context, *CallToolRequest) (ToolResponse, error) { return TextResult(""), nil })
+	if m := events.next(t); m["method"] != NotificationToolListChanged {
+		t.Fatalf("got %v", m)
+	}
+	if second := c.get(""); second.StatusCode != http.StatusConflict {
+		t.Errorf("a second GET stream while the first is open: %d", second.StatusCode)
+		second.Body.Close()
+	}
+
+	// The client leaves: the session's stream is free again.
+	resp.Body.Close()
+	var again *http.Response
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		again = c.get("")
+		if again.StatusCode == http.StatusOK {
+			break
+		}
+		again.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("the stream was not freed after its client left: %d", again.StatusCode)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ended := make(chan error, 1)
+	go func() { _, err := io.ReadAll(again.Body); ended <- err }()
+	s.Close()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Errorf("the stream did not end cleanly (its last chunk): %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Server.Close did not end the hijacked stream")
+	}
+}
+
+// Over HTTP/2 a stream is not a connection: it stays in net/http.
+func TestLegacyGETStreamOverHTTP2StaysInNetHTTP(t *testing.T) {
+	s, _ := dualServer(t, nil)
+	ts, hijacked := hijackCounting(t, NewHTTPHandler(s, nil), true)
+	c := &legacyClient{t: t, url: ts.URL, hc: ts.Client(), caps: `{}`, answer: legacyAnswers, version: LegacyProtocolVersion}
+	c.initialize()
+	resp := c.get("")
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.ProtoMajor != 2 {
+		t.Fatalf("GET: %d over %s", resp.StatusCode, resp.Proto)
+	}
+	events := readSSE(resp.Body)
+	s.AddTool(&Tool{Name: "late"}, func(context.Context, *CallToolRequest) (ToolResponse, error) { return TextResult(""), nil })
+	if m := events.next(t); m["method"] != NotificationToolListChanged {
+		t.Fatalf("got %v", m)
+	}
+	if n := hijacked.Load(); n != 0 {
+		t.Errorf("%d connections hijacked over HTTP/2", n)
+	}
+}
+
+// A response the stream could not take (a second GET stream) is still a
+// whole HTTP response on the hijacked connection.
+func TestHijackedResponseWritesAWholeResponse(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Kept", "yes")
+		h := hijackStream(w, r)
+		if h == nil {
+			t.Error("an HTTP/1.1 exchange was not hijacked")
+			return
+		}
+		defer h.end()
+		writeHTTPError(h, http.StatusConflict, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Conflict: taken"))
+	}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusConflict || resp.Header.Get("X-Kept") != "yes" || !resp.Close {
+		t.Fatalf("%d %v close=%v: %q, %v", resp.StatusCode, resp.Header, resp.Close, body, err)
+	}
+	if want := "Conflict: taken"; !strings.Contains(string(body), want) {
+		t.Errorf("body %q lacks %q", body, want)
+	}
+}
