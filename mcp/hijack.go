@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// A session's GET stream over HTTP/1.1 is taken over from net/http
-// (Hijack) once it is known to be long-lived: the stream is then a
+// A session's GET stream, and a subscriptions/listen stream, over
+// HTTP/1.1 are taken over from net/http (Hijack) once they are known to
+// be long-lived: the stream is then a
 // connection, the chunks the stream writes, one small goroutine that
 // notices the client leaving, and the goroutine of the stream's hold
 // loop. net/http's connection goroutine (whose stack grew serving the
@@ -35,7 +36,7 @@ type hijackedResponse struct {
 
 // hijackStream takes the exchange over from net/http, when it is an
 // HTTP/1.1 one that can be. Nothing must have been written to w.
-func hijackStream(w http.ResponseWriter, r *http.Request) *hijackedResponse {
+func hijackStream(w http.ResponseWriter, r *http.Request, onGone func()) *hijackedResponse {
 	if r.ProtoMajor != 1 || r.ProtoMinor != 1 {
 		return nil
 	}
@@ -46,21 +47,32 @@ func hijackStream(w http.ResponseWriter, r *http.Request) *hijackedResponse {
 	}
 	h := &hijackedResponse{conn: conn, header: header, gone: make(chan struct{})}
 	pipelined := brw.Reader.Buffered() > 0
-	go h.watch(pipelined)
+	go h.watch(pipelined, onGone)
 	return h
 }
 
-// watch closes gone when the client's side ends. A client sends nothing
-// on a GET stream: bytes after the request (a pipelined one) end it too.
-func (h *hijackedResponse) watch(pipelined bool) {
+// watch closes gone, and calls onGone if not nil, when the client's side
+// ends. A client sends nothing more on a held stream: bytes after the
+// request (a pipelined one) end it too.
+func (h *hijackedResponse) watch(pipelined bool, onGone func()) {
 	if !pipelined {
 		var b [1]byte
 		h.conn.Read(b[:])
 	}
 	close(h.gone)
+	if onGone != nil {
+		onGone()
+	}
 }
 
-func (h *hijackedResponse) Header() http.Header { return h.header }
+// Header is the head to write; once it is written, a fresh map that
+// changes nothing (the head is not kept while the stream lasts).
+func (h *hijackedResponse) Header() http.Header {
+	if h.header == nil {
+		h.header = http.Header{}
+	}
+	return h.header
+}
 
 func (h *hijackedResponse) WriteHeader(code int) {
 	if h.wroteHeader {
@@ -81,6 +93,7 @@ func (h *hijackedResponse) WriteHeader(code int) {
 	w := bufferWriter{&h.buf}
 	h.header.Write(w)
 	h.buf = append(h.buf, "\r\n"...)
+	h.header = nil
 }
 
 func (h *hijackedResponse) Write(p []byte) (int, error) {
@@ -109,8 +122,8 @@ func (h *hijackedResponse) FlushError() error {
 		return nil
 	}
 	_, h.err = h.conn.Write(h.buf)
-	if cap(h.buf) > 4<<10 {
-		h.buf = nil // an idle stream keeps no large buffer
+	if cap(h.buf) > 512 {
+		h.buf = nil // a held stream is mostly idle: it keeps no buffer
 	} else {
 		h.buf = h.buf[:0]
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -115,7 +116,7 @@ func TestLegacyGETStreamOverHTTP2StaysInNetHTTP(t *testing.T) {
 func TestHijackedResponseWritesAWholeResponse(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Kept", "yes")
-		h := hijackStream(w, r)
+		h := hijackStream(w, r, nil)
 		if h == nil {
 			t.Error("an HTTP/1.1 exchange was not hijacked")
 			return
@@ -135,5 +136,73 @@ func TestHijackedResponseWritesAWholeResponse(t *testing.T) {
 	}
 	if want := "Conflict: taken"; !strings.Contains(string(body), want) {
 		t.Errorf("body %q lacks %q", body, want)
+	}
+}
+
+// A listen stream over HTTP/1.1 leaves net/http too, and ends (its
+// listener gone) when the client leaves.
+func TestListenStreamOverHTTP1IsTakenOverAndEndsWhenTheClientLeaves(t *testing.T) {
+	log := &eventLog{}
+	s := newTestServer(t, &ServerOptions{Observer: log.add})
+	ts, hijacked := hijackCounting(t, NewHTTPHandler(s, nil), false)
+	body := req(3, MethodSubscriptionsListen, `"notifications":{"promptsListChanged":true}`)
+	r, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+	for k, v := range headersFor(t, body) {
+		r.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Header.Get("Content-Type") != "text/event-stream" || hijacked.Load() != 1 {
+		t.Fatalf("content type %q, %d connections hijacked", resp.Header.Get("Content-Type"), hijacked.Load())
+	}
+	events := readSSE(resp.Body)
+	if m := events.next(t); m["method"] != NotificationSubscriptionsAck {
+		t.Fatalf("first %v", m)
+	}
+	s.AddPrompt(&Prompt{Name: "p2"}, func(ctx context.Context, r *GetPromptRequest) (PromptResponse, error) { return &GetPromptResult{}, nil })
+	if m := events.next(t); m["method"] != NotificationPromptListChanged {
+		t.Fatalf("then %v", m)
+	}
+	resp.Body.Close()
+	for deadline := time.Now().Add(5 * time.Second); log.count(EventStreamClosed) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the listen stream did not end after its client left")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.hub.mu.Lock()
+	n := len(s.hub.listeners)
+	s.hub.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d listeners left after the client left", n)
+	}
+}
+
+// A listener holds what it was not yet told once, and a bounded amount
+// of it.
+func TestListenerKeepsEachPendingChangeOnceAndABoundedNumber(t *testing.T) {
+	l := &listener{ready: make(chan struct{}, 1)}
+	l.offer(change{kind: changeTools})
+	l.offer(change{kind: changeTools})
+	l.offer(change{kind: changeResource, uri: "a"})
+	l.offer(change{kind: changeResource, uri: "b"})
+	if got := l.take(); len(got) != 3 || got[0].kind != changeTools || got[2].uri != "b" {
+		t.Fatalf("pending %+v", got)
+	}
+	if len(l.take()) != 0 {
+		t.Fatal("take did not forget")
+	}
+	for i := range 2 * maxPendingChanges {
+		l.offer(change{kind: changeResource, uri: strconv.Itoa(i)})
+	}
+	if got := l.take(); len(got) != maxPendingChanges || got[0].uri != "0" {
+		t.Fatalf("%d pending, want the first %d", len(got), maxPendingChanges)
+	}
+	select {
+	case <-l.ready:
+	default:
+		t.Error("no token on ready after offers")
 	}
 }

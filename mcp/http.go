@@ -192,9 +192,32 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, f.status, c.msg.ID, f.err)
 		return
 	}
+	if c.msg.Method == MethodSubscriptionsListen {
+		// A listen stream lasts: it goes on without net/http's goroutines
+		// (hijack.go), its context ended when the client leaves.
+		ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+		if hr := hijackStream(w, r, cancel); hr != nil {
+			// The request as handlers see it, without its body (read
+			// already), which would keep net/http's connection reader.
+			r = r.WithContext(ctx)
+			r.Body, r.GetBody = http.NoBody, nil
+			go func() {
+				defer hr.end()
+				defer cancel()
+				h.serveCall(ctx, hr, r, c)
+			}()
+			return
+		}
+		cancel()
+	}
+	h.serveCall(r.Context(), w, r, c)
+}
+
+// serveCall runs a modern call and writes its answer to w.
+func (h *httpHandler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.Request, c *call) {
 	out := &httpOut{w: w, h: h, r: r}
-	res, f := h.s.execute(r.Context(), c, out)
-	out.finish(h.s, c, res, f, r.Context())
+	res, f := h.s.execute(ctx, c, out)
+	out.finish(h.s, c, res, f, ctx)
 }
 
 // maxBodyPrealloc bounds what a body gets before its bytes arrive: a
@@ -274,13 +297,13 @@ func writeHTTPError(w http.ResponseWriter, status int, id jsonrpc.ID, e *Error) 
 // longer lives on; the stream is known to Server.Close (exchanges) while
 // it lasts. Writes are serialized by mu, which closing never needs.
 type httpOut struct {
-	mu     sync.Mutex
-	w      http.ResponseWriter
-	sw     *sse.Writer // the event stream; nil while the response is a JSON body
-	done   bool
-	stopKA chan struct{}
-	h      *httpHandler // options and exchanges (one pointer keeps httpOut in a 64-byte size class)
-	r      *http.Request
+	mu   sync.Mutex
+	w    http.ResponseWriter
+	sw   *sse.Writer // the event stream; nil while the response is a JSON body
+	done bool
+	ka   *time.Timer  // the next keep-alive comment, while streaming
+	h    *httpHandler // options and exchanges (one pointer keeps httpOut in a 64-byte size class)
+	r    *http.Request
 }
 
 func (o *httpOut) exchange() (string, *http.Request) { return TransportHTTP, o.r }
@@ -292,31 +315,23 @@ func (o *httpOut) startSSE() error {
 		return err
 	}
 	if o.h.opts.KeepAlive > 0 {
-		o.stopKA = make(chan struct{})
-		go o.keepAliveLoop()
+		// A timer, not a goroutine: a held stream (a listen) costs no
+		// goroutine for its keep-alive comments.
+		o.ka = time.AfterFunc(o.h.opts.KeepAlive, o.keepAlive)
 	}
 	return nil
 }
 
-func (o *httpOut) keepAliveLoop() {
-	t := time.NewTicker(o.h.opts.KeepAlive)
-	defer t.Stop()
-	for {
-		select {
-		case <-o.stopKA:
-			return
-		case <-t.C:
-			o.mu.Lock()
-			var err error
-			if !o.done {
-				err = o.sw.KeepAlive()
-			}
-			o.mu.Unlock()
-			if err != nil {
-				return // the stream is broken; the next notification says so
-			}
-		}
+// keepAlive writes a keep-alive comment and arms the next one, until the
+// response is answered or the stream broke (the next notification says
+// so).
+func (o *httpOut) keepAlive() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done || o.sw.KeepAlive() != nil {
+		return
 	}
+	o.ka.Reset(o.h.opts.KeepAlive)
 }
 
 func (o *httpOut) notify(method string, params any) error {
@@ -345,8 +360,8 @@ func (o *httpOut) finish(s *Server, c *call, res Result, f *failure, ctx context
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.done = true
-	if o.stopKA != nil {
-		close(o.stopKA)
+	if o.ka != nil {
+		o.ka.Stop()
 	}
 	if o.sw != nil {
 		defer func() {

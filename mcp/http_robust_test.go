@@ -309,10 +309,20 @@ func TestNonReadingClientsCannotHangTheServer(t *testing.T) {
 		}
 		<-floodDone
 	}()
-	// The writer is stuck on the socket once the session's changes pile
-	// up unread.
+	// The writer is stuck on the socket once the updates fill it: a
+	// write still in progress half a second later.
+	writing := func() bool {
+		st := hs.standalone()
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return st.conn != nil && st.conn.wr.Writing()
+	}
 	waitFor(t, 20*time.Second, "the GET stream's writer to block", func() bool {
-		return len(hs.listener.ch) == cap(hs.listener.ch)
+		if !writing() {
+			return false
+		}
+		time.Sleep(500 * time.Millisecond)
+		return writing()
 	})
 	d := deleteSession(a.sid)
 	t.Logf("DELETE with a blocked GET stream: %v", d)

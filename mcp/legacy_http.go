@@ -275,7 +275,7 @@ func (lh *legacyHTTP) other(w http.ResponseWriter, r *http.Request) bool {
 	}
 	hs.enter()
 	last := r.Header.Get(headerLastEventID)
-	if hr := hijackStream(w, r); hr != nil {
+	if hr := hijackStream(w, r, nil); hr != nil {
 		// The stream goes on without net/http's goroutines (hijack.go).
 		go func() {
 			defer hs.leave()

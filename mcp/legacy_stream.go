@@ -46,9 +46,11 @@ func (c *streamConn) legacyNotification(msg jsonrpc.Message) {
 			select {
 			case <-ls.ctx.Done():
 				return
-			case ch := <-ls.listener.ch:
-				m, p := changeNotification(ch)
-				_ = c.writeNotification(m, p)
+			case <-ls.listener.ready:
+				for _, ch := range ls.listener.take() {
+					m, p := changeNotification(ch)
+					_ = c.writeNotification(m, p)
+				}
 			}
 		}
 	}()

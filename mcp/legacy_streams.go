@@ -264,12 +264,14 @@ func (st *legacyStream) hold(c *sseConn, done <-chan struct{}, lifetime time.Dur
 		defer t.Stop()
 		expire = t.C
 	}
-	var changes chan change
+	var changes chan struct{}
+	var from *listener
 	var sessionDone, serverClosed <-chan struct{}
 	if st.hs != nil {
 		sessionDone = st.hs.ctx.Done()
 		if st.standalone {
-			changes = st.hs.listener.ch
+			from = st.hs.listener
+			changes = from.ready
 			serverClosed = st.lh.s.hub.closed
 		}
 	}
@@ -303,10 +305,12 @@ func (st *legacyStream) hold(c *sseConn, done <-chan struct{}, lifetime time.Dur
 			return
 		case <-serverClosed:
 			return
-		case ch := <-changes:
-			m, p := changeNotification(ch)
-			if b, err := encodeNotification(nil, m, p); err == nil {
-				_ = st.emit(b, false)
+		case <-changes:
+			for _, ch := range from.take() {
+				m, p := changeNotification(ch)
+				if b, err := encodeNotification(nil, m, p); err == nil {
+					_ = st.emit(b, false)
+				}
 			}
 		case <-tick:
 			if c.wr.Started() && c.wr.KeepAlive() != nil {

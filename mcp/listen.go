@@ -42,7 +42,12 @@ type change struct {
 
 type listener struct {
 	filter SubscriptionFilter
-	ch     chan change
+	// ready has a token when pending holds changes (take them with
+	// take). A listener keeps only what it was not yet told, not a
+	// buffer: an idle one costs a channel and a mutex.
+	ready   chan struct{}
+	mu      sync.Mutex
+	pending []change
 	// ctx is the context of the request that opened a listen stream,
 	// which decides what it may see (ServerOptions.Visible); nil for a
 	// session's listener, told of every change.
@@ -69,7 +74,7 @@ func (h *hub) add(f SubscriptionFilter) *listener {
 }
 
 func (h *hub) addListener(l *listener) *listener {
-	l.ch = make(chan change, 32)
+	l.ready = make(chan struct{}, 1)
 	h.mu.Lock()
 	h.listeners[l] = struct{}{}
 	h.mu.Unlock()
@@ -129,11 +134,39 @@ func (h *hub) publish(c change, visible func(ctx context.Context, c change) bool
 	}
 }
 
+// maxPendingChanges bounds what a listener that does not keep up holds.
+const maxPendingChanges = 32
+
+// offer adds c to what the listener is to be told, unless the same
+// change is already pending (it would say nothing new) or it holds
+// maxPendingChanges already.
 func (l *listener) offer(c change) {
-	select {
-	case l.ch <- c:
-	default: // full: the stream already has news pending
+	l.mu.Lock()
+	if len(l.pending) >= maxPendingChanges || slices.ContainsFunc(l.pending, c.same) {
+		l.mu.Unlock()
+		return
 	}
+	l.pending = append(l.pending, c)
+	l.mu.Unlock()
+	select {
+	case l.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the pending changes, oldest first, and forgets them.
+func (l *listener) take() []change {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := l.pending
+	l.pending = nil
+	return p
+}
+
+// same reports whether c and d tell a listener the same thing.
+func (c change) same(d change) bool {
+	return c.kind == d.kind && c.uri == d.uri && c.ext == d.ext && c.note == d.note &&
+		c.feature == d.feature && slices.Equal(c.names, d.names)
 }
 
 func (h *hub) close() { h.closeOnce.Do(func() { close(h.closed) }) }
@@ -193,8 +226,31 @@ func (s *Server) listen(ctx context.Context, p *ListenRequest) (Result, error) {
 	if sc == nil || sc.out == nil {
 		return nil, jsonrpc.NewError(CodeInternalError, "subscriptions/listen needs a streaming transport")
 	}
-	subID := json.RawMessage(sc.id.Raw())
-	meta := subscriptionMeta{SubscriptionID: subID}
+	l, err := s.openListen(ctx, sc, p)
+	if err != nil {
+		return nil, err
+	}
+	defer s.closeListen(l)
+	// The wait is kept on a small frame: a held stream's goroutine waits
+	// here for its whole life, and the stack it keeps is what the frames
+	// below this one need (openListen and tell do the work).
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.hub.closed:
+			return s.listenEnd(sc), nil
+		case <-l.ready:
+			if err := s.tell(sc, l); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// openListen registers the listen stream's listener and acknowledges
+// the subscription.
+func (s *Server) openListen(ctx context.Context, sc *requestScope, p *ListenRequest) (*listener, error) {
 	// Honour only what this server can deliver: every filter member is
 	// supported, so the honoured subset is the request itself.
 	honoured := p.Notifications
@@ -203,39 +259,50 @@ func (s *Server) listen(ctx context.Context, p *ListenRequest) (Result, error) {
 		l.ctx = ctx // what the stream may be told of (visible.go)
 	}
 	s.hub.addListener(l)
-	defer s.hub.remove(l)
 	s.observe(Event{Kind: EventStreamOpened, Stream: "listen"})
-	defer s.observe(Event{Kind: EventStreamClosed, Stream: "listen"})
+	meta := subscriptionMeta{SubscriptionID: json.RawMessage(sc.id.Raw())}
 	if err := sc.out.notify(NotificationSubscriptionsAck, &ackParams{Notifications: honoured, Meta: meta}); err != nil {
+		s.closeListen(l)
 		return nil, err
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-s.hub.closed:
-			res := &listenResult{}
-			info := s.impl
-			res.Meta.ServerInfo = &info
-			res.Meta.SubscriptionID = subID
-			return res, nil
-		case c := <-l.ch:
-			var err error
-			switch c.kind {
-			case changeTools:
-				err = sc.out.notify(NotificationToolListChanged, &listChangedParams{Meta: meta})
-			case changePrompts:
-				err = sc.out.notify(NotificationPromptListChanged, &listChangedParams{Meta: meta})
-			case changeResources:
-				err = sc.out.notify(NotificationResourceListChanged, &listChangedParams{Meta: meta})
-			case changeResource:
-				err = sc.out.notify(NotificationResourceUpdated, &resourceUpdatedParams{URI: c.uri, Meta: meta})
-			case changeExtension:
-				err = sc.out.notify(c.note.method, c.note.params(subID))
-			}
-			if err != nil {
-				return nil, err
-			}
+	return l, nil
+}
+
+func (s *Server) closeListen(l *listener) {
+	s.hub.remove(l)
+	s.observe(Event{Kind: EventStreamClosed, Stream: "listen"})
+}
+
+// tell writes the listener's pending changes to its stream.
+func (s *Server) tell(sc *requestScope, l *listener) error {
+	subID := json.RawMessage(sc.id.Raw())
+	meta := subscriptionMeta{SubscriptionID: subID}
+	for _, c := range l.take() {
+		var err error
+		switch c.kind {
+		case changeTools:
+			err = sc.out.notify(NotificationToolListChanged, &listChangedParams{Meta: meta})
+		case changePrompts:
+			err = sc.out.notify(NotificationPromptListChanged, &listChangedParams{Meta: meta})
+		case changeResources:
+			err = sc.out.notify(NotificationResourceListChanged, &listChangedParams{Meta: meta})
+		case changeResource:
+			err = sc.out.notify(NotificationResourceUpdated, &resourceUpdatedParams{URI: c.uri, Meta: meta})
+		case changeExtension:
+			err = sc.out.notify(c.note.method, c.note.params(subID))
+		}
+		if err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// listenEnd is the listen's result once the server closes.
+func (s *Server) listenEnd(sc *requestScope) Result {
+	res := &listenResult{}
+	info := s.impl
+	res.Meta.ServerInfo = &info
+	res.Meta.SubscriptionID = json.RawMessage(sc.id.Raw())
+	return res
 }

@@ -271,8 +271,7 @@ func TestServerRemovalNotifiesStreamsAndFleetOncePerCall(t *testing.T) {
 		uri  string
 	}
 	var local []seen
-	for len(l.ch) > 0 {
-		c := <-l.ch
+	for _, c := range l.take() {
 		local = append(local, seen{c.kind, c.uri})
 	}
 	if want := []seen{{kind: changeTools}, {kind: changeResource, uri: "marker"}}; !slices.Equal(local, want) {

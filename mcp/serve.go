@@ -69,6 +69,13 @@ func (s *Server) execute(ctx context.Context, c *call, out outbound) (Result, *f
 	ctx = sc
 	res, err := s.safeCall(ctx, c)
 	sc.endLogs() // what a LogHandler queued goes out before the response (loghandler.go)
+	return s.settle(ctx, c, res, err)
+}
+
+// settle turns what the handler returned into the call's result or
+// failure. (Apart from execute, whose frame a held stream keeps for its
+// whole life, so that the frame is small.)
+func (s *Server) settle(ctx context.Context, c *call, res Result, err error) (Result, *failure) {
 	if err != nil {
 		return nil, s.errorFailure(ctx, c, err)
 	}

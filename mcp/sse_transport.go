@@ -278,9 +278,11 @@ func (ss *sseSession) hold(r *http.Request) {
 			}
 			batch[i] = nil
 		}
-		var changes chan change
+		var changes chan struct{}
+		var from *listener
 		if ls := ss.ls.Load(); ls != nil && ls.isInitialized() {
-			changes = ls.listener.ch
+			from = ls.listener
+			changes = from.ready
 		}
 		select {
 		case <-ss.wake:
@@ -290,10 +292,12 @@ func (ss *sseSession) hold(r *http.Request) {
 			return
 		case <-ss.sh.s.hub.closed:
 			return
-		case ch := <-changes:
-			m, p := changeNotification(ch)
-			if b, err := encodeNotification(nil, m, p); err == nil {
-				_ = ss.send(b)
+		case <-changes:
+			for _, ch := range from.take() {
+				m, p := changeNotification(ch)
+				if b, err := encodeNotification(nil, m, p); err == nil {
+					_ = ss.send(b)
+				}
 			}
 		case <-tick:
 			if ss.wr.KeepAlive() != nil {

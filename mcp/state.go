@@ -242,59 +242,83 @@ func (b *stateBoundary) reject(method, reason string) (Result, error) {
 
 func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
 	return func(ctx context.Context, method string, params Params) (Result, error) {
-		rp, bind := binding(method, params)
-		if rp == nil {
+		// A request without state (a listen stream among them) passes
+		// through a small frame: bound's is large, and a held stream
+		// keeps every frame below its wait.
+		if !carriesState(params) {
 			return next(ctx, method, params)
 		}
-		var principalErr error
-		bind.Principal, principalErr = b.principal(ctx)
-		if sc := scopeFrom(ctx); sc != nil {
-			sc.round = 1 // the first leg, unless a state says otherwise
-		}
-		var leg *requeststate.Leg
-		switch rp.state {
-		case stateInvalid:
-			return b.reject(method, "requestState is not a string")
-		case stateString:
-			if principalErr != nil {
-				return b.reject(method, "principal: "+principalErr.Error())
-			}
-			claims, err := b.sealer.Open(rp.RequestState, bind)
-			if err != nil {
-				var ie *requeststate.InvalidError
-				if errors.As(err, &ie) {
-					return b.rejectKey(method, ie.Reason, ie.KeyID)
-				}
-				return b.reject(method, "unseal failed")
-			}
-			// The sealed plaintext says who wrote it: 'h' the handler
-			// (low-level form), 'a' the asking API.
-			origin, round, st, ok := openPlain(claims.State)
-			if !ok {
-				return b.reject(method, "state of unknown origin")
-			}
-			if sc := scopeFrom(ctx); sc != nil {
-				sc.round = round + 1
-			}
-			if b.guard != nil && (b.singleUse == nil || b.singleUse(method, bind.Target)) {
-				leg = &requeststate.Leg{Token: rp.RequestState, Answers: answersDigest(rp.InputResponses),
-					IssuedAt: time.UnixMilli(claims.IssuedAt), ExpiresAt: time.UnixMilli(claims.ExpiresAt)}
-			}
-			if origin == stateByHandler {
-				rp.RequestState = st
-			} else {
-				rp.RequestState, rp.askState = "", []byte(st)
-			}
-		}
-		if leg != nil {
-			return b.once(ctx, method, leg, func() (Result, error) {
-				res, err := next(ctx, method, params)
-				return b.sealResult(ctx, method, &bind, principalErr, res, err)
-			})
-		}
-		res, err := next(ctx, method, params)
-		return b.sealResult(ctx, method, &bind, principalErr, res, err)
+		return b.bound(ctx, next, method, params)
 	}
+}
+
+// carriesState reports whether a request of this kind may carry a
+// requestState (the kinds binding binds).
+func carriesState(p Params) bool {
+	switch r := p.(type) {
+	case *CallToolRequest, *GetPromptRequest, *ReadResourceRequest:
+		return true
+	case *ExtensionRequest:
+		return r.m != nil && r.m.spec.Carrier
+	}
+	return false
+}
+
+// bound runs a request that may carry a requestState through the
+// boundary: the state opened and checked, the result's state sealed.
+func (b *stateBoundary) bound(ctx context.Context, next MethodHandler, method string, params Params) (Result, error) {
+	rp, bind := binding(method, params)
+	if rp == nil {
+		return next(ctx, method, params)
+	}
+	var principalErr error
+	bind.Principal, principalErr = b.principal(ctx)
+	if sc := scopeFrom(ctx); sc != nil {
+		sc.round = 1 // the first leg, unless a state says otherwise
+	}
+	var leg *requeststate.Leg
+	switch rp.state {
+	case stateInvalid:
+		return b.reject(method, "requestState is not a string")
+	case stateString:
+		if principalErr != nil {
+			return b.reject(method, "principal: "+principalErr.Error())
+		}
+		claims, err := b.sealer.Open(rp.RequestState, bind)
+		if err != nil {
+			var ie *requeststate.InvalidError
+			if errors.As(err, &ie) {
+				return b.rejectKey(method, ie.Reason, ie.KeyID)
+			}
+			return b.reject(method, "unseal failed")
+		}
+		// The sealed plaintext says who wrote it: 'h' the handler
+		// (low-level form), 'a' the asking API.
+		origin, round, st, ok := openPlain(claims.State)
+		if !ok {
+			return b.reject(method, "state of unknown origin")
+		}
+		if sc := scopeFrom(ctx); sc != nil {
+			sc.round = round + 1
+		}
+		if b.guard != nil && (b.singleUse == nil || b.singleUse(method, bind.Target)) {
+			leg = &requeststate.Leg{Token: rp.RequestState, Answers: answersDigest(rp.InputResponses),
+				IssuedAt: time.UnixMilli(claims.IssuedAt), ExpiresAt: time.UnixMilli(claims.ExpiresAt)}
+		}
+		if origin == stateByHandler {
+			rp.RequestState = st
+		} else {
+			rp.RequestState, rp.askState = "", []byte(st)
+		}
+	}
+	if leg != nil {
+		return b.once(ctx, method, leg, func() (Result, error) {
+			res, err := next(ctx, method, params)
+			return b.sealResult(ctx, method, &bind, principalErr, res, err)
+		})
+	}
+	res, err := next(ctx, method, params)
+	return b.sealResult(ctx, method, &bind, principalErr, res, err)
 }
 
 // sealResult seals the state of an InputRequiredResult the handler

@@ -203,6 +203,15 @@ func (w *Writer) flushUnlessBatching() error {
 	return nil
 }
 
+// Writing reports whether a write is in progress (armed and not yet
+// through): on a client that does not read, it stays so until the write
+// deadline.
+func (w *Writer) Writing() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writing
+}
+
 // Started reports whether Start has succeeded in writing the head.
 func (w *Writer) Started() bool { return w.started }
 
