@@ -45,6 +45,11 @@ func hijackStream(w http.ResponseWriter, r *http.Request, onGone func()) *hijack
 	if err != nil {
 		return nil
 	}
+	// The deadlines net/http's own timeouts left on the connection are
+	// not the stream's: its writes arm their own (StreamWriteTimeout),
+	// and its read only waits for the client to leave.
+	conn.SetReadDeadline(time.Time{})
+	conn.SetWriteDeadline(time.Time{})
 	h := &hijackedResponse{conn: conn, header: header, gone: make(chan struct{})}
 	pipelined := brw.Reader.Buffered() > 0
 	go h.watch(pipelined, onGone)

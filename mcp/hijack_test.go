@@ -206,3 +206,27 @@ func TestListenerKeepsEachPendingChangeOnceAndABoundedNumber(t *testing.T) {
 		t.Error("no token on ready after offers")
 	}
 }
+
+// The deadlines net/http left on the connection (http.Server.ReadTimeout,
+// WriteTimeout) do not end a hijacked stream: it outlives them and still
+// carries events.
+func TestHijackedStreamOutlivesTheServersTimeouts(t *testing.T) {
+	s, _ := dualServer(t, nil)
+	ts := httptest.NewUnstartedServer(NewHTTPHandler(s, nil))
+	ts.Config.ReadTimeout = 100 * time.Millisecond
+	ts.Config.WriteTimeout = 100 * time.Millisecond
+	ts.Start()
+	t.Cleanup(ts.Close)
+	c := newLegacyClient(t, ts.URL, `{}`)
+	resp := c.get("")
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+	events := readSSE(resp.Body)
+	time.Sleep(300 * time.Millisecond)
+	s.AddTool(&Tool{Name: "late"}, func(context.Context, *CallToolRequest) (ToolResponse, error) { return TextResult(""), nil })
+	if m := events.next(t); m["method"] != NotificationToolListChanged {
+		t.Fatalf("after the server's timeouts: %v", m)
+	}
+}
