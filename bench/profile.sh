@@ -21,7 +21,7 @@ report() { # name profile pprof-flags...
 	go tool pprof "$@" "$tmp/bench.test" "$tmp/$prof" 2>/dev/null
 }
 
-run cpu 'ToolCall/subject=roundtrip$' 4s -test.cpuprofile "$tmp/toolcall.cpu" | tee "$tmp/toolcall.bench"
+run cpu '^BenchmarkToolCall$/^subject=roundtrip$' 4s -test.cpuprofile "$tmp/toolcall.cpu" | tee "$tmp/toolcall.bench"
 {
 	cat "$tmp/toolcall.bench"
 	echo
@@ -32,7 +32,7 @@ run cpu 'ToolCall/subject=roundtrip$' 4s -test.cpuprofile "$tmp/toolcall.cpu" | 
 	report x toolcall.cpu -top -cum -nodecount 80
 } > results/profile-toolcall-cpu.txt
 
-run allocs 'ToolCall/subject=roundtrip$' 20000x -test.memprofile "$tmp/toolcall.mem" -test.memprofilerate 1 | tee "$tmp/allocs.bench"
+run allocs '^BenchmarkToolCall$/^subject=roundtrip$' 20000x -test.memprofile "$tmp/toolcall.mem" -test.memprofilerate 1 | tee "$tmp/allocs.bench"
 {
 	cat "$tmp/allocs.bench"
 	echo '(20000 iterations plus warm-up: divide alloc_objects by 20000 for allocations per call)'
@@ -41,7 +41,7 @@ run allocs 'ToolCall/subject=roundtrip$' 20000x -test.memprofile "$tmp/toolcall.
 	report x toolcall.mem -sample_index=alloc_objects -top -cum -nodecount 80
 } > results/profile-toolcall-allocs.txt
 
-run cpu 'Payload1MiB/subject=roundtrip$' 60x -test.cpuprofile "$tmp/1mib.cpu" | tee "$tmp/1mib.bench"
+run cpu '^BenchmarkPayload1MiB$/^subject=roundtrip$' 60x -test.cpuprofile "$tmp/1mib.cpu" | tee "$tmp/1mib.bench"
 {
 	cat "$tmp/1mib.bench"
 	echo
@@ -49,7 +49,7 @@ run cpu 'Payload1MiB/subject=roundtrip$' 60x -test.cpuprofile "$tmp/1mib.cpu" | 
 	report x 1mib.cpu -top -cum -nodecount 70
 } > results/profile-1mib-cpu.txt
 
-run cpu 'Pipe/subject=roundtrip$' 3s -test.cpuprofile "$tmp/pipe.cpu" | tee "$tmp/pipe.bench"
+run cpu '^BenchmarkPipe$/^subject=roundtrip$' 3s -test.cpuprofile "$tmp/pipe.cpu" | tee "$tmp/pipe.bench"
 {
 	cat "$tmp/pipe.bench"
 	echo
