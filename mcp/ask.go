@@ -526,7 +526,7 @@ func decodeAskState(p []byte) (map[[8]byte]json.RawMessage, map[[8]byte]bool) {
 			return nil, nil
 		}
 		data := p[9+k : 9+k+int(l)]
-		if (kind == 0 || len(data) > 0) && !json.Valid(data) {
+		if (kind == 0 || len(data) > 0) && !jsonrpc.Valid(data) {
 			return nil, nil
 		}
 		if kind != 0 && len(data) == 0 {

@@ -263,7 +263,7 @@ func (c *Client) declareExtensions(caps *ClientCapabilities) {
 	for name, settings := range x.Declared {
 		if len(settings) == 0 {
 			settings = json.RawMessage(`{}`)
-		} else if jsonrpc.KindOf(settings) != jsonrpc.KindObject || !json.Valid(settings) {
+		} else if jsonrpc.KindOf(settings) != jsonrpc.KindObject || !jsonrpc.Valid(settings) {
 			c.log.Warn("mcp: client: extension settings are not a JSON object; declared as {}", "extension", name)
 			settings = json.RawMessage(`{}`)
 		}

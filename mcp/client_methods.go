@@ -438,7 +438,7 @@ func encodeArgs(args any) ([]byte, error) {
 // compactJSON checks raw and removes insignificant white space, so that
 // it fits on one line of the stdio framing.
 func compactJSON(raw []byte) ([]byte, error) {
-	if !json.Valid(raw) {
+	if !jsonrpc.Valid(raw) {
 		return nil, errors.New("invalid JSON")
 	}
 	if bytes.ContainsAny(raw, "\r\n") {

@@ -243,7 +243,7 @@ var (
 // refusing repeated names.
 func objectMembers(raw []byte) (map[string]json.RawMessage, error) {
 	raw = jsonrpc.TrimSpace(raw)
-	if jsonrpc.KindOf(raw) != jsonrpc.KindObject || !json.Valid(raw) {
+	if jsonrpc.KindOf(raw) != jsonrpc.KindObject || !jsonrpc.Valid(raw) {
 		return nil, errors.New("not a JSON object")
 	}
 	m := map[string]json.RawMessage{}

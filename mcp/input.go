@@ -350,7 +350,7 @@ func decodeElicitResult(raw []byte) (*ElicitResult, error) {
 // and also returns the raw "content" member (nil when absent).
 func decodeElicit(raw []byte) (*ElicitResult, json.RawMessage, error) {
 	raw = jsonrpc.TrimSpace(raw)
-	if jsonrpc.KindOf(raw) != jsonrpc.KindObject || !json.Valid(raw) {
+	if jsonrpc.KindOf(raw) != jsonrpc.KindObject || !jsonrpc.Valid(raw) {
 		return nil, nil, errors.New("elicitation answer is not an object")
 	}
 	res := &ElicitResult{}

@@ -1,7 +1,6 @@
 package jsonrpc
 
 import (
-	"encoding/json"
 	"strconv"
 )
 
@@ -31,7 +30,7 @@ type BatchEntry struct {
 // (JSON-RPC answers each such element with an error response). The
 // messages alias data.
 func DecodeBatch(data []byte, max int) ([]BatchEntry, *Error) {
-	if !json.Valid(data) {
+	if !Valid(data) {
 		return nil, NewError(CodeParseError, "Parse error")
 	}
 	if !IsBatch(data) {

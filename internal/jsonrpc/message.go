@@ -153,7 +153,7 @@ func Decode(data []byte) (Message, *Error) {
 		(*h)()
 	}
 	var m Message
-	if !json.Valid(data) {
+	if !Valid(data) {
 		return m, NewError(CodeParseError, "Parse error")
 	}
 	if KindOf(data) != KindObject {

@@ -10,7 +10,7 @@ import (
 )
 
 // This file holds a small scanner over JSON text that has already been
-// checked with json.Valid. It walks the members of one object and hands
+// checked with Valid (valid.go). It walks the members of one object and hands
 // out the raw bytes of each value, without allocating and without
 // decoding values the caller does not ask for. Keys are compared exactly
 // (JSON is case-sensitive), unlike encoding/json's case-insensitive field
