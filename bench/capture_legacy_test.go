@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -307,40 +306,10 @@ func checkLegacyCapture(s subject, f flow, msgs []message) error {
 // TestLegacyCaptures captures every legacy flow of every subject live and
 // checks it; with -update it rewrites testdata/.
 func TestLegacyCaptures(t *testing.T) {
-	for _, s := range legacySubjects {
-		for _, f := range legacyFlows {
-			t.Run(s.name+"/"+f.kind, func(t *testing.T) {
-				msgs := captureLegacy(t, s, f)
-				if err := checkLegacyCapture(s, f, msgs); err != nil {
-					t.Fatalf("%v\n%s", err, encodeCapture(s, f, msgs))
-				}
-				if *update {
-					if err := os.WriteFile(captureFile(s, f), encodeCapture(s, f, msgs), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-			})
-		}
-	}
+	liveCaptures(t, legacySubjects, legacyFlows, captureLegacy, checkLegacyCapture)
 }
 
 // TestCommittedLegacyCaptures checks the legacy captures in testdata/.
 func TestCommittedLegacyCaptures(t *testing.T) {
-	for _, s := range legacySubjects {
-		for _, f := range legacyFlows {
-			t.Run(s.name+"/"+f.kind, func(t *testing.T) {
-				data, err := os.ReadFile(captureFile(s, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				msgs, err := decodeCapture(data, strings.HasPrefix(f.kind, "legacy-http-"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := checkLegacyCapture(s, f, msgs); err != nil {
-					t.Fatal(err)
-				}
-			})
-		}
-	}
+	committedCaptures(t, legacySubjects, legacyFlows, "legacy-http-", checkLegacyCapture)
 }

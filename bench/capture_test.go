@@ -239,12 +239,22 @@ func decodeCapture(data []byte, isHTTP bool) ([]message, error) {
 
 // TestCaptures captures every flow of every subject live and checks it;
 // with -update it rewrites testdata/.
-func TestCaptures(t *testing.T) {
+func TestCaptures(t *testing.T) { liveCaptures(t, subjects, flows, capture, checkCapture) }
+
+// TestCommittedCaptures checks the captures in testdata/.
+func TestCommittedCaptures(t *testing.T) {
+	committedCaptures(t, subjects, flows, "http-", checkCapture)
+}
+
+// liveCaptures captures each flow of each subject with capture and checks
+// it with check; with -update it rewrites testdata/.
+func liveCaptures(t *testing.T, subjects []subject, flows []flow,
+	capture func(testing.TB, subject, flow) []message, check func(subject, flow, []message) error) {
 	for _, s := range subjects {
 		for _, f := range flows {
 			t.Run(s.name+"/"+f.kind, func(t *testing.T) {
 				msgs := capture(t, s, f)
-				if err := checkCapture(s, f, msgs); err != nil {
+				if err := check(s, f, msgs); err != nil {
 					t.Fatalf("%v\n%s", err, encodeCapture(s, f, msgs))
 				}
 				if *update {
@@ -257,8 +267,10 @@ func TestCaptures(t *testing.T) {
 	}
 }
 
-// TestCommittedCaptures checks the captures in testdata/.
-func TestCommittedCaptures(t *testing.T) {
+// committedCaptures checks the committed capture of each flow of each
+// subject with check; flows whose kind starts with httpPrefix are HTTP
+// captures.
+func committedCaptures(t *testing.T, subjects []subject, flows []flow, httpPrefix string, check func(subject, flow, []message) error) {
 	for _, s := range subjects {
 		for _, f := range flows {
 			t.Run(s.name+"/"+f.kind, func(t *testing.T) {
@@ -266,11 +278,11 @@ func TestCommittedCaptures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				msgs, err := decodeCapture(data, strings.HasPrefix(f.kind, "http-"))
+				msgs, err := decodeCapture(data, strings.HasPrefix(f.kind, httpPrefix))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := checkCapture(s, f, msgs); err != nil {
+				if err := check(s, f, msgs); err != nil {
 					t.Fatal(err)
 				}
 			})

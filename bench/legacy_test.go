@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	mcpclient "github.com/mark3labs/mcp-go/client"
@@ -232,22 +231,7 @@ var mcpgoLegacy = subject{
 		return mcpgoLegacyConnect(tb, t)
 	},
 	servePipe: func(tb testing.TB, r io.ReadCloser, w io.WriteCloser) {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			mcpserver.NewStdioServer(mcpgoLegacyServer()).Listen(ctx, r, w)
-			w.Close()
-		}()
-		tb.Cleanup(func() {
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				cancel()
-				<-done
-			}
-			cancel()
-		})
+		mcpgoServePipe(tb, mcpgoLegacyServer(), r, w)
 	},
 	pipeClient: func(tb testing.TB, r io.ReadCloser, w io.WriteCloser) caller {
 		return mcpgoLegacyConnect(tb, transport.NewIO(r, w, io.NopCloser(eofReader{})))

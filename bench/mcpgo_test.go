@@ -112,28 +112,33 @@ var mcpgoSubject = subject{
 		return mcpgoConnect(tb, t)
 	},
 	servePipe: func(tb testing.TB, r io.ReadCloser, w io.WriteCloser) {
-		// The stdio server keeps its session in a package variable: wait
-		// for one to end before the next starts.
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			mcpserver.NewStdioServer(mcpgoServer()).Listen(ctx, r, w)
-			w.Close()
-		}()
-		tb.Cleanup(func() {
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				cancel()
-				<-done
-			}
-			cancel()
-		})
+		mcpgoServePipe(tb, mcpgoServer(), r, w)
 	},
 	pipeClient: func(tb testing.TB, r io.ReadCloser, w io.WriteCloser) caller {
 		return mcpgoConnect(tb, transport.NewIO(r, w, io.NopCloser(eofReader{})))
 	},
+}
+
+// mcpgoServePipe serves s on the pipe with mcp-go's stdio server. That
+// server keeps its session in a package variable: the cleanup waits for
+// one to end before the next starts.
+func mcpgoServePipe(tb testing.TB, s *mcpserver.MCPServer, r io.ReadCloser, w io.WriteCloser) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		mcpserver.NewStdioServer(s).Listen(ctx, r, w)
+		w.Close()
+	}()
+	tb.Cleanup(func() {
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cancel()
+			<-done
+		}
+		cancel()
+	})
 }
 
 type eofReader struct{}

@@ -304,6 +304,25 @@ type scaleResult struct {
 	goroutines          float64
 }
 
+// report reports r per unit ("session", "stream"), and the count as
+// units+"s".
+func (r scaleResult) report(b *testing.B, unit string) {
+	b.ReportMetric(r.bytesEach, "B/"+unit)
+	b.ReportMetric(r.heapEach, "heap-B/"+unit)
+	b.ReportMetric(r.stackEach, "stack-B/"+unit)
+	b.ReportMetric(r.goroutines, "goroutines/"+unit)
+	b.ReportMetric(float64(r.n), unit+"s")
+}
+
+// streamCount is -scale.n, or what RLIMIT_NOFILE allows (logged).
+func streamCount(b *testing.B) int {
+	n := streamsAllowed(*scaleN)
+	if n < *scaleN {
+		b.Logf("RLIMIT_NOFILE allows %d streams, not %d: measured at %d", n, *scaleN, n)
+	}
+	return n
+}
+
 // measureIdleSessions opens n sessions on h and measures them.
 func measureIdleSessions(tb testing.TB, name string, h http.Handler, n int) scaleResult {
 	u := serveHTTP(tb, h)
@@ -426,19 +445,12 @@ var listenSubjects = []struct {
 func BenchmarkScaleListenStreams(b *testing.B) {
 	for _, s := range listenSubjects {
 		b.Run("subject="+s.name, func(b *testing.B) {
-			n := streamsAllowed(*scaleN)
-			if n < *scaleN {
-				b.Logf("RLIMIT_NOFILE allows %d streams, not %d: measured at %d", n, *scaleN, n)
-			}
+			n := streamCount(b)
 			var r scaleResult
 			for b.Loop() {
 				r = measureListens(b, "listen-"+s.name, s.handler(b), n)
 			}
-			b.ReportMetric(r.bytesEach, "B/stream")
-			b.ReportMetric(r.heapEach, "heap-B/stream")
-			b.ReportMetric(r.stackEach, "stack-B/stream")
-			b.ReportMetric(r.goroutines, "goroutines/stream")
-			b.ReportMetric(float64(r.n), "streams")
+			r.report(b, "stream")
 		})
 	}
 }
@@ -451,11 +463,7 @@ func BenchmarkScaleIdleSessions(b *testing.B) {
 			for b.Loop() {
 				r = measureIdleSessions(b, "sessions-"+s.name, s.handler(b, n), n)
 			}
-			b.ReportMetric(r.bytesEach, "B/session")
-			b.ReportMetric(r.heapEach, "heap-B/session")
-			b.ReportMetric(r.stackEach, "stack-B/session")
-			b.ReportMetric(r.goroutines, "goroutines/session")
-			b.ReportMetric(float64(r.n), "sessions")
+			r.report(b, "session")
 		})
 	}
 }
@@ -467,19 +475,12 @@ func BenchmarkScaleSSEStreams(b *testing.B) {
 	}{"raw", func(testing.TB, int) http.Handler { return rawStreamHandler }})
 	for _, s := range subjects {
 		b.Run("subject="+s.name, func(b *testing.B) {
-			n := streamsAllowed(*scaleN)
-			if n < *scaleN {
-				b.Logf("RLIMIT_NOFILE allows %d streams, not %d: measured at %d", n, *scaleN, n)
-			}
+			n := streamCount(b)
 			var r scaleResult
 			for b.Loop() {
 				r = measureStreams(b, "streams-"+s.name, s.handler(b, n), n)
 			}
-			b.ReportMetric(r.bytesEach, "B/stream")
-			b.ReportMetric(r.heapEach, "heap-B/stream")
-			b.ReportMetric(r.stackEach, "stack-B/stream")
-			b.ReportMetric(r.goroutines, "goroutines/stream")
-			b.ReportMetric(float64(r.n), "streams")
+			r.report(b, "stream")
 		})
 	}
 }

@@ -385,6 +385,17 @@ func (ls *legacySession) sendUnrelated(method string, params any) {
 	}
 }
 
+// sendPending encodes a session listener's pending changes as
+// notification messages and hands each to send.
+func (l *listener) sendPending(send func(msg []byte)) {
+	for _, c := range l.take() {
+		m, p := changeNotification(c)
+		if b, err := encodeNotification(nil, m, p); err == nil {
+			send(b)
+		}
+	}
+}
+
 // changeNotification is the legacy notification for a hub change.
 func changeNotification(c change) (string, any) {
 	switch c.kind {

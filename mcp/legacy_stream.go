@@ -47,10 +47,7 @@ func (c *streamConn) legacyNotification(msg jsonrpc.Message) {
 			case <-ls.ctx.Done():
 				return
 			case <-ls.listener.ready:
-				for _, ch := range ls.listener.take() {
-					m, p := changeNotification(ch)
-					_ = c.writeNotification(m, p)
-				}
+				ls.listener.sendPending(func(b []byte) { _ = c.writeMsg(b) })
 			}
 		}
 	}()

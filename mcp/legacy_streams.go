@@ -306,12 +306,7 @@ func (st *legacyStream) hold(c *sseConn, done <-chan struct{}, lifetime time.Dur
 		case <-serverClosed:
 			return
 		case <-changes:
-			for _, ch := range from.take() {
-				m, p := changeNotification(ch)
-				if b, err := encodeNotification(nil, m, p); err == nil {
-					_ = st.emit(b, false)
-				}
-			}
+			from.sendPending(func(b []byte) { _ = st.emit(b, false) })
 		case <-tick:
 			if c.wr.Started() && c.wr.KeepAlive() != nil {
 				return

@@ -293,12 +293,7 @@ func (ss *sseSession) hold(r *http.Request) {
 		case <-ss.sh.s.hub.closed:
 			return
 		case <-changes:
-			for _, ch := range from.take() {
-				m, p := changeNotification(ch)
-				if b, err := encodeNotification(nil, m, p); err == nil {
-					_ = ss.send(b)
-				}
-			}
+			from.sendPending(func(b []byte) { _ = ss.send(b) })
 		case <-tick:
 			if ss.wr.KeepAlive() != nil {
 				return

@@ -382,3 +382,21 @@ func TestLoneSurrogateArgumentsDoNotShareAState(t *testing.T) {
 		t.Errorf("state for \\ud800 accepted with \\udfff: %s", got)
 	}
 }
+
+// carriesState, the state boundary's quick test, and binding, which
+// binds, agree on every kind of request: a kind binding binds that
+// carriesState missed would pass the boundary unchecked.
+func TestCarriesStateAgreesWithBinding(t *testing.T) {
+	for _, p := range []Params{
+		&CallToolRequest{}, &GetPromptRequest{}, &ReadResourceRequest{},
+		&ExtensionRequest{}, &ExtensionRequest{m: &customMethod{spec: MethodSpec{Carrier: true}}},
+		&ExtensionRequest{m: &customMethod{spec: MethodSpec{}}},
+		&PingRequest{}, &SetLevelRequest{}, &SubscribeRequest{}, &ListRequest{}, &DiscoverRequest{},
+		&CompleteRequest{}, &ListenRequest{},
+	} {
+		rp, _ := binding("m", p)
+		if got, want := carriesState(p), rp != nil; got != want {
+			t.Errorf("%T: carriesState %v, binding binds: %v", p, got, want)
+		}
+	}
+}
