@@ -197,16 +197,7 @@ func newCustomCarrier(call *MethodCall) (*carrierCall, error) {
 // appendParams writes the members of one leg: the params, then the
 // round's answers and state.
 func (cu *customCall) appendParams(dst, responses, state []byte) []byte {
-	dst = append(dst, cu.members...)
-	if responses != nil {
-		dst = append(dst, `,"inputResponses":`...)
-		dst = append(dst, responses...)
-	}
-	if state != nil {
-		dst = append(dst, `,"requestState":`...)
-		dst = append(dst, state...)
-	}
-	return dst
+	return appendRetryMembers(append(dst, cu.members...), responses, state)
 }
 
 // resultType reads the resultType of an answer to a custom method:

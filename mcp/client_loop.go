@@ -155,6 +155,12 @@ func (cc *carrierCall) appendParams(dst, responses, state []byte) []byte {
 		dst = append(dst, `,"arguments":`...)
 		dst = append(dst, cc.args...)
 	}
+	return appendRetryMembers(dst, responses, state)
+}
+
+// appendRetryMembers writes a leg's inputResponses and requestState
+// members (raw JSON, each left out when nil).
+func appendRetryMembers(dst, responses, state []byte) []byte {
 	if responses != nil {
 		dst = append(dst, `,"inputResponses":`...)
 		dst = append(dst, responses...)
