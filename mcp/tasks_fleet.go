@@ -159,6 +159,12 @@ func (rt *taskRuntime) forward(ctx context.Context, p *taskParams, principal str
 	}
 	err = rt.shared.Signal(ctx, TaskSignal{TaskID: p.TaskID, InputResponses: raw})
 	if err != nil && !errors.Is(err, ErrTaskNotFound) {
+		var e *Error
+		if errors.As(err, &e) || errors.Is(err, ErrTemporarilyUnavailable) {
+			// The store's own answer (a bound): the sender gets it.
+			rt.log.Warn("mcp: a task's answers not forwarded", "task", p.TaskID, "err", err)
+			return err
+		}
 		rt.log.Error("mcp: forwarding a task's answers", "task", p.TaskID, "err", err)
 		return errInternal
 	}

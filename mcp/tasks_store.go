@@ -78,7 +78,10 @@ type SharedTaskStore interface {
 	Cancel(ctx context.Context, t *Task) error
 	// Signal sends s to the owner of task s.TaskID; ErrTaskNotFound when
 	// the task is unknown. Delivery must survive a brief disconnection of
-	// the owner from the store.
+	// the owner from the store. A store that bounds what waits for the
+	// owner refuses past its bound with an error that wraps an *Error
+	// or Unavailable: a forwarded tasks/update is answered with that
+	// (any other error answers Internal error).
 	Signal(ctx context.Context, s TaskSignal) error
 	// Receive calls deliver, one signal at a time and in order, for the
 	// signals sent to tasks this instance owns, until ctx ends (then it

@@ -29,7 +29,8 @@ import (
 // program, a load driver running multi round-trip flows through nginx
 // and an attacker replaying their legs, while the fleet is broken in
 // every way an operator meets: an instance killed, a rolling restart, a
-// key rotation, the store restarted empty, a Sentinel failover.
+// key rotation, the store restarted empty and from an older AOF, a
+// Sentinel failover.
 
 const (
 	chaosWorkers  = 6
@@ -46,6 +47,7 @@ var phaseNames = []string{
 	"b' rolling restart (drain)",
 	"c key rotation (file + SIGHUP)",
 	"d store restarted empty",
+	"d' store restored from an older AOF",
 	"e Sentinel failover",
 }
 
@@ -109,7 +111,7 @@ type chaos struct {
 	start   time.Time
 	target  atomic.Pointer[target] // where new flows go
 	phase   atomic.Int32
-	stats   [6]phaseStats
+	stats   [7]phaseStats
 	stop    atomic.Bool
 	workers sync.WaitGroup
 	attack  chan *flow
@@ -440,8 +442,10 @@ func TestFleetLosesNoFlowAndAcceptsNoReplayUnderChaos(t *testing.T) {
 	spare := redistest.StartServer(t, true, "--replicaof", "127.0.0.1", strconv.Itoa(grp.Primary.Port))
 	t.Logf("%6.2fs the Sentinel group is up", time.Since(c.start).Seconds())
 
-	// Fleet 1: one redis-server without persistence, on a Unix socket.
-	store := redistest.StartServer(t, false)
+	// Fleet 1: one redis-server on a Unix socket, with an AOF (phase d
+	// removes it to restart empty; phase d' restores an older copy).
+	store := redistest.StartServer(t, false, "--appendonly", "yes", "--appendfsync", "always")
+	aof := filepath.Join(store.Dir(), "appendonlydir")
 	k1 := requeststate.GenerateKey()
 	f1, err := Start(Config{Self: os.Args[0], Dir: mkdir(t, dir, "fleet1"), Instances: 3, Redis: "unix://" + store.Sock,
 		StateTTL: chaosTTL, GuardLease: chaosLease, DrainTimeout: 10 * time.Second, Keys: [][]byte{k1},
@@ -546,6 +550,9 @@ func TestFleetLosesNoFlowAndAcceptsNoReplayUnderChaos(t *testing.T) {
 	// with 503 (the clients retry them) until it is back.
 	store.Kill()
 	os.Remove(store.Sock)
+	if err := os.RemoveAll(aof); err != nil {
+		t.Fatal(err)
+	}
 	if err := waitFor(5*time.Second, func() error {
 		if n := countLog(f1, "requestState single-use store unavailable"); n < 3 {
 			return fmt.Errorf("%d legs denied", n)
@@ -569,13 +576,62 @@ func TestFleetLosesNoFlowAndAcceptsNoReplayUnderChaos(t *testing.T) {
 	}
 	c.waitCompleted(t, 1, 20, "after the store restart")
 
+	// d'. The store restarted from an older AOF (a backup restored, the
+	// last writes lost): the file brings back the generation record of
+	// the process that wrote it, and no record of the states used since
+	// the copy. Replayed at once after the restart, with other answers,
+	// none of them may be accepted.
+	c.setPhase(t, 5)
+	backup := filepath.Join(dir, "aof-backup")
+	if err := os.CopyFS(backup, os.DirFS(aof)); err != nil {
+		t.Fatal(err)
+	}
+	copied := time.Now()
+	c.waitCompleted(t, 1, 20, "after the AOF copy")
+	var usedSince []*flow
+	for _, fl := range c.lastCompleted(1, 40) {
+		fl.mu.Lock()
+		if fl.got1.After(copied) {
+			usedSince = append(usedSince, fl)
+		}
+		fl.mu.Unlock()
+	}
+	c.mu.Lock()
+	c.storeFrom = time.Now().Add(-chaosTTL - time.Second)
+	c.storeTo = time.Now().Add(time.Hour)
+	c.mu.Unlock()
+	store.Kill()
+	os.Remove(store.Sock)
+	if err := os.RemoveAll(aof); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(aof, os.DirFS(backup)); err != nil {
+		t.Fatal(err)
+	}
+	store.Start()
+	c.mu.Lock()
+	c.storeTo = time.Now().Add(2 * time.Second)
+	c.mu.Unlock()
+	t.Logf("%6.2fs the store restarted from the AOF copied %.2fs before; replaying %d flows used since", time.Since(c.start).Seconds(), time.Since(copied).Seconds(), len(usedSince))
+	if len(usedSince) == 0 {
+		t.Fatal("no flow used its states after the AOF copy")
+	}
+	replayer3 := c.newClient(f1.URL)
+	defer replayer3.Close()
+	acceptedBefore := c.stats[5].replaysAccepted.Load()
+	for _, fl := range usedSince {
+		c.replay(replayer3, fl) // refused, every one: the claim checks the process it runs on
+	}
+	restoreReplays, restoreAccepted := 2*len(usedSince), c.stats[5].replaysAccepted.Load()-acceptedBefore
+	c.waitCompleted(t, 1, 20, "after the restore from an older AOF")
+
 	// e. A second fleet on a Sentinel group (one primary, two replicas,
 	// three sentinels), each record acknowledged by a replica (WAIT)
 	// before it counts; the primary is killed and the replica with the
 	// most of its writes promoted; the other follows it, so that the new
 	// primary has a replica to acknowledge.
 	// (Fleet 1 keeps serving while fleet 2 starts.)
-	c.setPhase(t, 5)
+	c.setPhase(t, 6)
 	waitReplicas(t, grp, spare, 2)
 	k3 := requeststate.GenerateKey()
 	f2, err := Start(Config{Self: os.Args[0], Dir: mkdir(t, dir, "fleet2"), Instances: 3,
@@ -714,6 +770,8 @@ func TestFleetLosesNoFlowAndAcceptsNoReplayUnderChaos(t *testing.T) {
 		total.started.Load(), total.completed.Load(), total.storeLossRestarts.Load(), total.legitRejected.Load(),
 		total.replaysRefused.Load(), total.identicalAnswered.Load(), total.replaysAccepted.Load(), total.lost.Load(), crashReruns,
 		time.Since(c.start).Seconds())
+	figure("chaos phase d': %d of %d replays (other answers) of states used after the AOF copy accepted, sent as soon as the store was back",
+		restoreAccepted, restoreReplays)
 	for i, f := range fleets {
 		figure("chaos fleet %d: %s", i+1, fleetFigures(f))
 	}
@@ -737,7 +795,10 @@ func TestFleetLosesNoFlowAndAcceptsNoReplayUnderChaos(t *testing.T) {
 	if c.stats[4].storeLossRestarts.Load() == 0 && c.stats[4].identicalRefused.Load() == 0 {
 		t.Error("the store restart refused nothing: the phase showed nothing")
 	}
-	if c.stats[5].identicalAnswered.Load() == 0 {
+	if c.stats[5].replaysRefused.Load() == 0 {
+		t.Error("the restore from an older AOF refused no replay: the phase showed nothing")
+	}
+	if c.stats[6].identicalAnswered.Load() == 0 {
 		t.Error("no identical replay was answered in the failover phase")
 	}
 }

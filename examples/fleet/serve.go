@@ -132,6 +132,7 @@ func stateCodec(f serveFlags, logger *slog.Logger) (mcp.RequestStateOptions, *re
 		return o, nil, fmt.Errorf("-state-key-file: %w", err)
 	}
 	logger.Info("request-state keys loaded", "file", f.keyFile, "keyIDs", strings.Join(kf.Ring.KeyIDs(), ","))
+	kf.Logger = logger
 	kf.OnReload = func(ids []string, err error) {
 		if err != nil {
 			logger.Error("key file not reloaded; keeping the keys in use", "file", f.keyFile, "err", err)

@@ -16,6 +16,14 @@
 //     again. Server clocks must be synchronised with the store's (NTP): a
 //     state issued by a server whose clock lags the store's by d, within
 //     d after a restart, is refused too.
+//   - A store restarted from persistence that lacks its last records (an
+//     older AOF or RDB file, lost writes). The file brings back the
+//     generation record of the process that wrote it; every claim's
+//     script reads the run_id of the process it runs on (INFO server)
+//     and raises the generation before it looks at a token's record, so
+//     no claim is ever checked against a restored record. The store must
+//     let scripts call INFO (a renamed or disabled INFO makes every claim
+//     fail as unavailable).
 //   - A failover to a replica (Redis Sentinel). Replication is
 //     asynchronous, so a promoted replica may lack the last records; set
 //     Replicas to have every claim acknowledged by that many replicas
@@ -35,9 +43,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -63,13 +69,13 @@ type Guard struct {
 	Replicas int
 	// ReplicaTimeout bounds that wait; zero means 500 ms.
 	ReplicaTimeout time.Duration
-	// GenerationCheck is how often Begin checks that the store is still
-	// the process it was (a restart raises the generation); zero means
-	// one second.
+	// GenerationCheck is ignored: every claim checks, in the script that
+	// records it, that the store is still the process the generation
+	// record names.
+	//
+	// Deprecated: a periodic check left a window after a restart from
+	// an older file in which used states were accepted again.
 	GenerationCheck time.Duration
-
-	mu      sync.Mutex
-	checked time.Time
 }
 
 // New returns a guard using client.
@@ -93,11 +99,11 @@ func (g *Guard) lease() time.Duration {
 
 // A token's hash: a answers digest (hex), o lease owner (hex), l lease
 // end (store ms), d done (0/1), k outcome kept (0/1), r outcome.
-var beginScript = redis.NewScript(`
+var beginScript = redis.NewScript(generationLua + `
+local floor, err = generation(KEYS[1])
+if not floor then return redis.error_reply(err) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local floor = tonumber(redis.call('HGET', KEYS[1], 'floor'))
-if not floor then return {'nogen'} end
 if tonumber(ARGV[2]) < floor then return {'refused', 'issued before the single-use store generation (the store lost its records)'} end
 local exp = tonumber(ARGV[3])
 if exp <= now then return {'refused', 'expired'} end
@@ -125,13 +131,43 @@ return {'first'}
 // writes) raises floor to that process's start; a failover promotes a
 // replica that started long ago, so floor stays (the records came with
 // it, acknowledged by WAIT).
-var generationScript = redis.NewScript(`
-local cur = redis.call('HMGET', KEYS[1], 'run', 'floor')
-if cur[1] == ARGV[1] then return 0 end
-local floor = tonumber(ARGV[2])
-if cur[2] and tonumber(cur[2]) > floor then floor = tonumber(cur[2]) end
-redis.call('HSET', KEYS[1], 'run', ARGV[1], 'floor', string.format('%d', floor))
-return 1
+//
+// generation runs inside every claim's script, so the process a claim
+// is checked against is the process that records it: no claim is ever
+// checked against a generation record restored from an older file (the
+// record of the process that wrote it). It reads INFO server (the
+// process's run_id, clock and uptime) from the script. started is the
+// latest moment the process can have started (store ms): the store
+// reports its uptime as the difference of whole seconds (its clock's
+// seconds now, less those at its start), so it started before the
+// second after now's second less the uptime.
+const generationLua = `
+local function started(usec, up)
+  local ms = math.floor(usec / 1000)
+  return math.min(ms, (math.floor(ms / 1000) - up + 1) * 1000)
+end
+local function generation(key)
+  local info = redis.call('INFO', 'server')
+  local run = string.match(info, '[\r\n]run_id:(%x+)')
+  local usec = tonumber(string.match(info, '[\r\n]server_time_usec:(%d+)'))
+  local up = tonumber(string.match(info, '[\r\n]uptime_in_seconds:(%d+)'))
+  if not run or not usec or not up then
+    return nil, 'INFO server without run_id, server_time_usec or uptime_in_seconds'
+  end
+  local cur = redis.call('HMGET', key, 'run', 'floor')
+  local floor = tonumber(cur[2])
+  if cur[1] == run and floor then return floor end
+  local start = started(usec, up)
+  if not floor or floor < start then floor = start end
+  redis.call('HSET', key, 'run', run, 'floor', string.format('%d', floor))
+  return floor
+end
+`
+
+var generationScript = redis.NewScript(generationLua + `
+local floor, err = generation(KEYS[1])
+if not floor then return redis.error_reply(err) end
+return floor
 `)
 
 var renewScript = redis.NewScript(`
@@ -162,83 +198,19 @@ return 1
 // used yet (or one restarted empty) the generation otherwise starts at
 // the first Begin, and states issued before that are refused. It fails
 // when the store cannot be reached.
-func (g *Guard) Prepare(ctx context.Context) error { return g.checkGeneration(ctx, true) }
-
-// checkGeneration compares the store's process with the generation
-// record at most once per GenerationCheck (always when force is set).
-func (g *Guard) checkGeneration(ctx context.Context, force bool) error {
-	every := g.GenerationCheck
-	if every <= 0 {
-		every = time.Second
-	}
-	g.mu.Lock()
-	due := force || time.Since(g.checked) >= every
-	g.mu.Unlock()
-	if !due {
-		return nil
-	}
-	info, err := g.Client.Info(ctx, "server").Result()
-	if err != nil {
-		return fmt.Errorf("%w: %w", requeststate.ErrStoreUnavailable, err)
-	}
-	run, start, ok := processOf(info)
-	if !ok {
-		return fmt.Errorf("%w: INFO server without run_id, server_time_usec or uptime_in_seconds", requeststate.ErrStoreUnavailable)
-	}
-	if _, _, err := g.run(ctx, generationScript, []string{g.prefix() + "gen"}, []any{run, start}); err != nil {
-		return err
-	}
-	g.mu.Lock()
-	g.checked = time.Now()
-	g.mu.Unlock()
-	return nil
-}
-
-// processOf reads the store process's id and the latest moment it can
-// have started (store ms). The store reports its uptime as the
-// difference of whole seconds (its clock's seconds now, less those at
-// its start), so it started before the second after now's second less
-// the uptime.
-func processOf(info string) (run string, start int64, ok bool) {
-	var now, up int64 = -1, -1
-	for _, line := range strings.Split(info, "\n") {
-		k, v, found := strings.Cut(strings.TrimSpace(line), ":")
-		if !found {
-			continue
-		}
-		switch k {
-		case "run_id":
-			run = v
-		case "server_time_usec":
-			now, _ = strconv.ParseInt(v, 10, 64)
-		case "uptime_in_seconds":
-			up, _ = strconv.ParseInt(v, 10, 64)
-		}
-	}
-	if run == "" || now <= 0 || up < 0 {
-		return "", 0, false
-	}
-	nowMs := now / 1000
-	return run, min(nowMs, (nowMs/1000-up+1)*1000), true
+func (g *Guard) Prepare(ctx context.Context) error {
+	_, _, err := g.run(ctx, generationScript, []string{g.prefix() + "gen"}, nil)
+	return err
 }
 
 // Begin implements requeststate.Guard.
 func (g *Guard) Begin(ctx context.Context, leg *requeststate.Leg) (requeststate.Verdict, error) {
-	if err := g.checkGeneration(ctx, false); err != nil {
-		return requeststate.Verdict{}, err
-	}
 	leg.Owner = requeststate.NewOwner()
 	key := g.prefix() + leg.ID()
 	keys := []string{g.prefix() + "gen", key}
 	args := []any{hex.EncodeToString(leg.Answers[:]), leg.IssuedAt.UnixMilli(), leg.ExpiresAt.UnixMilli(),
 		hex.EncodeToString(leg.Owner[:]), g.lease().Milliseconds()}
 	res, acked, err := g.run(ctx, beginScript, keys, args)
-	if err == nil && isReply(res, "nogen") {
-		// No generation record: the store is new or restarted empty.
-		if err = g.checkGeneration(ctx, true); err == nil {
-			res, acked, err = g.run(ctx, beginScript, keys, args)
-		}
-	}
 	if err != nil {
 		return requeststate.Verdict{}, err
 	}
@@ -269,11 +241,6 @@ func (g *Guard) Begin(ctx context.Context, leg *requeststate.Leg) (requeststate.
 		return requeststate.Verdict{Kind: requeststate.Refused, Reason: arg}, nil
 	}
 	return requeststate.Verdict{}, fmt.Errorf("%w: unexpected reply %v", requeststate.ErrStoreUnavailable, res)
-}
-
-func isReply(res any, kind string) bool {
-	vals, ok := res.([]any)
-	return ok && len(vals) > 0 && vals[0] == kind
 }
 
 // Renew implements requeststate.Guard.

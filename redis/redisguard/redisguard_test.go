@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -261,17 +262,110 @@ func TestMissingReplicaAcknowledgementDeniesAndReleases(t *testing.T) {
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
 
+// startedScript evaluates the generation's start estimate (the latest
+// moment a store process can have started) for a clock and an uptime.
+var startedScript = redis.NewScript(generationLua + `
+return started(tonumber(ARGV[1]), tonumber(ARGV[2]))
+`)
+
 func TestStoreStartIsNeverUnderestimated(t *testing.T) {
-	// Started at 99.9 s; at 100.2 s the store says uptime 1 (100 - 99).
-	info := "# Server\r\nrun_id:abc\r\nserver_time_usec:100200000\r\nuptime_in_seconds:1\r\n"
-	run, start, ok := processOf(info)
-	if !ok || run != "abc" || start < 99_900 || start > 100_200 {
-		t.Fatalf("processOf = %q %d %v, want a start in [99.9 s, 100.2 s]", run, start, ok)
+	srv := redistest.StartServer(t, false)
+	started := func(usec, up int64) int64 {
+		t.Helper()
+		n, err := startedScript.Run(context.Background(), srv.Client(), nil, usec, up).Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
-	if _, start, _ := processOf("run_id:x\nserver_time_usec:100200000\nuptime_in_seconds:0\n"); start != 100_200 {
+	// Started at 99.9 s; at 100.2 s the store says uptime 1 (100 - 99).
+	if start := started(100_200_000, 1); start < 99_900 || start > 100_200 {
+		t.Fatalf("start %d, want one in [99.9 s, 100.2 s]", start)
+	}
+	if start := started(100_200_000, 0); start != 100_200 {
 		t.Errorf("uptime 0: start %d, want now", start)
 	}
-	if _, _, ok := processOf("run_id:x\n"); ok {
-		t.Error("INFO without times accepted")
+	// A clock of today (2^50 µs and more) keeps its milliseconds.
+	if start := started(1_750_000_000_123_456, 0); start != 1_750_000_000_123 {
+		t.Errorf("today's clock: start %d, want 1750000000123", start)
+	}
+}
+
+// A store restarted from an older AOF (a backup, writes lost) comes back
+// with the generation record of the process that wrote the file, which
+// names the process the guard last checked: a claim checked against it
+// would find no record of the states used since and accept them again.
+// Every claim checks the process it runs on, so the window is zero: 0 of
+// the states used after the copy are accepted again, with other answers
+// or the same.
+func TestStoreRestoredFromAnOlderAOFDoesNotReopenUsedStates(t *testing.T) {
+	srv := redistest.StartServer(t, false, "--appendonly", "yes", "--appendfsync", "always")
+	ctx := context.Background()
+	if v, err := srv.Client().ConfigGet(ctx, "appendonly").Result(); err != nil || v["appendonly"] != "yes" {
+		t.Fatalf("appendonly %v %v", v, err)
+	}
+	g := newGuard(t, srv.Client())
+	g.GenerationCheck = time.Hour // ignored now; before, the window lasted as long as this
+	var used []*requeststate.Leg
+	for i := range 10 {
+		l := leg(fmt.Sprintf("in-the-backup-%d", i), 1)
+		if !use(t, g, l, "ok") {
+			t.Fatal("first use refused")
+		}
+		used = append(used, l)
+	}
+	aof := filepath.Join(srv.Dir(), "appendonlydir")
+	backup := filepath.Join(t.TempDir(), "appendonlydir")
+	copyDir(t, aof, backup)
+	run, err := srv.Client().HGet(ctx, "mcp:rs:gen", "run").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		l := leg(fmt.Sprintf("after-the-backup-%d", i), 1)
+		if !use(t, g, l, "ok") {
+			t.Fatal("first use refused")
+		}
+		used = append(used, l)
+	}
+	srv.Kill()
+	if err := os.RemoveAll(aof); err != nil {
+		t.Fatal(err)
+	}
+	copyDir(t, backup, aof)
+	srv.Restart()
+	c := srv.Client()
+	if got, _ := c.HGet(ctx, "mcp:rs:gen", "run").Result(); got != run {
+		t.Fatalf("restored generation record names %q, want the old process %q", got, run)
+	}
+	if n, _ := c.Exists(ctx, "mcp:rs:"+used[0].ID()).Result(); n != 1 {
+		t.Fatal("the backup's records did not come back")
+	}
+	accepted := 0
+	for _, l := range used {
+		for _, answers := range []byte{2, 1} {
+			l2 := *l
+			l2.Answers = [16]byte{answers}
+			v, err := g.Begin(ctx, &l2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Kind == requeststate.First || v.Kind == requeststate.Replay && answers != 1 {
+				accepted++
+			}
+		}
+	}
+	if accepted != 0 {
+		t.Fatalf("%d of %d uses of states used before the restart were accepted", accepted, 2*len(used))
+	}
+	if !use(t, g, leg("issued-after", 1), "ok") {
+		t.Error("a state issued after the restart was refused")
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.CopyFS(to, os.DirFS(from)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -20,9 +20,16 @@
 //     is published while the owner is reconnecting: a lost answer would
 //     leave the task waiting for input the client believes it gave until
 //     the task's TTL. The owner reads the stream from where it left off,
-//     so a brief disconnection loses nothing. The stream is trimmed to
-//     about 4096 entries and expires ten leases (at least a minute) after
+//     so a brief disconnection loses nothing, and deletes what it has
+//     delivered. The stream expires ten leases (at least a minute) after
 //     the last signal, so the inbox of an instance that died goes away.
+//   - inbox:{owner}:bytes: the bytes of the signals in the inbox not yet
+//     delivered. An inbox holds at most MaxInboxBytes of them and 4096
+//     entries; a signal is at most MaxSignalBytes. Past either bound
+//     the signal is not sent and the sender gets an error that says so
+//     (a tasks/update is answered -32602 for a signal too large,
+//     mcp.ErrTemporarilyUnavailable for a full inbox), never a silent
+//     loss. A cancellation is always sent (one per task at most).
 //
 // Every key that concerns one task carries the task id as its hash tag,
 // so the scripts also run on Redis Cluster. A task's state is bounded by
@@ -53,10 +60,14 @@ const (
 	DefaultPrefix   = "mcp:tasks:"
 	DefaultLease    = 15 * time.Second
 	DefaultMaxBytes = 8 << 20
+	// DefaultMaxSignalBytes bounds one signal (a tasks/update's answers).
+	DefaultMaxSignalBytes = 1 << 20
+	// DefaultMaxInboxBytes bounds the signals waiting in one inbox.
+	DefaultMaxInboxBytes = 16 << 20
 )
 
 const (
-	inboxLen   = 4096 // approximate bound of an inbox stream
+	inboxLen   = 4096 // bound of the signals waiting in an inbox
 	readCount  = 16   // signals per XREAD
 	readBlock  = time.Second
 	renewBatch = 512 // leases renewed per pipeline
@@ -75,10 +86,20 @@ type Options struct {
 	// pause of the owner (or of its connection to Redis) does not fail
 	// its tasks.
 	Lease time.Duration
-	// MaxBytes bounds a task's encoded state and a signal; zero means
+	// MaxBytes bounds a task's encoded state; zero means
 	// DefaultMaxBytes. A larger state is refused with an error (the
-	// server then fails the task), a larger signal is not sent.
+	// server then fails the task).
 	MaxBytes int
+	// MaxSignalBytes bounds one encoded signal (a tasks/update's answers
+	// forwarded to the task's owner); zero means DefaultMaxSignalBytes.
+	// A larger one is not sent: the sender gets -32602 naming the bound.
+	MaxSignalBytes int
+	// MaxInboxBytes bounds the encoded signals waiting in one
+	// instance's inbox (sent, not yet delivered); zero means
+	// DefaultMaxInboxBytes. A signal that would pass it is not sent:
+	// the sender gets mcp.ErrTemporarilyUnavailable and may retry once
+	// the owner has read its inbox.
+	MaxInboxBytes int
 }
 
 // Store is an mcp.SharedTaskStore on Redis. Its methods are safe for
@@ -88,11 +109,14 @@ type Store struct {
 	prefix string
 	lease  time.Duration
 	max    int
+	maxSig int
+	maxBox int
 	block  time.Duration // XREAD's block time: how long Receive may take to see ctx end
 	owner  string        // this instance: random, so that each Store has its own inbox
 
 	mu     sync.Mutex
-	lastID string // the last signal delivered from the inbox
+	lastID string   // the last signal delivered from the inbox
+	unread []string // delivered signals to delete from the inbox: id, size, ...
 }
 
 var _ mcp.SharedTaskStore = (*Store)(nil)
@@ -100,7 +124,8 @@ var _ mcp.SharedTaskStore = (*Store)(nil)
 // New returns a Store on client. Use one Store per server: the Store is
 // the instance's identity as an owner of tasks.
 func New(client redis.UniversalClient, o *Options) *Store {
-	s := &Store{c: client, prefix: DefaultPrefix, lease: DefaultLease, max: DefaultMaxBytes, block: readBlock, lastID: "0"}
+	s := &Store{c: client, prefix: DefaultPrefix, lease: DefaultLease, max: DefaultMaxBytes,
+		maxSig: DefaultMaxSignalBytes, maxBox: DefaultMaxInboxBytes, block: readBlock, lastID: "0"}
 	if o != nil {
 		if o.Prefix != "" {
 			s.prefix = o.Prefix
@@ -110,6 +135,12 @@ func New(client redis.UniversalClient, o *Options) *Store {
 		}
 		if o.MaxBytes > 0 {
 			s.max = o.MaxBytes
+		}
+		if o.MaxSignalBytes > 0 {
+			s.maxSig = o.MaxSignalBytes
+		}
+		if o.MaxInboxBytes > 0 {
+			s.maxBox = o.MaxInboxBytes
 		}
 	}
 	var id [16]byte
@@ -131,6 +162,9 @@ func (s *Store) Key(id string) string { return s.prefix + "{" + id + "}" }
 
 func (s *Store) leaseKey(id string) string { return s.prefix + "{" + id + "}:lease" }
 func (s *Store) inbox(owner string) string { return s.prefix + "inbox:{" + owner + "}" }
+func (s *Store) inboxBytes(owner string) string {
+	return s.prefix + "inbox:{" + owner + "}:bytes"
+}
 
 // inboxTTL is how long an inbox outlives its last signal.
 func (s *Store) inboxTTL() time.Duration { return max(10*s.lease, time.Minute) }
@@ -205,6 +239,32 @@ local s = redis.call('HGET', KEYS[1], 's')
 if not s or ended(s) then return 0 end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 return 1`)
+
+// KEYS: inbox, its byte count. ARGV: signal, max bytes (0: none), max
+// entries, ttl ms. 1 sent, -1 the bytes bound, -2 the entries bound.
+var sendScript = redis.NewScript(`
+local size = string.len(ARGV[1])
+local n = tonumber(redis.call('GET', KEYS[2]) or '0')
+if tonumber(ARGV[2]) > 0 then
+  if n + size > tonumber(ARGV[2]) then return -1 end
+  if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[3]) then return -2 end
+end
+redis.call('XADD', KEYS[1], '*', 'd', ARGV[1])
+redis.call('INCRBY', KEYS[2], size)
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+return 1`)
+
+// KEYS: inbox, its byte count. ARGV: id, size, ... of delivered
+// signals, deleted from the inbox and its count (once each, so that a
+// retried call counts nothing twice).
+var readScript = redis.NewScript(`
+local n = 0
+for i = 1, #ARGV, 2 do
+  if redis.call('XDEL', KEYS[1], ARGV[i]) == 1 then n = n + tonumber(ARGV[i + 1]) end
+end
+if n > 0 and redis.call('DECRBY', KEYS[2], n) < 0 then redis.call('SET', KEYS[2], '0', 'KEEPTTL') end
+return n`)
 
 func (s *Store) encode(t *mcp.Task) ([]byte, error) {
 	b, err := json.Marshal(t)
@@ -380,17 +440,23 @@ func (s *Store) send(ctx context.Context, owner string, sig mcp.TaskSignal) erro
 	if err != nil {
 		return fmt.Errorf("redistasks: encoding a signal: %w", err)
 	}
-	if len(b) > s.max {
-		return fmt.Errorf("redistasks: a signal of %d bytes for task %s, over the store's bound of %d", len(b), sig.TaskID, s.max)
+	maxBox := s.maxBox
+	if sig.Cancel {
+		maxBox = 0 // one per task at most: always sent
+	} else if len(b) > s.maxSig {
+		return fmt.Errorf("redistasks: a signal of %d bytes for task %s: %w", len(b), sig.TaskID,
+			mcp.NewError(mcp.CodeInvalidParams, fmt.Sprintf("Invalid params: the answers are %d bytes, over the task store's bound of %d", len(b), s.maxSig), nil))
 	}
-	key := s.inbox(owner)
-	_, err = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.XAdd(ctx, &redis.XAddArgs{Stream: key, MaxLen: inboxLen, Approx: true, Values: []any{"d", b}})
-		p.PExpire(ctx, key, s.inboxTTL())
-		return nil
-	})
-	if err != nil {
+	n, err := sendScript.Run(ctx, s.c, []string{s.inbox(owner), s.inboxBytes(owner)},
+		b, maxBox, inboxLen, s.inboxTTL().Milliseconds()).Int()
+	switch {
+	case err != nil:
 		return fmt.Errorf("redistasks: signalling task %s: %w", sig.TaskID, err)
+	case n == -1:
+		return fmt.Errorf("redistasks: the inbox of task %s's owner holds signals not yet read up to its bound of %d bytes (this one is %d): %w",
+			sig.TaskID, s.maxBox, len(b), mcp.Unavailable(time.Second))
+	case n == -2:
+		return fmt.Errorf("redistasks: task %s's owner has %d signals waiting: %w", sig.TaskID, inboxLen, mcp.Unavailable(time.Second))
 	}
 	return nil
 }
@@ -416,19 +482,47 @@ func (s *Store) Receive(ctx context.Context, deliver func(mcp.TaskSignal)) error
 		}
 		for _, st := range res {
 			for _, m := range st.Messages {
+				d, _ := m.Values["d"].(string)
 				s.mu.Lock()
 				s.lastID = m.ID
+				s.unread = append(s.unread, m.ID, strconv.Itoa(len(d)))
 				s.mu.Unlock()
-				d, _ := m.Values["d"].(string)
 				var sig mcp.TaskSignal
-				if len(d) > s.max || json.Unmarshal([]byte(d), &sig) != nil || !validID(sig.TaskID) {
+				if len(d) > max(s.max, s.maxSig) || json.Unmarshal([]byte(d), &sig) != nil || !validID(sig.TaskID) {
 					continue
 				}
 				deliver(sig)
 			}
 		}
+		s.forget(ctx, key)
 	}
 	return nil
+}
+
+// forget deletes the signals delivered from the inbox, which frees
+// their bytes for more; those it could not delete are tried again after
+// the next read.
+func (s *Store) forget(ctx context.Context, key string) {
+	s.mu.Lock()
+	done := s.unread
+	s.unread = nil
+	s.mu.Unlock()
+	if len(done) == 0 {
+		return
+	}
+	if err := readScript.Run(ctx, s.c, []string{key, s.inboxBytes(s.owner)}, toAny(done)...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+		s.mu.Lock()
+		s.unread = append(done, s.unread...)
+		s.mu.Unlock()
+	}
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, v := range ss {
+		out[i] = v
+	}
+	return out
 }
 
 // Renew implements mcp.SharedTaskStore, in pipelines of up to 512

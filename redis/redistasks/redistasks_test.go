@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -36,8 +37,9 @@ type instance struct {
 }
 
 type instanceOptions struct {
-	lease    time.Duration
-	maxBytes int
+	lease     time.Duration
+	maxBytes  int
+	maxSignal int
 }
 
 func newInstance(t *testing.T, sock string, o instanceOptions) *instance {
@@ -45,7 +47,7 @@ func newInstance(t *testing.T, sock string, o instanceOptions) *instance {
 	in := &instance{rdb: redis.NewClient(&redis.Options{Network: "unix", Addr: sock, MaxRetries: -1}),
 		release: make(chan string, 4), stopped: make(chan error, 4), asked: make(chan struct{}, 4)}
 	t.Cleanup(func() { in.rdb.Close() })
-	in.store = New(in.rdb, &Options{Lease: o.lease, MaxBytes: o.maxBytes})
+	in.store = New(in.rdb, &Options{Lease: o.lease, MaxBytes: o.maxBytes, MaxSignalBytes: o.maxSignal})
 	in.s = mcp.NewServer(mcp.Implementation{Name: "fleet", Version: "1"}, &mcp.ServerOptions{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Tasks:  &mcp.TaskOptions{Store: in.store, PollInterval: 10 * time.Millisecond},
@@ -621,5 +623,111 @@ func TestSignalsSurviveABriefDisconnect(t *testing.T) {
 	}
 	if d := rdb.PTTL(ctx, inbox).Val(); d <= 0 {
 		t.Errorf("the inbox never expires (%v)", d)
+	}
+}
+
+// An owner's inbox holds at most MaxInboxBytes of signals not yet read,
+// each at most MaxSignalBytes: past either bound the sender gets a clear
+// error (-32602 for a signal too large, ErrTemporarilyUnavailable for a
+// full inbox), and nothing sent is lost: every signal accepted is
+// delivered, in order, and once read its bytes are free again.
+func TestATaskInboxIsBoundedInBytes(t *testing.T) {
+	sock := redistest.Start(t)
+	rdb := redistest.Client(t, sock)
+	o := &Options{MaxSignalBytes: 10 << 10, MaxInboxBytes: 64 << 10}
+	owner, other := New(rdb, o), New(rdb, o)
+	owner.block = 50 * time.Millisecond
+	ctx := context.Background()
+	ttl := time.Minute.Milliseconds()
+	if err := owner.Create(ctx, &mcp.Task{TaskID: "t1", Status: mcp.TaskInputRequired, CreatedAt: time.Now(), TTLMs: &ttl}); err != nil {
+		t.Fatal(err)
+	}
+	answer := func(n, size int) mcp.TaskSignal {
+		return mcp.TaskSignal{TaskID: "t1", InputResponses: json.RawMessage(
+			fmt.Sprintf(`{"k":{"action":"accept","content":{"n":%d,"pad":%q}}}`, n, strings.Repeat("x", size)))}
+	}
+	var e *mcp.Error
+	if err := other.Signal(ctx, answer(0, 20<<10)); !errors.As(err, &e) || e.Code != mcp.CodeInvalidParams || !strings.Contains(e.Message, "10240") {
+		t.Fatalf("a signal of 20 KiB, over MaxSignalBytes: %v", err)
+	}
+	sent := 0
+	for n := 1; ; n++ {
+		err := other.Signal(ctx, answer(n, 8<<10))
+		if err != nil {
+			if !errors.Is(err, mcp.ErrTemporarilyUnavailable) {
+				t.Fatalf("signal %d into a full inbox: %v, want ErrTemporarilyUnavailable", n, err)
+			}
+			break
+		}
+		if sent++; sent > 100 {
+			t.Fatal("the inbox took 100 signals of 8 KiB under a bound of 64 KiB")
+		}
+	}
+	held := 0
+	for _, m := range rdb.XRange(ctx, owner.inbox(owner.Owner()), "-", "+").Val() {
+		d, _ := m.Values["d"].(string)
+		held += len(d)
+	}
+	if sent == 0 || held > 64<<10 {
+		t.Fatalf("the inbox holds %d bytes in %d signals, bound 64 KiB", held, sent)
+	}
+	if err := other.Signal(ctx, mcp.TaskSignal{TaskID: "t1", Cancel: true}); err != nil {
+		t.Fatalf("a cancellation into a full inbox: %v", err)
+	}
+
+	got := make(chan mcp.TaskSignal, 128)
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- owner.Receive(rctx, func(s mcp.TaskSignal) { got <- s }) }()
+	for n := 1; n <= sent+1; n++ {
+		select {
+		case s := <-got:
+			if n <= sent && !strings.Contains(string(s.InputResponses), fmt.Sprintf(`"n":%d,`, n)) || n > sent && !s.Cancel {
+				t.Fatalf("signal %d: %.40s (cancel %v)", n, s.InputResponses, s.Cancel)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("received %d signals of %d sent", n-1, sent+1)
+		}
+	}
+	// Read: the bytes are free again.
+	deadline := time.Now().Add(5 * time.Second)
+	for rdb.XLen(ctx, owner.inbox(owner.Owner())).Val() != 0 || rdb.Get(ctx, owner.inboxBytes(owner.Owner())).Val() != "0" {
+		if time.Now().After(deadline) {
+			t.Fatalf("after reading: %d entries, %q bytes counted", rdb.XLen(ctx, owner.inbox(owner.Owner())).Val(), rdb.Get(ctx, owner.inboxBytes(owner.Owner())).Val())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := other.Signal(ctx, answer(99, 8<<10)); err != nil {
+		t.Fatalf("a signal after the inbox was read: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A tasks/update whose answers are over the store's signal bound, sent
+// to an instance that does not run the task, is answered -32602 naming
+// the bound, not Internal error; the answers within it still arrive.
+func TestAnAnswerOverTheSignalBoundIsRefusedToItsSender(t *testing.T) {
+	sock := redistest.Start(t)
+	o := instanceOptions{maxSignal: 1024}
+	a, b := newInstance(t, sock, o), newInstance(t, sock, o)
+	id := start(t, client(t, "alice", nil, a), "ask")
+	onB := client(t, "alice", nil, b).Task(id)
+	task := await(t, onB, status(mcp.TaskInputRequired))
+	for key := range task.InputRequests {
+		big := fmt.Sprintf(`{"action":"accept","content":{"name":%q}}`, strings.Repeat("A", 4096))
+		err := onB.Update(ctxT(t), mcp.InputResponses{key: json.RawMessage(big)})
+		var e *mcp.Error
+		if !errors.As(err, &e) || e.Code != mcp.CodeInvalidParams || !strings.Contains(e.Message, "1024") {
+			t.Fatalf("answers of 4 KiB over a bound of 1 KiB: %v", err)
+		}
+		if err := onB.Update(ctxT(t), mcp.InputResponses{key: json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if task = await(t, onB, status(mcp.TaskCompleted)); resultText(t, task.Result) != "hello Ada" {
+		t.Fatalf("result %s", task.Result)
 	}
 }

@@ -16,8 +16,8 @@ import (
 )
 
 // Server is a redis-server the test can stop and start again, on a Unix
-// socket (Sock) or a loopback TCP port (Port), with no persistence: a
-// restart comes back empty.
+// socket (Sock) or a loopback TCP port (Port), with no persistence
+// unless extra turns it on (a restart then comes back empty).
 type Server struct {
 	Sock string
 	Port int
@@ -46,6 +46,10 @@ func StartServer(t testing.TB, tcp bool, extra ...string) *Server {
 	t.Cleanup(s.Kill)
 	return s
 }
+
+// Dir is the server's working directory, where its persistence files
+// (dump.rdb, appendonlydir) are written.
+func (s *Server) Dir() string { return s.dir }
 
 // Addr is the address for redis.Options (with Network).
 func (s *Server) Addr() (network, addr string) {
@@ -86,7 +90,8 @@ func (s *Server) Kill() {
 	}
 }
 
-// Restart kills the server and starts it again, empty.
+// Restart kills the server and starts it again: empty, or from its
+// persistence files when extra turned persistence on.
 func (s *Server) Restart() {
 	s.Kill()
 	if s.Sock != "" {
