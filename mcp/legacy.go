@@ -91,8 +91,10 @@ func (p *SubscribeRequest) RequestMeta() *RequestMeta { return &p.Meta }
 
 // ClientRequestError reports that the client of a legacy session answered
 // a server-to-client request (elicitation/create, sampling/createMessage,
-// roots/list) with a JSON-RPC error. A tool handler that returns it
-// produces an isError result.
+// roots/list) with a JSON-RPC error, or gave no answer within
+// ServerOptions.LegacyQuestionTimeout (Code -32001; errors.Is matches
+// context.DeadlineExceeded). A tool handler that returns it produces an
+// isError result.
 type ClientRequestError struct {
 	Method  string
 	Code    int
@@ -101,6 +103,18 @@ type ClientRequestError struct {
 	// text of a sampling request) when the asking API sent it, folded to
 	// one line and cut to 80 runes; "" otherwise.
 	Question string
+
+	timeout bool // no answer within ServerOptions.LegacyQuestionTimeout
+}
+
+// Unwrap returns context.DeadlineExceeded when the client did not answer
+// within ServerOptions.LegacyQuestionTimeout, nil when it answered with
+// an error.
+func (e *ClientRequestError) Unwrap() error {
+	if e.timeout {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // Error names the question by its text where there is one:
@@ -332,6 +346,9 @@ func (ls *legacySession) send(ctx context.Context, rs requestSender, method stri
 	if err := rs.sendRequest(msg, false); err != nil {
 		return nil, fmt.Errorf("mcp: sending %s to the client: %w", method, err)
 	}
+	wait := ls.s.questionTimeout()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
 	select {
 	case r := <-ch:
 		if r.err != nil {
@@ -341,12 +358,21 @@ func (ls *legacySession) send(ctx context.Context, rs requestSender, method stri
 	case <-ctx.Done():
 		// The originating request was cancelled: tell the client to
 		// stop working on ours (best effort).
-		if b, err := encodeNotification(nil, NotificationCancelled, &legacyCancelParams{RequestID: id, Reason: "the originating request was cancelled"}); err == nil {
-			_ = rs.sendRequest(b, true)
-		}
+		ls.cancelQuestion(rs, id, "the originating request was cancelled")
 		return nil, ctx.Err()
+	case <-deadline.C:
+		ls.cancelQuestion(rs, id, "no answer in time")
+		return nil, &ClientRequestError{Method: method, Code: codeRequestTimeout, Message: "no answer within " + wait.String(), timeout: true}
 	case <-ls.ctx.Done():
 		return nil, errLegacySessionEnded
+	}
+}
+
+// cancelQuestion tells the client to stop working on the question id
+// (best effort).
+func (ls *legacySession) cancelQuestion(rs requestSender, id int64, reason string) {
+	if b, err := encodeNotification(nil, NotificationCancelled, &legacyCancelParams{RequestID: id, Reason: reason}); err == nil {
+		_ = rs.sendRequest(b, true)
 	}
 }
 

@@ -232,21 +232,41 @@ func (lh *legacyHTTP) serveBatch(w http.ResponseWriter, r *http.Request, hs *htt
 		cancel context.CancelFunc
 	}
 	members := make([]member, 0, len(calls))
+	busy := false
 	for i, c := range calls {
+		// Each request counts against the session's and the party's
+		// bounds (legacy_inflight.go); one past them is answered with
+		// the retryable error in its slot and does not run.
+		if hs != nil {
+			if e := hs.admitRequest(); e != nil {
+				run.out[slots[i]] = jsonrpc.AppendError(nil, c.msg.ID, e)
+				busy = true
+				continue
+			}
+		}
 		mctx, mcancel := context.WithCancel(ctx)
 		if hs != nil && !hs.addInflight(c.msg.ID.Raw(), mcancel) {
 			mcancel()
+			hs.releaseRequest()
 			run.out[slots[i]] = jsonrpc.AppendError(nil, c.msg.ID, errBatchDuplicate)
 			continue
 		}
 		members = append(members, member{c, slots[i], mctx, mcancel})
 	}
 	if len(members) == 0 {
-		// Every request was refused: the answer is their errors.
+		// Every request was refused: the answer is their errors (503
+		// with Retry-After when a bound refused some).
 		stop()
 		cancel()
 		if hs != nil {
 			hs.removeStream(st)
+		}
+		if busy {
+			w.Header().Set("Retry-After", retryAfterHeader(busyRetryDelay))
+			w.Header()["Content-Type"] = ctJSON
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write(run.body())
+			return
 		}
 		writeJSONBody(w, run.body())
 		return
@@ -259,6 +279,7 @@ func (lh *legacyHTTP) serveBatch(w http.ResponseWriter, r *http.Request, hs *htt
 		for _, m := range members {
 			m.cancel()
 			hs.removeInflight(m.c.msg.ID.Raw())
+			hs.releaseRequest()
 		}
 		stop()
 		cancel()
@@ -272,6 +293,7 @@ func (lh *legacyHTTP) serveBatch(w http.ResponseWriter, r *http.Request, hs *htt
 			res, f := lh.s.execute(m.ctx, m.c, &batchOut{st: st, ctx: m.ctx})
 			if hs != nil {
 				hs.removeInflight(m.c.msg.ID.Raw())
+				hs.releaseRequest()
 			}
 			var msg []byte
 			if m.ctx.Err() == nil {
@@ -285,6 +307,9 @@ func (lh *legacyHTTP) serveBatch(w http.ResponseWriter, r *http.Request, hs *htt
 		}()
 	}
 	st.hold(conn, r.Context().Done(), 0)
+	if hs != nil && !st.answerable() {
+		cancel() // nothing can receive the array any more (see serveCall)
+	}
 }
 
 // finishBatch ends the stream of a batch with the array of its

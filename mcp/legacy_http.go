@@ -26,7 +26,10 @@ import (
 // reconnects with GET and Last-Event-ID, receives what it missed and the
 // rest of the stream on the new connection. As 2025-11-25 says, a
 // disconnect does not cancel the request; notifications/cancelled and
-// the end of the session do. GET without Last-Event-ID opens the session's
+// the end of the session do (and the disconnect of a response that is
+// still a JSON body, which nothing can resume: see serveCall). The
+// requests a session and a party have in flight are bounded
+// (legacy_inflight.go). GET without Last-Event-ID opens the session's
 // stream for notifications related to no request (list changes,
 // subscribed resource updates, elicitation completion). DELETE ends the
 // session; a session unused for LegacyHTTPOptions.IdleTimeout ends too,
@@ -63,6 +66,19 @@ type LegacyHTTPOptions struct {
 	// session idle the longest, or initialize gets 503 with Retry-After.
 	// Zero means 10000.
 	MaxSessions int
+	// MaxRequestsPerSession bounds the requests of one session in flight
+	// at once (each request of a 2025-03-26 batch counts): from its
+	// arrival until its handler returns, which on a session may be long
+	// after its POST ended. A request past the bound is not run: it is
+	// answered with ErrTemporarilyUnavailable (HTTP 503 with Retry-After,
+	// retryAfterMs in the error's data), for the client to send again
+	// once one of its requests ended. Zero means 64, a full batch.
+	MaxRequestsPerSession int
+	// MaxRequestsPerPrincipal bounds the requests in flight of one party
+	// (as for MaxSessionsPerPrincipal: the principal, else the client's
+	// address, or QuotaKey), all its sessions together; past it a
+	// request is answered as past MaxRequestsPerSession. Zero means 256.
+	MaxRequestsPerPrincipal int
 	// QuotaKey, when set, names the party a session counts against in
 	// place of the default (an empty result falls back to it). Behind a
 	// reverse proxy every anonymous client has the proxy's address and so
@@ -142,6 +158,7 @@ func newLegacyHTTP(s *Server, o LegacyHTTPOptions, keepAlive, writeTimeout time.
 	if o.MaxSessionsPerPrincipal <= 0 {
 		o.MaxSessionsPerPrincipal = 100
 	}
+	o.MaxRequestsPerSession, o.MaxRequestsPerPrincipal = requestBounds(o)
 	if o.StreamLifetime <= 0 {
 		o.StreamLifetime = 10 * time.Minute
 	}
@@ -443,8 +460,10 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 // so that its response stream can outlive this HTTP exchange: the
 // exchange ends when the response is written, when the handler closes
 // the stream (CloseSSEStream), or when the client goes away; the handler
-// goes on in the last two cases and its messages wait in the log for a
-// reconnection.
+// goes on in the last two cases when its response is an SSE stream, and
+// its messages wait in the log for a reconnection. A response that is
+// still a plain JSON body cannot be resumed: when its exchange ends
+// first, nothing can receive the answer, and the request is cancelled.
 func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *httpSession, c *call) {
 	jsonOnly := lh.opts.JSONResponse || !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	st := &legacyStream{lh: lh, hs: hs, rev: revisionOf(c.era), jsonOnly: jsonOnly, req: r}
@@ -452,10 +471,19 @@ func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *http
 	var ctx context.Context
 	var cancel context.CancelFunc
 	stop := func() bool { return false }
+	release := func() {}
 	if hs == nil {
 		ctx, cancel = context.WithCancel(r.Context())
 	} else {
+		// It is counted against the session's and the party's bounds
+		// until its handler returns (legacy_inflight.go).
+		if e := hs.admitRequest(); e != nil {
+			writeTooMany(w, c.msg.ID, e)
+			return
+		}
+		release = hs.releaseRequest
 		if !hs.addStream(st) {
+			release()
 			sessionNotFound(w, c.msg.ID)
 			return
 		}
@@ -470,6 +498,7 @@ func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *http
 	if hs != nil && !hs.addInflight(key, cancel) {
 		stop()
 		cancel()
+		release()
 		hs.removeStream(st)
 		writeHTTPError(w, http.StatusOK, c.msg.ID, jsonrpcError(CodeInvalidRequest, "Invalid request: id is already in use by a request in flight"))
 		return
@@ -481,10 +510,12 @@ func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *http
 		// The session ended in between.
 		stop()
 		cancel()
+		release()
 		sessionNotFound(w, c.msg.ID)
 		return
 	}
 	go func() {
+		defer release()
 		defer cancel()
 		defer stop()
 		res, f := lh.s.execute(ctx, c, st)
@@ -494,4 +525,7 @@ func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *http
 		st.finish(c, res, f)
 	}()
 	st.hold(conn, r.Context().Done(), 0)
+	if hs != nil && !st.answerable() {
+		cancel() // nothing can receive its answer any more
+	}
 }

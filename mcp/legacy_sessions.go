@@ -23,8 +23,9 @@ import (
 // exchange in progress, least recently used first (an intrusive list, so
 // that finding the session to end is O(1)).
 type quota struct {
-	key   string
-	count int
+	key     string
+	count   int
+	running int // requests in flight, all the party's sessions together
 	idleList[httpSession, *httpSession]
 }
 
@@ -40,6 +41,7 @@ type httpSession struct {
 	// under lh.mu
 	q                     *quota
 	open                  int // HTTP exchanges of the session in progress
+	running               int // requests in flight (legacy_inflight.go)
 	removed               bool
 	idleLink[httpSession] // in q's idle list
 
@@ -368,10 +370,15 @@ var errSessionEnded = errors.New("mcp: the legacy session has ended")
 // the session is closed.
 func (hs *httpSession) logLocked() *sse.ReplayLog {
 	if hs.log == nil && hs.streams != nil {
-		max := hs.lh.opts.MaxEventBytes
+		maxBytes := hs.lh.opts.MaxEventBytes
 		// Every event counts EntryOverhead bytes at least, so MaxEvents
 		// never binds before MaxBytes: the bound is MaxEventBytes alone.
-		hs.log = sse.NewReplayLog(sse.ReplayLimits{MaxBytes: max, MaxEvents: max/sse.EntryOverhead + 1, MaxStreams: maxLoggedStreams})
+		// The log remembers every stream a session can have at once (one
+		// per request in flight, the finished ones kept and the GET
+		// stream), so that a live request's stream is never forgotten
+		// while the client can still resume it.
+		streams := max(maxLoggedStreams, hs.lh.opts.MaxRequestsPerSession+maxCompletedStreams+1)
+		hs.log = sse.NewReplayLog(sse.ReplayLimits{MaxBytes: maxBytes, MaxEvents: maxBytes/sse.EntryOverhead + 1, MaxStreams: streams})
 	}
 	return hs.log
 }

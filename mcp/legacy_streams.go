@@ -439,6 +439,17 @@ func (st *legacyStream) emit(msg []byte, final bool) error {
 	return nil
 }
 
+// answerable reports whether the answer of the stream's request(s) can
+// still reach the client, once the exchange that carried them has
+// ended: it was sent, or it goes on an SSE stream the client can resume
+// with Last-Event-ID. (No exchange attaches to a stream that is still a
+// JSON body: the answer of one whose exchange ended goes nowhere.)
+func (st *legacyStream) answerable() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.done || st.streaming
+}
+
 // startSSELocked turns the response into an SSE stream, primed with the
 // id before its first event.
 func (st *legacyStream) startSSELocked(c *sseConn) {

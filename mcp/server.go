@@ -82,6 +82,17 @@ type ServerOptions struct {
 	RefuseLegacyInputRequired bool
 	// LegacyInputRounds bounds those rounds; zero means 10.
 	LegacyInputRounds int
+	// LegacyQuestionTimeout bounds how long a live question of a session
+	// of an earlier revision (Elicit, Sample, ListRoots, and the bridge's
+	// live requests) waits for the client's answer. Past it the client
+	// is sent notifications/cancelled for the question and the asking
+	// call returns a *ClientRequestError (code -32001, "no answer
+	// within ...") that matches context.DeadlineExceeded; the handler
+	// goes on with that error. Zero means 5 minutes: time for a person
+	// to fill a form or approve a sampling request, while a client that
+	// never answers holds its request (and its slot of
+	// LegacyHTTPOptions.MaxRequestsPerSession) no longer than that.
+	LegacyQuestionTimeout time.Duration
 	// OutgoingMiddleware wraps the requests the server sends to clients
 	// (the live elicitation/create, sampling/createMessage and
 	// roots/list of sessions of earlier revisions); the first element is

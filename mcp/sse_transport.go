@@ -42,7 +42,8 @@ type SSEOptions struct {
 	//
 	// Of its Legacy field, the session bounds apply, each counted on
 	// this handler's own sessions: MaxSessionsPerPrincipal,
-	// MaxSessions, QuotaKey and SessionIDPrefix as documented there, and
+	// MaxSessions, MaxRequestsPerSession, MaxRequestsPerPrincipal,
+	// QuotaKey and SessionIDPrefix as documented there, and
 	// MaxEventBytes (1 MiB) as the bound of what waits to be written to
 	// one stream (plus 64 KiB; a single message of any size always gets
 	// through): a client that falls further behind loses its stream and
@@ -97,7 +98,10 @@ const sseSessionParam = "sessionId"
 // Content-Type other than JSON; 400 for a body that is not one JSON-RPC
 // message, or headers (Mcp-Method, Mcp-Name) that disagree with it;
 // 503 with Retry-After when the party's sessions are all busy, the
-// server-wide bound is reached, or the server is closing. Errors of a
+// server-wide bound is reached, or the server is closing, and for a
+// request past the session's or the party's requests in flight
+// (LegacyHTTPOptions.MaxRequestsPerSession, MaxRequestsPerPrincipal:
+// ErrTemporarilyUnavailable in the body, nothing on the stream). Errors of a
 // well-formed message (an unknown method, invalid params, a request
 // before initialize) are JSON-RPC errors on the stream.
 //
@@ -431,18 +435,24 @@ func (sh *sseHandler) request(w http.ResponseWriter, r *http.Request, ss *sseSes
 	}
 	// The request outlives its POST (answered at once): it ends with the
 	// session or on notifications/cancelled, and keeps the POST's values
-	// (the verified token, tracing) all the same.
+	// (the verified token, tracing) all the same. So it is counted
+	// against the session's and the party's bounds until it ends; past
+	// them the POST is answered 503 and nothing runs.
+	if e := sh.admitRequest(ss); e != nil {
+		writeTooMany(w, msg.ID, e)
+		return false
+	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	key := msg.ID.Raw()
 	if !ss.addInflight(key, cancel) {
 		cancel()
+		sh.releaseRequest(ss)
 		_ = ss.send(jsonrpc.AppendError(nil, msg.ID, jsonrpcError(CodeInvalidRequest, "Invalid request: id is already in use by a request in flight")))
 		return true
 	}
 	stop := context.AfterFunc(ls.ctx, cancel)
-	sh.busy(ss, 1)
 	go func() {
-		defer sh.busy(ss, -1)
+		defer sh.releaseRequest(ss)
 		defer cancel()
 		defer stop()
 		res, f := sh.s.execute(ctx, c, &sseOut{ss: ss, ctx: ctx, req: r})

@@ -40,8 +40,9 @@ type sseHandler struct {
 // sseQuota is one party's sessions: how many, and those with no request
 // in progress, least recently used first.
 type sseQuota struct {
-	key   string
-	count int
+	key     string
+	count   int
+	running int // requests in flight, all the party's sessions together
 	idleList[sseSession, *sseSession]
 }
 
@@ -202,10 +203,9 @@ func (sh *sseHandler) touch(ss *sseSession) {
 	sh.mu.Unlock()
 }
 
-// busy counts a request starting (+1) or ending (-1): a session with one
-// in progress is never ended to make room.
-func (sh *sseHandler) busy(ss *sseSession, d int) {
-	sh.mu.Lock()
+// busyLocked counts a request starting (+1) or ending (-1): a session
+// with one in progress is never ended to make room (see admitRequest).
+func (sh *sseHandler) busyLocked(ss *sseSession, d int) {
 	ss.busy += d
 	switch {
 	case ss.removed:
@@ -214,7 +214,6 @@ func (sh *sseHandler) busy(ss *sseSession, d int) {
 	case d > 0:
 		ss.q.unlinkIdle(ss)
 	}
-	sh.mu.Unlock()
 }
 
 func (ss *sseSession) link() *idleLink[sseSession] { return &ss.idleLink }
