@@ -114,9 +114,20 @@ func sprintf(format string, args ...any) string { return fmt.Sprintf(format, arg
 // user's answers from stdin, prints results on stdout and prompts and
 // diagnostics on stderr, and returns the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	out := &syncWriter{w: stdout}
-	errw := &syncWriter{w: stderr}
-	err := dispatch(ctx, args, stdin, out, errw, isTerminal(stdin) && isTerminal(stderr))
+	return runWith(ctx, args, stdin, stdout, stderr, isTerminal(stdin) && isTerminal(stderr))
+}
+
+// runWith is run with tty, whether stdin and stderr are terminals (the
+// CLI can ask the user), given.
+func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) int {
+	// Nothing reaches the terminal raw (sanitize.go): both streams go
+	// through a termWriter; the terminal forms draw on the raw stderr.
+	tout, terr := &termWriter{w: stdout}, &termWriter{w: stderr}
+	defer tout.Flush()
+	defer terr.Flush()
+	out := &syncWriter{w: tout, raw: stdout}
+	errw := &syncWriter{w: terr, raw: stderr}
+	err := dispatch(ctx, args, stdin, out, errw, tty)
 	if err == nil || errors.Is(err, errHelp) {
 		return exitOK
 	}
