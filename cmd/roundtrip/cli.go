@@ -130,7 +130,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.model, "model", o.model, "the model `NAME` reported in sampling replies typed by the user")
 	fs.BoolVar(&o.quiet, "quiet", o.quiet, "discard the stderr of a stdio server")
 	fs.IntVar(&o.maxRounds, "max-rounds", o.maxRounds, "give up after this many input rounds of one call")
-	fs.StringVar(&o.config, "config", o.config, "read named servers from `FILE` (mcpServers format; default: $"+envConfig+", ./.mcp.json, then roundtrip/config.json in the user config directory)")
+	fs.StringVar(&o.config, "config", o.config, "read named servers from `FILE` (mcpServers format; default: $"+envConfig+", else roundtrip/config.json in the user config directory merged with ./.mcp.json)")
 	fs.StringVar(&o.server, "server", o.server, "talk to the server `NAME` of the config file (or give NAME before the command: roundtrip NAME tools)")
 	fs.Var(&o.env, "e", "set `KEY=VALUE` in the environment of a stdio server (repeatable)")
 	fs.Var(&o.env, "env", "same as -e")
@@ -230,7 +230,9 @@ another machine.`
 
 const resumeHelp = `Loads a call saved by call/get/read --save, asks its questions here, and
 sends the answers; later rounds are asked interactively too. The server is the
-one recorded in FILE unless --url, --cmd or -- is given. HTTP headers are not
+one recorded in FILE unless --url, --cmd or -- is given; a command recorded in
+FILE runs only when you agree (asked in a terminal; elsewhere --allow-command).
+The call's --root flags are saved and sent again. HTTP headers are not
 saved: give -H again. A stdio server is started anew, so its request-state keys
 must survive a restart for the saved state to be accepted.`
 
@@ -239,9 +241,15 @@ clients use, unchanged: {"mcpServers": {"NAME": {"command": ..., "args": [...],
 "env": {...}, "cwd": ...}}} for stdio servers and {"url": ..., "headers": {...}}
 with "type" "http", "streamable-http" or "sse" for remote ones (VS Code's
 "servers" key is read too; ${VAR}, ${env:VAR} and ${VAR:-default} are expanded).
-The file is --config FILE, else $ROUNDTRIP_CONFIG, else the first of ./.mcp.json
-and roundtrip/config.json in the user config directory ($XDG_CONFIG_HOME).
-Use a server with "roundtrip NAME COMMAND ..." or --server NAME.`
+The file is --config FILE, else $ROUNDTRIP_CONFIG, else roundtrip/config.json in
+the user config directory ($XDG_CONFIG_HOME) merged with the project's
+./.mcp.json, your own definitions winning; the list shows where each comes from.
+Use a server with "roundtrip NAME COMMAND ..." or --server NAME.
+
+A project file (./.mcp.json) is not yours: a command it defines runs only when
+you agree (asked in a terminal; elsewhere refused unless --allow-command), and
+its ${VAR} expands only for variables your own config lists:
+  {"projectVariables": ["GITHUB_TOKEN"], "mcpServers": {...}}`
 
 const listenHelp = `Opens a subscriptions/listen stream (2026-07-28 only) and prints each
 notification as it arrives until interrupted (Ctrl-C) or --max notifications.
@@ -457,6 +465,7 @@ Common flags (accepted by every command, before or after it; help flags):
   --url URL  --cmd COMMAND  --server NAME  --config FILE  -e KEY=VAL  --cwd DIR
   -H 'Name: value'  --legacy  --sse  --protocol-version V  --timeout D  --json
   --root PATH|URI  --log-level L  --model NAME  --quiet  --max-rounds N
+  --allow-command (run a project file's or saved call's command without asking)
   --oauth  --oauth-redirect URL  --oauth-token-file FILE  --oauth-browser
   --oauth-issuer ISSUER --oauth-client-id ID [--oauth-client-secret SECRET]
 
@@ -508,9 +517,10 @@ var helpTopics = map[string]func(io.Writer){
 const envHelp = `Environment:
   ROUNDTRIP_URL     the server's URL when no server is given
   ROUNDTRIP_SERVER  a server NAME of the config file when no server is given
-  ROUNDTRIP_CONFIG  the config file (default: ./.mcp.json, then
-                    roundtrip/config.json in the user config directory)
-  ROUNDTRIP_TOKEN   a bearer token for HTTP servers (no -H Authorization, no --oauth)
+  ROUNDTRIP_CONFIG  the config file (default: roundtrip/config.json in the user
+                    config directory, merged with ./.mcp.json)
+  ROUNDTRIP_TOKEN   a bearer token for HTTP servers (no -H Authorization, no --oauth;
+                    never sent to a server of a project file)
   ROUNDTRIP_JSON    1: as --json
   ROUNDTRIP_OAUTH_CLIENT_SECRET  the secret of --oauth-client-id
   OTEL_*            OpenTelemetry export (traces of each run)

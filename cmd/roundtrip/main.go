@@ -17,10 +17,20 @@
 // Named servers come from a config file in the mcpServers format other
 // MCP clients use (Claude Desktop, .mcp.json, Cursor, VS Code's
 // "servers"), read unchanged: --config FILE, else $ROUNDTRIP_CONFIG,
-// else ./.mcp.json, else roundtrip/config.json in the user configuration
-// directory. -e KEY=VALUE and --cwd DIR set a stdio server's environment
-// and directory. $ROUNDTRIP_URL and $ROUNDTRIP_SERVER name the server
-// when no flag does; $ROUNDTRIP_TOKEN is sent as a bearer token.
+// else roundtrip/config.json in the user configuration directory merged
+// with the project's ./.mcp.json, the user's own definitions winning. A
+// stdio command from a project file, or from a saved call (resume), runs
+// only when the user agrees: asked in a terminal, refused elsewhere
+// unless --allow-command is given; a project file's ${VAR} expands only
+// for the variables the user's own config lists in "projectVariables".
+// -e KEY=VALUE and --cwd DIR set a stdio server's environment and
+// directory. $ROUNDTRIP_URL and $ROUNDTRIP_SERVER name the server when no
+// flag does; $ROUNDTRIP_TOKEN is sent as a bearer token (not to a server
+// a project file names).
+//
+// What the server sends reaches the terminal with its control characters
+// shown visibly (\x1b, \u009b, \u202e), never raw; --json output is
+// exact JSON, those characters as \u escapes.
 //
 // Commands:
 //
