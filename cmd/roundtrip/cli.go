@@ -56,6 +56,9 @@ type options struct {
 	quiet     bool
 	maxRounds int
 	oauth     oauthFlags
+	// allowCommand runs a stdio server command from a project file or a
+	// saved call without asking (consent.go).
+	allowCommand bool
 
 	// per command
 	save       string
@@ -127,11 +130,12 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.model, "model", o.model, "the model `NAME` reported in sampling replies typed by the user")
 	fs.BoolVar(&o.quiet, "quiet", o.quiet, "discard the stderr of a stdio server")
 	fs.IntVar(&o.maxRounds, "max-rounds", o.maxRounds, "give up after this many input rounds of one call")
-	fs.StringVar(&o.config, "config", o.config, "read named servers from `FILE` (mcpServers format; default: $"+envConfig+", ./.mcp.json, then roundtrip/config.json in the user config directory)")
+	fs.StringVar(&o.config, "config", o.config, "read named servers from `FILE` (mcpServers format; default: $"+envConfig+", else roundtrip/config.json in the user config directory merged with ./.mcp.json)")
 	fs.StringVar(&o.server, "server", o.server, "talk to the server `NAME` of the config file (or give NAME before the command: roundtrip NAME tools)")
 	fs.Var(&o.env, "e", "set `KEY=VALUE` in the environment of a stdio server (repeatable)")
 	fs.Var(&o.env, "env", "same as -e")
 	fs.StringVar(&o.cwd, "cwd", o.cwd, "run a stdio server in `DIR`")
+	fs.BoolVar(&o.allowCommand, "allow-command", o.allowCommand, "run a stdio server's command that comes from a project file (./.mcp.json) or a saved call (resume) without asking; without it the CLI asks in a terminal and refuses elsewhere")
 	o.oauth.register(fs)
 }
 
@@ -158,6 +162,11 @@ type session struct {
 	// onComplete, when set, sees the result of a call that completed
 	// (resume marks its file finished).
 	onComplete func(res any)
+	// commandFrom names the file a stdio server's command comes from when
+	// the user did not write it (a project file, a saved call): it runs
+	// only when allowed (consent.go).
+	commandFrom string
+	tty         bool // stdin and stderr are terminals: the CLI can ask
 }
 
 // target is the server a session talks to; it is saved with a pending
@@ -189,7 +198,7 @@ func init() {
 		{name: "call", args: "TOOL [JSON-OBJECT | KEY=VALUE...]", summary: "call a tool, answering the server's questions",
 			help: callHelp, run: cmdCall, minArgs: 1, maxArgs: -1},
 		{name: "get", args: "PROMPT [KEY=VALUE...]", summary: "get a prompt, answering the server's questions",
-			help: "Prompt arguments are strings: KEY=VALUE is sent as is.", run: cmdGet, minArgs: 1, maxArgs: -1},
+			help: "Prompt arguments are strings: KEY=VALUE is sent as is. Before the call the prompt's\narguments are read from prompts/list and a missing required one is a usage error\n(exit 2; --no-validate skips the check).", run: cmdGet, minArgs: 1, maxArgs: -1},
 		{name: "read", args: "URI", summary: "read a resource, answering the server's questions", run: cmdRead, minArgs: 1, maxArgs: 1},
 		{name: "resume", args: "FILE", summary: "finish a call saved with --save, asking its questions here",
 			help: resumeHelp, run: cmdResume, minArgs: 1, maxArgs: 1},
@@ -221,7 +230,9 @@ another machine.`
 
 const resumeHelp = `Loads a call saved by call/get/read --save, asks its questions here, and
 sends the answers; later rounds are asked interactively too. The server is the
-one recorded in FILE unless --url, --cmd or -- is given. HTTP headers are not
+one recorded in FILE unless --url, --cmd or -- is given; a command recorded in
+FILE runs only when you agree (asked in a terminal; elsewhere --allow-command).
+The call's --root flags are saved and sent again. HTTP headers are not
 saved: give -H again. A stdio server is started anew, so its request-state keys
 must survive a restart for the saved state to be accepted.`
 
@@ -230,9 +241,15 @@ clients use, unchanged: {"mcpServers": {"NAME": {"command": ..., "args": [...],
 "env": {...}, "cwd": ...}}} for stdio servers and {"url": ..., "headers": {...}}
 with "type" "http", "streamable-http" or "sse" for remote ones (VS Code's
 "servers" key is read too; ${VAR}, ${env:VAR} and ${VAR:-default} are expanded).
-The file is --config FILE, else $ROUNDTRIP_CONFIG, else the first of ./.mcp.json
-and roundtrip/config.json in the user config directory ($XDG_CONFIG_HOME).
-Use a server with "roundtrip NAME COMMAND ..." or --server NAME.`
+The file is --config FILE, else $ROUNDTRIP_CONFIG, else roundtrip/config.json in
+the user config directory ($XDG_CONFIG_HOME) merged with the project's
+./.mcp.json, your own definitions winning; the list shows where each comes from.
+Use a server with "roundtrip NAME COMMAND ..." or --server NAME.
+
+A project file (./.mcp.json) is not yours: a command it defines runs only when
+you agree (asked in a terminal; elsewhere refused unless --allow-command), and
+its ${VAR} expands only for variables your own config lists:
+  {"projectVariables": ["GITHUB_TOKEN"], "mcpServers": {...}}`
 
 const listenHelp = `Opens a subscriptions/listen stream (2026-07-28 only) and prints each
 notification as it arrives until interrupted (Ctrl-C) or --max notifications.
@@ -273,7 +290,15 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 		candidates = append(candidates, cfg.names()...)
 		if _, ok := cfg.lookup(args[0]); ok {
 			o.server, o.cfg = args[0], cfg
-			if args = args[1:]; len(args) == 0 {
+			// Flags may follow the name too: roundtrip NAME --json tools.
+			if err := global.Parse(args[1:]); err != nil {
+				if errors.Is(err, flag.ErrHelp) {
+					printUsage(out)
+					return errHelp
+				}
+				return withHint(usagef("%v", err), flagHint(err, global))
+			}
+			if args = global.Args(); len(args) == 0 {
 				return usagef("no command given for server %q (roundtrip %s tools, roundtrip %s call TOOL ...)", o.server, o.server, o.server)
 			}
 			cmd = lookup(args[0])
@@ -314,11 +339,11 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 	if len(pos) < cmd.minArgs || (cmd.maxArgs >= 0 && len(pos) > cmd.maxArgs) {
 		return usagef("usage: roundtrip %s [flags] %s", cmd.name, cmd.args)
 	}
-	s := &session{ctx: ctx, opts: o, args: pos, stdin: stdin, out: out, errw: errw}
+	s := &session{ctx: ctx, opts: o, args: pos, stdin: stdin, out: out, errw: errw, tty: tty}
 	s.ui = newAsker(stdin, errw, o.model, !isTerminal(stdin))
 	s.ui.tui = tty && !o.plain
 	if sw, ok := errw.(*syncWriter); ok && s.ui.tui {
-		s.ui.tuiOut = sw.w // the terminal itself: huh reads its size and colours
+		s.ui.tuiOut = sw.raw // the terminal itself: huh reads its size and colours (and gets sanitized strings)
 	}
 	if err := s.setRoots(); err != nil {
 		return err
@@ -329,6 +354,7 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 			return err
 		}
 		s.target = t
+		s.commandFrom = o.commandFrom()
 	}
 	for _, n := range o.notes {
 		fmt.Fprintln(errw, "roundtrip:", n)
@@ -346,7 +372,7 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 	defer cancel(nil)
 	s.ui.onInterrupt = func() { cancel(errInterruptedKey) }
 	s.ctx = ctx
-	err = cmd.run(s)
+	err = urlRequired(cmd.run(s))
 	if errors.Is(context.Cause(ctx), errInterruptedKey) {
 		return errInterruptedKey
 	}
@@ -376,6 +402,8 @@ func registerCommandFlags(name string, fs *flag.FlagSet, o *options) {
 	switch name {
 	case "call":
 		fs.BoolVar(&o.noValidate, "no-validate", false, "do not read the tool's input schema to check and type the arguments")
+	case "get":
+		fs.BoolVar(&o.noValidate, "no-validate", false, "do not read prompts/list to check the prompt's required arguments")
 	case "listen":
 		fs.BoolVar(&o.listen.tools, "tools", false, "listen to notifications/tools/list_changed")
 		fs.BoolVar(&o.listen.prompts, "prompts", false, "listen to notifications/prompts/list_changed")
@@ -437,6 +465,7 @@ Common flags (accepted by every command, before or after it; help flags):
   --url URL  --cmd COMMAND  --server NAME  --config FILE  -e KEY=VAL  --cwd DIR
   -H 'Name: value'  --legacy  --sse  --protocol-version V  --timeout D  --json
   --root PATH|URI  --log-level L  --model NAME  --quiet  --max-rounds N
+  --allow-command (run a project file's or saved call's command without asking)
   --oauth  --oauth-redirect URL  --oauth-token-file FILE  --oauth-browser
   --oauth-issuer ISSUER --oauth-client-id ID [--oauth-client-secret SECRET]
 
@@ -488,9 +517,10 @@ var helpTopics = map[string]func(io.Writer){
 const envHelp = `Environment:
   ROUNDTRIP_URL     the server's URL when no server is given
   ROUNDTRIP_SERVER  a server NAME of the config file when no server is given
-  ROUNDTRIP_CONFIG  the config file (default: ./.mcp.json, then
-                    roundtrip/config.json in the user config directory)
-  ROUNDTRIP_TOKEN   a bearer token for HTTP servers (no -H Authorization, no --oauth)
+  ROUNDTRIP_CONFIG  the config file (default: roundtrip/config.json in the user
+                    config directory, merged with ./.mcp.json)
+  ROUNDTRIP_TOKEN   a bearer token for HTTP servers (no -H Authorization, no --oauth;
+                    never sent to a server of a project file)
   ROUNDTRIP_JSON    1: as --json
   ROUNDTRIP_OAUTH_CLIENT_SECRET  the secret of --oauth-client-id
   OTEL_*            OpenTelemetry export (traces of each run)
@@ -622,6 +652,9 @@ func (s *session) connect() (*mcp.Client, error) {
 		if o.oauth.enabled {
 			return nil, usagef("--oauth applies to HTTP servers only")
 		}
+		if err := s.allowCommand(); err != nil {
+			return nil, err
+		}
 		cmd := exec.Command(s.target.Command[0], s.target.Command[1:]...)
 		cmd.Dir = s.target.Dir
 		var env []string
@@ -671,8 +704,9 @@ func isTerminal(r any) bool {
 // syncWriter serialises writes: results, prompts, progress and log
 // messages may come from several goroutines.
 type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu  sync.Mutex
+	w   io.Writer
+	raw io.Writer // the stream under w's sanitizing, for the terminal forms
 }
 
 func (w *syncWriter) Write(p []byte) (int, error) {

@@ -22,7 +22,7 @@ func cmdDiscover(s *session) error {
 	}
 	d, err := c.Discover(s.ctx)
 	if err != nil {
-		return fmt.Errorf("server/discover: %w", err)
+		return withMethod("server/discover", err)
 	}
 	version := c.ProtocolVersion()
 	var info mcp.Implementation
@@ -161,7 +161,7 @@ func cmdTools(s *session) error {
 	}
 	tools, err := collect(c.Tools(s.ctx))
 	if err != nil {
-		return fmt.Errorf("tools/list: %w", err)
+		return withMethod("tools/list", err)
 	}
 	if s.opts.json {
 		return printJSON(s.out, map[string]any{"tools": nonNil(tools)})
@@ -182,7 +182,7 @@ func cmdPrompts(s *session) error {
 	}
 	prompts, err := collect(c.Prompts(s.ctx))
 	if err != nil {
-		return fmt.Errorf("prompts/list: %w", err)
+		return withMethod("prompts/list", err)
 	}
 	if s.opts.json {
 		return printJSON(s.out, map[string]any{"prompts": nonNil(prompts)})
@@ -217,7 +217,7 @@ func cmdResources(s *session) error {
 	}
 	rs, err := collect(c.Resources(s.ctx))
 	if err != nil {
-		return fmt.Errorf("resources/list: %w", err)
+		return withMethod("resources/list", err)
 	}
 	if s.opts.json {
 		return printJSON(s.out, map[string]any{"resources": nonNil(rs)})
@@ -245,7 +245,7 @@ func cmdTemplates(s *session) error {
 	}
 	ts, err := collect(c.ResourceTemplates(s.ctx))
 	if err != nil {
-		return fmt.Errorf("resources/templates/list: %w", err)
+		return withMethod("resources/templates/list", err)
 	}
 	if s.opts.json {
 		return printJSON(s.out, map[string]any{"resourceTemplates": nonNil(ts)})
@@ -319,7 +319,7 @@ func findTool(s *session, c *mcp.Client, name string) (*mcp.Tool, error) {
 	defer done()
 	for t, err := range c.Tools(ctx) {
 		if err != nil {
-			return nil, fmt.Errorf("tools/list (to check the arguments; --no-validate skips it): %w", withCause(ctx, err))
+			return nil, fmt.Errorf("checking the arguments (--no-validate skips it): %w", withMethod("tools/list", withCause(ctx, err)))
 		}
 		if t.Name == name {
 			return t, nil
@@ -340,9 +340,51 @@ func cmdGet(s *session) error {
 	if err != nil {
 		return err
 	}
+	if !s.opts.noValidate {
+		p, err := findPrompt(s, c, s.args[0])
+		if err != nil {
+			return err
+		}
+		var missing []string
+		for _, a := range p.Arguments {
+			if _, ok := args[a.Name]; a.Required && !ok {
+				missing = append(missing, fmt.Sprintf("%q", a.Name))
+			}
+		}
+		if len(missing) > 0 {
+			return usagef("prompt %q needs the argument(s) %s (give NAME=VALUE)", s.args[0], strings.Join(missing, ", "))
+		}
+	}
 	return s.carry(func(ctx context.Context, o *mcp.CallOptions) (any, error) {
 		return c.GetPrompt(ctx, s.args[0], args, o)
 	})
+}
+
+// findPrompt reads prompts/list for the prompt's arguments.
+func findPrompt(s *session, c *mcp.Client, name string) (*mcp.Prompt, error) {
+	var names []string
+	ctx, done := s.roundContext()
+	defer done()
+	for p, err := range c.Prompts(ctx) {
+		if err != nil {
+			return nil, fmt.Errorf("checking the arguments (--no-validate skips it): %w", withMethod("prompts/list", withCause(ctx, err)))
+		}
+		if p.Name == name {
+			return p, nil
+		}
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	return nil, withHint(usagef("the server has no prompt %q (it has: %s)", name, strings.Join(names, ", ")), didYouMean(name, names))
+}
+
+// withMethod names the method in err unless err names it already (the
+// library's errors do: "mcp: tools/list: ...").
+func withMethod(method string, err error) error {
+	if err == nil || strings.Contains(err.Error(), method+": ") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", method, err)
 }
 
 func cmdRead(s *session) error {
@@ -477,6 +519,9 @@ type savedCall struct {
 	ProtocolVersion string           `json:"protocolVersion,omitempty"`
 	SavedAt         time.Time        `json:"savedAt"`
 	Call            *mcp.PendingCall `json:"call"`
+	// Roots are the call's --root flags: a later round that asks for the
+	// roots gets the same ones.
+	Roots []mcp.Root `json:"roots,omitempty"`
 	// Finished is set when resume completed the call: the file is kept
 	// (with the result) but never sent again.
 	Finished   bool            `json:"finished,omitempty"`
@@ -488,7 +533,7 @@ const savedFormat = "roundtrip-pending-call/v1"
 
 func (s *session) savePending(p *mcp.PendingCall) error {
 	b, err := json.MarshalIndent(savedCall{Format: savedFormat, Target: s.target, ProtocolVersion: s.client.ProtocolVersion(),
-		SavedAt: time.Now().UTC().Truncate(time.Second), Call: p}, "", "  ")
+		SavedAt: time.Now().UTC().Truncate(time.Second), Call: p, Roots: s.ui.roots}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding the pending call: %w", err)
 	}
@@ -590,11 +635,21 @@ func cmdResume(s *session) error {
 		if s.target, err = s.opts.target(); err != nil {
 			return err
 		}
+		s.commandFrom = s.opts.commandFrom()
 	} else {
 		s.target = saved.Target
 		if s.target.URL == "" && len(s.target.Command) == 0 {
 			return usagef("%s names no server: give --url, --cmd or -- COMMAND", s.args[0])
 		}
+		if len(s.target.Command) > 0 {
+			// Anyone could have written the file: its command runs
+			// only when the user agrees.
+			s.commandFrom = "the saved call " + s.args[0]
+		}
+	}
+	if len(s.opts.roots) == 0 && len(saved.Roots) > 0 {
+		// The call's roots are those it was started with.
+		s.ui.roots = saved.Roots
 	}
 	if s.opts.pinned == "" && !s.opts.legacy && saved.ProtocolVersion != "" {
 		// The state was minted in this version: resume in it.
@@ -684,7 +739,7 @@ func cmdListen(s *session) error {
 				Method string          `json:"method"`
 				Params json.RawMessage `json:"params,omitempty"`
 			}{ln.Method, ln.Params})
-			fmt.Fprintln(s.out, string(b))
+			s.out.Write(append(jsonText(b), '\n'))
 		} else if ln.URI != "" {
 			fmt.Fprintf(s.out, "%s %s\n", ln.Method, ln.URI)
 		} else {
@@ -736,37 +791,43 @@ func cmdServers(s *session) error {
 		Cwd     string   `json:"cwd,omitempty"`
 		SSE     bool     `json:"sse,omitempty"`
 		Error   string   `json:"error,omitempty"`
+		Source  string   `json:"source"`            // the file that defines it
+		Project bool     `json:"project,omitempty"` // a project file: its command runs only when allowed
 	}
 	var rows []row
 	for _, name := range cfg.names() {
-		e, _ := cfg.lookup(name)
-		r, err := e.resolve(name)
+		o := cfg.origin[name]
+		r, err := cfg.resolve(name)
 		if err != nil {
-			rows = append(rows, row{Name: name, Error: err.Error()})
+			rows = append(rows, row{Name: name, Error: err.Error(), Source: o.path, Project: o.project})
 			continue
 		}
-		rows = append(rows, row{Name: name, URL: r.target.URL, Command: r.target.Command, Cwd: r.target.Dir, SSE: r.sse})
+		rows = append(rows, row{Name: name, URL: r.target.URL, Command: r.target.Command, Cwd: r.target.Dir, SSE: r.sse, Source: o.path, Project: o.project})
 	}
 	if s.opts.json {
 		return printJSON(s.out, map[string]any{"config": cfg.path, "servers": rows})
 	}
 	fmt.Fprintf(s.errw, "(from %s)\n", cfg.path)
 	for _, r := range rows {
+		from := "  [" + r.Source + "]"
+		if r.Project {
+			from = "  [" + r.Source + ", a project file: asks before running a command]"
+		}
 		switch {
 		case r.Error != "":
-			fmt.Fprintf(s.out, "%s  (unusable: %s)\n", r.Name, r.Error)
+			fmt.Fprintf(s.out, "%s  (unusable: %s)%s\n", r.Name, r.Error, from)
 		case r.URL != "":
 			kind := "http"
 			if r.SSE {
 				kind = "sse"
 			}
-			fmt.Fprintf(s.out, "%s  %s %s\n", r.Name, kind, r.URL)
+			fmt.Fprintf(s.out, "%s  %s %s%s\n", r.Name, kind, r.URL, from)
 		default:
 			line := fmt.Sprintf("%s  stdio %s", r.Name, strings.Join(r.Command, " "))
 			if r.Cwd != "" {
 				line += "  (in " + r.Cwd + ")"
 			}
-			fmt.Fprintln(s.out, line)
+			fmt.Fprintln(s.out, line+from)
 		}
 	}
 	return nil

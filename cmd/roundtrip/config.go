@@ -70,18 +70,41 @@ func (h *headerList) UnmarshalJSON(b []byte) error {
 // configFile is the file: "mcpServers" (Claude Desktop, Claude Code's
 // .mcp.json, Cursor, Windsurf, Gemini CLI, ...), or "servers" (VS Code's
 // mcp.json), or "mcp": {"servers": ...} (VS Code's settings.json).
+// "projectVariables", read from the user's own config only, names the
+// environment variables a project file's ${VAR} may expand to.
 type configFile struct {
 	MCPServers map[string]serverEntry `json:"mcpServers"`
 	Servers    map[string]serverEntry `json:"servers"`
 	MCP        *struct {
 		Servers map[string]serverEntry `json:"servers"`
 	} `json:"mcp"`
+	ProjectVariables []string `json:"projectVariables"`
 }
 
-// loadedConfig is a parsed config file.
+// loadedConfig is the servers of the config files read: the user's own
+// (--config, $ROUNDTRIP_CONFIG, or roundtrip/config.json in the user
+// configuration directory) and a project's ./.mcp.json, merged with the
+// user's own winning.
 type loadedConfig struct {
-	path    string
+	path    string // the files read, for messages
 	servers map[string]serverEntry
+	origin  map[string]origin
+	// projectVars are the variables a project file may expand (the
+	// user's own config's "projectVariables").
+	projectVars []string
+}
+
+// origin is where a server definition came from.
+type origin struct {
+	path    string
+	project bool // a project file (./.mcp.json): not the user's own
+}
+
+func (o origin) String() string {
+	if o.project {
+		return o.path + " (a project file)"
+	}
+	return o.path
 }
 
 func (c *loadedConfig) names() []string {
@@ -96,65 +119,129 @@ func (c *loadedConfig) names() []string {
 	return names
 }
 
-// configCandidates are the files searched, in order, when neither
-// --config nor $ROUNDTRIP_CONFIG is given: ./.mcp.json (a project's
-// servers), then roundtrip/config.json in the user configuration
-// directory ($XDG_CONFIG_HOME or ~/.config on Linux).
-func configCandidates() []string {
-	c := []string{".mcp.json"}
+// projectConfig is the project file: ./.mcp.json in the current
+// directory (Claude Code's project servers). It is not the user's own:
+// its servers never shadow the user's, its ${VAR}s expand only to the
+// variables the user's own config names, and a command it defines runs
+// only when the user agrees (consent.go).
+const projectConfig = ".mcp.json"
+
+// userConfig is the user's own config file: roundtrip/config.json in the
+// user configuration directory ($XDG_CONFIG_HOME or ~/.config on Linux);
+// "" when there is no such directory.
+func userConfig() string {
 	if dir, err := os.UserConfigDir(); err == nil {
-		c = append(c, filepath.Join(dir, "roundtrip", "config.json"))
+		return filepath.Join(dir, "roundtrip", "config.json")
 	}
-	return c
+	return ""
 }
 
-// loadConfig reads the config file: explicit (--config or
-// $ROUNDTRIP_CONFIG; it must exist) or the first candidate that exists
-// (nil, nil when none does).
+// configCandidates are the files read, merged, when neither --config nor
+// $ROUNDTRIP_CONFIG is given: the user's own, then ./.mcp.json.
+func configCandidates() []string {
+	var c []string
+	if u := userConfig(); u != "" {
+		c = append(c, u)
+	}
+	return append(c, projectConfig)
+}
+
+// loadConfig reads the config: explicit (--config or $ROUNDTRIP_CONFIG;
+// it must exist, and it is the user's own), or else the user's own file
+// and the project's ./.mcp.json, merged with the user's own servers
+// winning (nil, nil when neither exists).
 func loadConfig(explicit string) (*loadedConfig, error) {
 	if explicit == "" {
 		explicit = os.Getenv(envConfig)
 	}
-	paths := []string{explicit}
-	if explicit == "" {
-		paths = configCandidates()
-	}
-	for _, p := range paths {
+	c := &loadedConfig{servers: map[string]serverEntry{}, origin: map[string]origin{}}
+	var read []string
+	add := func(p string, project, mustExist bool) error {
 		b, err := os.ReadFile(p)
-		if errors.Is(err, fs.ErrNotExist) && explicit == "" {
-			continue
+		if errors.Is(err, fs.ErrNotExist) && !mustExist {
+			return nil
 		}
 		if err != nil {
-			return nil, usagef("config: %v", err)
+			return usagef("config: %v", err)
 		}
-		c, err := parseConfig(b)
+		f, err := parseConfigFile(b)
 		if err != nil {
-			return nil, usagef("config %s: %v", p, err)
+			return usagef("config %s: %v", p, err)
 		}
-		c.path = p
-		return c, nil
+		servers := f.servers()
+		if !project {
+			c.projectVars = f.ProjectVariables
+		}
+		if len(servers) == 0 && (project || len(f.ProjectVariables) == 0) {
+			return usagef("config %s: %v", p, errNoServers)
+		}
+		read = append(read, p)
+		for k, v := range servers {
+			if _, mine := c.servers[k]; mine {
+				continue // the user's own definition wins
+			}
+			c.servers[k], c.origin[k] = v, origin{path: p, project: project}
+		}
+		return nil
 	}
-	return nil, nil
+	if explicit != "" {
+		if err := add(explicit, false, true); err != nil {
+			return nil, err
+		}
+	} else {
+		if u := userConfig(); u != "" {
+			if err := add(u, false, false); err != nil {
+				return nil, err
+			}
+		}
+		if err := add(projectConfig, true, false); err != nil {
+			return nil, err
+		}
+	}
+	if len(read) == 0 {
+		return nil, nil
+	}
+	c.path = strings.Join(read, " and ")
+	return c, nil
 }
 
-func parseConfig(b []byte) (*loadedConfig, error) {
+var errNoServers = errors.New(`no servers: expected {"mcpServers": {"NAME": {...}}} (or VS Code's "servers")`)
+
+func parseConfigFile(b []byte) (*configFile, error) {
 	var f configFile
 	if err := json.Unmarshal(stripJSONComments(b), &f); err != nil {
 		return nil, err
 	}
-	c := &loadedConfig{servers: map[string]serverEntry{}}
-	for _, m := range []map[string]serverEntry{f.MCPServers, f.Servers} {
-		for k, v := range m {
-			c.servers[k] = v
+	return &f, nil
+}
+
+// servers merges the file's three server maps.
+func (f *configFile) servers() map[string]serverEntry {
+	if f == nil {
+		return nil
+	}
+	m := map[string]serverEntry{}
+	for _, s := range []map[string]serverEntry{f.MCPServers, f.Servers} {
+		for k, v := range s {
+			m[k] = v
 		}
 	}
 	if f.MCP != nil {
 		for k, v := range f.MCP.Servers {
-			c.servers[k] = v
+			m[k] = v
 		}
 	}
+	return m
+}
+
+func parseConfig(b []byte) (*loadedConfig, error) {
+	f, err := parseConfigFile(b)
+	if err != nil {
+		return nil, err
+	}
+	c := &loadedConfig{servers: f.servers()}
 	if len(c.servers) == 0 {
-		return nil, errors.New(`no servers: expected {"mcpServers": {"NAME": {...}}} (or VS Code's "servers")`)
+		return nil, errNoServers
 	}
 	return c, nil
 }
@@ -203,16 +290,31 @@ var trailingCommas = regexp.MustCompile(`,(\s*[}\]])`)
 // varPattern matches ${NAME}, ${env:NAME} and ${NAME:-default}.
 var varPattern = regexp.MustCompile(`\$\{(env:)?([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-// expandVars replaces ${NAME}, ${env:NAME} (VS Code) and
-// ${NAME:-default} with the environment's values; ${workspaceFolder}
-// is the current directory. Anything else (${input:...}) is left as is.
-func expandVars(s string) string {
+// expander expands ${NAME}, ${env:NAME} (VS Code) and ${NAME:-default}
+// with the environment's values; ${workspaceFolder} is the current
+// directory. Anything else (${input:...}) is left as is. In a project
+// file (project set) only the variables the user's own config names in
+// "projectVariables" expand: any other is left as it is and recorded in
+// refused, and resolve refuses the server.
+type expander struct {
+	project bool
+	allowed []string
+	refused []string
+}
+
+func (x *expander) expand(s string) string {
 	return varPattern.ReplaceAllStringFunc(s, func(m string) string {
 		g := varPattern.FindStringSubmatch(m)
 		if g[1] == "" && g[2] == "workspaceFolder" && g[3] == "" {
 			if wd, err := os.Getwd(); err == nil {
 				return wd
 			}
+		}
+		if x != nil && x.project && !slices.Contains(x.allowed, g[2]) {
+			if !slices.Contains(x.refused, g[2]) {
+				x.refused = append(x.refused, g[2])
+			}
+			return m
 		}
 		v, ok := os.LookupEnv(g[2])
 		if g[3] != "" && v == "" {
@@ -232,10 +334,16 @@ type resolved struct {
 	unset   []string // env members set to null
 	headers map[string]string
 	sse     bool
+	origin  origin // the file that defined it
 }
 
-// resolve turns the entry name into a target.
-func (e serverEntry) resolve(name string) (*resolved, error) {
+// resolve turns the entry name into a target, expanding every variable
+// (the user's own config).
+func (e serverEntry) resolve(name string) (*resolved, error) { return e.resolveWith(name, nil) }
+
+// resolveWith is resolve with the variables x allows (nil: all).
+func (e serverEntry) resolveWith(name string, x *expander) (*resolved, error) {
+	expandVars := x.expand
 	kind := strings.ToLower(cmpOr(e.Type, e.Transport))
 	u := expandVars(cmpOr(e.URL, e.ServerURL, e.HTTPURL))
 	r := &resolved{}
@@ -269,6 +377,9 @@ func (e serverEntry) resolve(name string) (*resolved, error) {
 			}
 		}
 	case u != "" && (kind == "" || kind == "http" || kind == "streamable-http" || kind == "streamablehttp" || kind == "sse" || kind == "remote"):
+		if x != nil && len(x.refused) > 0 {
+			break // refused below, before the URL is looked at
+		}
 		fixed, _, ok := normalizeURL(u)
 		if !ok {
 			return nil, usagef("server %q: url %q is not an http(s) URL", name, u)
@@ -282,6 +393,31 @@ func (e serverEntry) resolve(name string) (*resolved, error) {
 	default:
 		return nil, usagef("server %q: neither a command (stdio) nor a url (http, sse) of a type this client speaks (type %q)", name, e.Type)
 	}
+	if x != nil && len(x.refused) > 0 {
+		vars := make([]string, len(x.refused))
+		for i, v := range x.refused {
+			vars[i] = "${" + v + "}"
+		}
+		return nil, usagef("server %q comes from a project file, whose variables are not expanded: it uses %s; define the server in your own config (%s), or name the variables there: {\"projectVariables\": [\"%s\"]}",
+			name, strings.Join(vars, ", "), cmpOr(userConfig(), "roundtrip/config.json in the user config directory"), strings.Join(x.refused, `", "`))
+	}
+	return r, nil
+}
+
+// resolve resolves the server name of the config, with the variables its
+// file may expand.
+func (c *loadedConfig) resolve(name string) (*resolved, error) {
+	e := c.servers[name]
+	var x *expander
+	o := c.origin[name]
+	if o.project {
+		x = &expander{project: true, allowed: c.projectVars}
+	}
+	r, err := e.resolveWith(name, x)
+	if err != nil {
+		return nil, err
+	}
+	r.origin = o
 	return r, nil
 }
 
@@ -331,12 +467,11 @@ func (o *options) serverTarget() (target, error) {
 		}
 		o.cfg = cfg
 	}
-	e, ok := o.cfg.servers[o.server]
-	if !ok {
+	if _, ok := o.cfg.servers[o.server]; !ok {
 		return target{}, withHint(usagef("%s has no server %q (it has: %s)", o.cfg.path, o.server, strings.Join(o.cfg.names(), ", ")),
 			didYouMean(o.server, o.cfg.names()))
 	}
-	r, err := e.resolve(o.server)
+	r, err := o.cfg.resolve(o.server)
 	if err != nil {
 		return target{}, err
 	}
@@ -361,7 +496,9 @@ func (s *session) addHeaders() {
 			set(k, v)
 		}
 	}
-	if tok := os.Getenv(envToken); tok != "" && !o.oauth.enabled {
+	// $ROUNDTRIP_TOKEN is the user's: it never goes to a server a project
+	// file names.
+	if tok := os.Getenv(envToken); tok != "" && !o.oauth.enabled && (o.resolved == nil || !o.resolved.origin.project) {
 		set("Authorization", "Bearer "+tok)
 	}
 }
@@ -373,4 +510,13 @@ func (c *loadedConfig) lookup(name string) (serverEntry, bool) {
 	}
 	e, ok := c.servers[name]
 	return e, ok
+}
+
+// commandFrom names the project file that defined the stdio server the
+// flags chose, "" when the user's own config (or the command line) did.
+func (o *options) commandFrom() string {
+	if o.resolved == nil || !o.resolved.origin.project || len(o.resolved.target.Command) == 0 || o.url != "" || o.cmdLine != "" || len(o.command) > 0 {
+		return ""
+	}
+	return fmt.Sprintf("server %q of the project file %s", o.server, o.resolved.origin.path)
 }

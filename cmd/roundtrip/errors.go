@@ -78,6 +78,58 @@ type startError struct{ err error }
 func (e *startError) Error() string { return e.err.Error() }
 func (e *startError) Unwrap() error { return e.err }
 
+// codeURLElicitationRequired is the URLElicitationRequired error of
+// 2025-11-25 (retired in 2026-07-28, which asks with a url input request
+// instead): the server needs the user to visit URLs before the request
+// can succeed; data.elicitations lists them.
+const codeURLElicitationRequired = -32042
+
+// urlRequiredError is a -32042 answer: the URLs to open, then the same
+// command again. Exit status 1 (code "url_required" with --json).
+type urlRequiredError struct {
+	urls []string
+	msg  string
+	err  *mcp.Error
+}
+
+func (e *urlRequiredError) Error() string { return e.msg }
+func (e *urlRequiredError) Unwrap() error { return e.err }
+
+// urlRequired turns a -32042 error into a urlRequiredError (err as it is
+// otherwise).
+func urlRequired(err error) error {
+	var rpc *mcp.Error
+	if !errors.As(err, &rpc) || rpc.Code != codeURLElicitationRequired {
+		return err
+	}
+	var data struct {
+		Elicitations []struct {
+			Message string `json:"message"`
+			URL     string `json:"url"`
+		} `json:"elicitations"`
+	}
+	_ = json.Unmarshal(rpc.Data, &data)
+	e := &urlRequiredError{err: rpc}
+	var b strings.Builder
+	b.WriteString("the server needs you to open a URL first (URL elicitation, -32042)")
+	for _, el := range data.Elicitations {
+		if el.URL == "" {
+			continue
+		}
+		e.urls = append(e.urls, el.URL)
+		b.WriteString("\n  ")
+		if el.Message != "" {
+			b.WriteString(indentRest(el.Message, "  ") + "\n  ")
+		}
+		b.WriteString(el.URL)
+	}
+	if len(e.urls) == 0 {
+		b.WriteString(", but it named none: " + rpc.Message)
+	}
+	e.msg = b.String()
+	return withHint(e, "open the URL in a browser and finish there, then run the same command again")
+}
+
 // failure is an error classified for the exit status and --json.
 type failure struct {
 	Code    string     `json:"code"`
@@ -85,6 +137,7 @@ type failure struct {
 	Exit    int        `json:"exit"`
 	RPC     *mcp.Error `json:"rpc,omitempty"`
 	Hint    string     `json:"hint,omitempty"`
+	URLs    []string   `json:"urls,omitempty"` // code "url_required": the URLs to open
 }
 
 // isRejectedState reports a JSON-RPC error that is the server's fixed
@@ -118,6 +171,7 @@ func classify(err error, interrupted bool) failure {
 	var oe *auth.OAuthError
 	var to *errTimeout
 	var he *hintedError
+	var ur *urlRequiredError
 	if errors.As(err, &he) {
 		f.Hint = he.hint
 	}
@@ -139,6 +193,8 @@ func classify(err error, interrupted bool) failure {
 		f.Code, f.Exit = "auth", exitAuth
 	case errors.As(err, &oe) || isAny(err, authSentinels):
 		f.Code, f.Exit = "auth", exitAuth
+	case errors.As(err, &ur):
+		f.Code, f.Exit, f.URLs = "url_required", exitFailure, ur.urls
 	case rpc != nil:
 		f.Code, f.Exit = "protocol", exitProtocol
 	case errors.As(err, &to):
@@ -202,5 +258,5 @@ func writeJSONError(w io.Writer, f failure) {
 			Error failure `json:"error"`
 		}{f})
 	}
-	w.Write(append(b, '\n'))
+	w.Write(append(jsonText(b), '\n'))
 }

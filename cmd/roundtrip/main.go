@@ -17,10 +17,20 @@
 // Named servers come from a config file in the mcpServers format other
 // MCP clients use (Claude Desktop, .mcp.json, Cursor, VS Code's
 // "servers"), read unchanged: --config FILE, else $ROUNDTRIP_CONFIG,
-// else ./.mcp.json, else roundtrip/config.json in the user configuration
-// directory. -e KEY=VALUE and --cwd DIR set a stdio server's environment
-// and directory. $ROUNDTRIP_URL and $ROUNDTRIP_SERVER name the server
-// when no flag does; $ROUNDTRIP_TOKEN is sent as a bearer token.
+// else roundtrip/config.json in the user configuration directory merged
+// with the project's ./.mcp.json, the user's own definitions winning. A
+// stdio command from a project file, or from a saved call (resume), runs
+// only when the user agrees: asked in a terminal, refused elsewhere
+// unless --allow-command is given; a project file's ${VAR} expands only
+// for the variables the user's own config lists in "projectVariables".
+// -e KEY=VALUE and --cwd DIR set a stdio server's environment and
+// directory. $ROUNDTRIP_URL and $ROUNDTRIP_SERVER name the server when no
+// flag does; $ROUNDTRIP_TOKEN is sent as a bearer token (not to a server
+// a project file names).
+//
+// What the server sends reaches the terminal with its control characters
+// shown visibly (\x1b, \u009b, \u202e), never raw; --json output is
+// exact JSON, those characters as \u escapes.
 //
 // Commands:
 //
@@ -114,9 +124,20 @@ func sprintf(format string, args ...any) string { return fmt.Sprintf(format, arg
 // user's answers from stdin, prints results on stdout and prompts and
 // diagnostics on stderr, and returns the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	out := &syncWriter{w: stdout}
-	errw := &syncWriter{w: stderr}
-	err := dispatch(ctx, args, stdin, out, errw, isTerminal(stdin) && isTerminal(stderr))
+	return runWith(ctx, args, stdin, stdout, stderr, isTerminal(stdin) && isTerminal(stderr))
+}
+
+// runWith is run with tty, whether stdin and stderr are terminals (the
+// CLI can ask the user), given.
+func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) int {
+	// Nothing reaches the terminal raw (sanitize.go): both streams go
+	// through a termWriter; the terminal forms draw on the raw stderr.
+	tout, terr := &termWriter{w: stdout}, &termWriter{w: stderr}
+	defer tout.Flush()
+	defer terr.Flush()
+	out := &syncWriter{w: tout, raw: stdout}
+	errw := &syncWriter{w: terr, raw: stderr}
+	err := dispatch(ctx, args, stdin, out, errw, tty)
 	if err == nil || errors.Is(err, errHelp) {
 		return exitOK
 	}

@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "run-cli" {
 		os.Exit(mainWith(os.Args[2:])) // the program itself, signals and all
 	}
+	if len(os.Args) > 1 && os.Args[1] == "serve-hostile-stdio" {
+		serveHostileStdio()
+	}
 	if len(os.Args) > 1 && os.Args[1] == "serve-stdio" {
 		srv := testServer()
 		// env: what a stdio server sees of its environment and directory.

@@ -16,7 +16,7 @@ func printJSON(w io.Writer, v any) error {
 	if err != nil {
 		return fmt.Errorf("encoding the result: %w", err)
 	}
-	_, err = fmt.Fprintln(w, string(b))
+	_, err = w.Write(append(jsonText(b), '\n'))
 	return err
 }
 

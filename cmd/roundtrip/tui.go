@@ -59,14 +59,18 @@ func (a *asker) runField(ctx context.Context, fld huh.Field) error {
 // mode would have read it (f.parse takes it). In a text field !decline
 // and !cancel refuse the form, as in the line mode.
 func (a *asker) askFieldTUI(ctx context.Context, f *field) (string, error) {
+	// huh draws these itself, on the raw terminal: the server's text is
+	// sanitized here (the values picked and typed go back unchanged).
 	title := f.name
 	if f.title != "" && f.title != f.name {
 		title += " — " + f.title
 	}
+	title = sanitizeLine(title)
 	desc := f.notes()
 	if f.description != "" {
 		desc += ": " + f.description
 	}
+	desc = sanitize(desc)
 	var err error
 	var line string
 	switch {
@@ -83,10 +87,7 @@ func (a *asker) askFieldTUI(ctx context.Context, f *field) (string, error) {
 			opts = append(opts, huh.NewOption("(leave out)", ""))
 		}
 		for _, c := range f.choices {
-			label := c.value
-			if c.title != "" && c.title != c.value {
-				label = c.title + " (" + c.value + ")"
-			}
+			label := choiceLabel(c)
 			opts = append(opts, huh.NewOption(label, c.value))
 		}
 		if d, ok := f.def.(string); ok {
@@ -96,10 +97,7 @@ func (a *asker) askFieldTUI(ctx context.Context, f *field) (string, error) {
 	case f.typ == "array" && len(f.choices) > 0:
 		opts := make([]huh.Option[string], 0, len(f.choices))
 		for _, c := range f.choices {
-			label := c.value
-			if c.title != "" && c.title != c.value {
-				label = c.title + " (" + c.value + ")"
-			}
+			label := choiceLabel(c)
 			opts = append(opts, huh.NewOption(label, c.value))
 		}
 		var picked []string
@@ -109,7 +107,7 @@ func (a *asker) askFieldTUI(ctx context.Context, f *field) (string, error) {
 		}
 		err = a.runField(ctx, ms.Validate(func(v []string) error {
 			_, _, err := f.parse(strings.Join(v, ","))
-			return err
+			return safeErr(err)
 		}))
 		line = strings.Join(picked, ",")
 	default:
@@ -118,10 +116,10 @@ func (a *asker) askFieldTUI(ctx context.Context, f *field) (string, error) {
 				return nil
 			}
 			_, _, err := f.parse(s)
-			return err
+			return safeErr(err)
 		})
 		if f.def != nil {
-			in = in.Placeholder(displayValue(f.def))
+			in = in.Placeholder(sanitizeLine(displayValue(f.def)))
 		}
 		if f.secret() {
 			in = in.EchoMode(huh.EchoModePassword)
@@ -162,4 +160,23 @@ func (a *asker) replyTUI(ctx context.Context) (string, error) {
 	var text string
 	err := a.runField(ctx, huh.NewText().Title("Reply").Description("an empty reply refuses").Value(&text))
 	return strings.TrimSpace(text), err
+}
+
+// choiceLabel is an enum choice as a terminal form shows it: its title
+// and value, sanitized (the value sent is c.value, unchanged).
+func choiceLabel(c choice) string {
+	label := c.value
+	if c.title != "" && c.title != c.value {
+		label = c.title + " (" + c.value + ")"
+	}
+	return sanitizeLine(label)
+}
+
+// safeErr is a validation error as huh draws it: sanitized (it may quote
+// the server's pattern).
+func safeErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errors.New(sanitizeLine(err.Error()))
 }
