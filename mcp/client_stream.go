@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
@@ -29,7 +30,21 @@ type StreamClientOptions struct {
 	// Logger receives the transport's warnings (dropped lines). Nil
 	// means slog.Default().
 	Logger *slog.Logger
+	// ExitWait and TermWait are the waits of NewCommandTransport's
+	// Close, which shuts the server down in the order the stdio
+	// transport's specification gives: close its standard input, wait
+	// up to ExitWait for it to exit, send SIGTERM, wait up to TermWait,
+	// send SIGKILL. Zero means 1 s each. (Where SIGTERM cannot be sent,
+	// on Windows, SIGKILL follows ExitWait.)
+	ExitWait time.Duration
+	TermWait time.Duration
 }
+
+// Default waits of a command transport's Close.
+const (
+	defaultExitWait = time.Second
+	defaultTermWait = time.Second
+)
 
 // NewStreamClientTransport returns a transport that speaks
 // newline-delimited JSON-RPC (the stdio framing) on rwc, such as the
@@ -57,8 +72,9 @@ func NewStreamClientTransport(rwc io.ReadWriteCloser, opts *StreamClientOptions)
 // to it: requests on its standard input, responses on its standard
 // output. cmd.Stdin and cmd.Stdout must be unset; cmd.Stderr is left as
 // the caller set it (nil discards the server's logs). Close closes the
-// server's standard input, waits up to five seconds for it to exit, and
-// then kills it.
+// server's standard input, waits up to StreamClientOptions.ExitWait for
+// it to exit, then sends it SIGTERM, waits up to TermWait, and then
+// kills it (SIGKILL); it returns once the process has exited.
 func NewCommandTransport(cmd *exec.Cmd, opts *StreamClientOptions) (ClientTransport, error) {
 	if cmd.Stdout != nil {
 		return nil, errors.New("mcp: command transport: cmd.Stdout is already set")
@@ -84,21 +100,50 @@ func NewCommandTransport(cmd *exec.Cmd, opts *StreamClientOptions) (ClientTransp
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
+	exitWait, termWait := defaultExitWait, defaultTermWait
+	if opts != nil {
+		if opts.ExitWait > 0 {
+			exitWait = opts.ExitWait
+		}
+		if opts.TermWait > 0 {
+			termWait = opts.TermWait
+		}
+	}
 	var once sync.Once
 	closeFn := func() error {
 		once.Do(func() {
 			stdin.Close()
-			select {
-			case <-exited:
-			case <-time.After(5 * time.Second):
-				cmd.Process.Kill()
-				<-exited
-			}
+			stopProcess(cmd.Process, exited, exitWait, termWait)
 			stdout.Close()
 		})
 		return nil
 	}
 	return newStreamClientTransport(stdout, stdin, closeFn, opts), nil
+}
+
+// stopProcess ends a server whose standard input was just closed, as
+// the stdio transport's shutdown says: wait up to exitWait for it to
+// exit, then SIGTERM, wait up to termWait, then SIGKILL. It returns once
+// exited is closed.
+func stopProcess(p *os.Process, exited <-chan struct{}, exitWait, termWait time.Duration) {
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-exited:
+			return true
+		case <-t.C:
+			return false
+		}
+	}
+	if wait(exitWait) {
+		return
+	}
+	if p.Signal(syscall.SIGTERM) == nil && wait(termWait) {
+		return
+	}
+	p.Kill()
+	<-exited
 }
 
 type streamClientTransport struct {
@@ -134,6 +179,8 @@ type streamClientTransport struct {
 	interrupted bool
 	session     bool
 	lines       lineReader
+
+	answers answerSlots // bound the answers to the server's requests
 }
 
 type streamCall struct {
@@ -148,7 +195,7 @@ type streamReply struct {
 }
 
 func newStreamClientTransport(r io.Reader, w io.Writer, closeFn func() error, opts *StreamClientOptions) *streamClientTransport {
-	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: DefaultMaxMessageBytes, pending: map[int64]*streamCall{}}
+	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: DefaultMaxMessageBytes, pending: map[int64]*streamCall{}, answers: newAnswerSlots()}
 	t.lines.br = bufio.NewReaderSize(r, 64<<10)
 	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Time{}) == nil {
 		t.deadline = d.SetReadDeadline
@@ -489,8 +536,9 @@ func (t *streamClientTransport) dispatch(line []byte) {
 }
 
 // serve answers a request of the server (a legacy session's
-// elicitation/create, sampling/createMessage, roots/list or ping) on its
-// own goroutine, so that reading goes on while a handler runs.
+// elicitation/create, sampling/createMessage, roots/list or ping) on a
+// goroutine of its own, so that reading goes on while a handler runs;
+// at most maxConcurrentAnswers at once (client_answers.go).
 func (t *streamClientTransport) serve(msg jsonrpc.Message) {
 	t.mu.Lock()
 	h := t.hooks
@@ -498,14 +546,23 @@ func (t *streamClientTransport) serve(msg jsonrpc.Message) {
 	if h == nil || h.serve == nil {
 		return
 	}
+	if msg.ID.IsZero() {
+		return
+	}
 	params := bytes.Clone(msg.Params)
-	go func() {
-		if resp := h.serve(t.ctx, msg.ID, msg.Method, params); resp != nil {
-			if err := t.write(t.ctx, 0, resp); err != nil && t.ctx.Err() == nil {
-				t.log.Warn("mcp: client: could not answer the server's request", "method", msg.Method, "err", err)
-			}
+	send := func(resp []byte) {
+		if err := t.write(t.ctx, 0, resp); err != nil && t.ctx.Err() == nil {
+			t.log.Warn("mcp: client: could not answer the server's request", "method", msg.Method, "err", err)
 		}
-	}()
+	}
+	ok := t.answers.run(func() {
+		if resp := h.serve(t.ctx, msg.ID, msg.Method, params); resp != nil {
+			send(resp)
+		}
+	}, func() { send(busyResponse(msg.ID)) })
+	if !ok {
+		t.log.Warn("mcp: client: dropped a request of the server: too many in flight", "method", msg.Method)
+	}
 }
 
 func (t *streamClientTransport) route(method string, params []byte) {
