@@ -227,6 +227,7 @@ type Client struct {
 	ids        atomic.Int64
 	headers    bool // the transport mirrors params into HTTP headers
 	memory     bool // the transport is the in-memory pair
+	bounds     bool // the transport is a boundingTransport
 	closeOnce  sync.Once
 	handler    ClientHandler // the middleware chain; nil without middleware
 
@@ -290,6 +291,7 @@ func NewClient(t ClientTransport, opts *ClientOptions) *Client {
 	c.cache = newClientCache(c.opts.Cache, t)
 	c.headers = t.mirrorsHeaders()
 	c.memory = t.inMemory()
+	_, c.bounds = t.(boundingTransport)
 	if len(c.opts.Middleware) > 0 {
 		c.opts.Middleware = slices.Clone(c.opts.Middleware)
 		c.handler = c.chainClient(c.opts.Middleware)
@@ -466,15 +468,21 @@ func (c *Client) doModern(ctx context.Context, era *clientEra, l *wireRequest) (
 
 func (c *Client) send(ctx context.Context, era *clientEra, l *wireRequest) ([]byte, error) {
 	if d := c.timeout(ctx, l); d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
+		if c.bounds && ctx.Done() == nil {
+			// The transport bounds it, without a context that can end.
+			l.timeout = d
+		} else {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, d)
+			defer cancel()
+		}
 	}
 	l.id = c.ids.Add(1)
 	l.era = era
 	bp := bodyPool.Get().(*[]byte)
 	l.body = era.appendBody((*bp)[:0], era, l.id, l)
 	res, err := c.t.roundTrip(ctx, l)
+	l.timeout = 0
 	if c.t.releasesBody() && cap(l.body) <= 64<<10 {
 		*bp = l.body
 		bodyPool.Put(bp)
