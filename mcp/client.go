@@ -125,6 +125,14 @@ type ClientOptions struct {
 	// (MaxRounds+1)-th input_required result fails the call with a
 	// *RoundsExceededError. Zero means 10; negative means no bound.
 	MaxRounds int
+	// MaxInputRequests bounds the input requests of one input_required
+	// round: a round asking more fails the call with an
+	// *InvalidResponseError matching ErrTooManyInputRequests before any
+	// handler runs (with a sampling handler, each would be a model call)
+	// or a retry is sent, in Manual mode too. Zero means 64; negative
+	// means no bound. (A task's input_required status is bounded by
+	// ClientTaskOptions.MaxInputRequests.)
+	MaxInputRequests int
 	// LegRetries bounds how often one leg of a call is sent again when
 	// it may succeed on a retry: the server answered
 	// ErrTemporarilyUnavailable (its single-use store is down, or the
@@ -141,6 +149,20 @@ type ClientOptions struct {
 	// RequestTimeout, when positive, bounds each request (each leg of a
 	// multi round-trip call separately, not the time spent in handlers).
 	RequestTimeout time.Duration
+	// DefaultTimeout bounds each request whose context has no deadline
+	// when RequestTimeout is not set, so that a server that never
+	// answers cannot hold a call for ever: each leg of a call (on a
+	// 2025-11-25 session that includes the time the handlers take to
+	// answer the live requests that arrive while the leg is open), each
+	// page of a list, discover, the handshake, each tasks/get of a task
+	// being followed. Listen and the session's GET stream are not
+	// bounded (a subscription lasts as long as its context), nor are the
+	// time between legs (a modern round's handlers) and a task as a
+	// whole. A context with a deadline, even a later one, is used as it
+	// is. The in-memory pair, whose server is the program's own, gets no
+	// default (its calls keep the allocation-free path of a context that
+	// cannot end). Zero means 10 minutes; negative means no default.
+	DefaultTimeout time.Duration
 
 	// LogLevel, when set, asks servers for notifications/message at this
 	// level and above (_meta logLevel; logging/setLevel after the
@@ -204,6 +226,8 @@ type Client struct {
 	initErr    error                     // set when the options cannot work (unknown pin)
 	ids        atomic.Int64
 	headers    bool // the transport mirrors params into HTTP headers
+	memory     bool // the transport is the in-memory pair
+	bounds     bool // the transport is a boundingTransport
 	closeOnce  sync.Once
 	handler    ClientHandler // the middleware chain; nil without middleware
 
@@ -255,6 +279,9 @@ func NewClient(t ClientTransport, opts *ClientOptions) *Client {
 	if c.opts.MaxRounds == 0 {
 		c.opts.MaxRounds = 10
 	}
+	if c.opts.MaxInputRequests == 0 {
+		c.opts.MaxInputRequests = defaultMaxInputRequests
+	}
 	c.log = c.opts.Logger
 	if c.log == nil {
 		c.log = slog.Default()
@@ -263,6 +290,8 @@ func NewClient(t ClientTransport, opts *ClientOptions) *Client {
 	c.now = time.Now
 	c.cache = newClientCache(c.opts.Cache, t)
 	c.headers = t.mirrorsHeaders()
+	c.memory = t.inMemory()
+	_, c.bounds = t.(boundingTransport)
 	if len(c.opts.Middleware) > 0 {
 		c.opts.Middleware = slices.Clone(c.opts.Middleware)
 		c.handler = c.chainClient(c.opts.Middleware)
@@ -438,22 +467,50 @@ func (c *Client) doModern(ctx context.Context, era *clientEra, l *wireRequest) (
 }
 
 func (c *Client) send(ctx context.Context, era *clientEra, l *wireRequest) ([]byte, error) {
-	if c.opts.RequestTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.opts.RequestTimeout)
-		defer cancel()
+	if d := c.timeout(ctx, l); d > 0 {
+		if c.bounds && ctx.Done() == nil {
+			// The transport bounds it, without a context that can end.
+			l.timeout = d
+		} else {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, d)
+			defer cancel()
+		}
 	}
 	l.id = c.ids.Add(1)
 	l.era = era
 	bp := bodyPool.Get().(*[]byte)
 	l.body = era.appendBody((*bp)[:0], era, l.id, l)
 	res, err := c.t.roundTrip(ctx, l)
+	l.timeout = 0
 	if c.t.releasesBody() && cap(l.body) <= 64<<10 {
 		*bp = l.body
 		bodyPool.Put(bp)
 	}
 	l.body = nil
 	return res, err
+}
+
+// defaultCallTimeout is ClientOptions.DefaultTimeout's default.
+const defaultCallTimeout = 10 * time.Minute
+
+// timeout is the bound send puts on request l: RequestTimeout, else
+// DefaultTimeout when ctx has no deadline, l is not a listen stream and
+// the transport is not the in-memory pair; 0 for none.
+func (c *Client) timeout(ctx context.Context, l *wireRequest) time.Duration {
+	if c.opts.RequestTimeout > 0 {
+		return c.opts.RequestTimeout
+	}
+	if c.opts.DefaultTimeout < 0 || l.method == MethodSubscriptionsListen || c.memory {
+		return 0
+	}
+	if _, ok := ctx.Deadline(); ok {
+		return 0
+	}
+	if c.opts.DefaultTimeout > 0 {
+		return c.opts.DefaultTimeout
+	}
+	return defaultCallTimeout
 }
 
 // negotiate picks the version to retry with after a -32022 error.

@@ -50,35 +50,39 @@ func BenchmarkClientTwoLegCallServer(b *testing.B) {
 // for a first leg (no inputResponses) when set, complete otherwise.
 func cannedServer(b testing.TB, irr, complete string) *Client {
 	ce, se := NewInMemoryTransports()
-	go func() {
-		br := bufio.NewReaderSize(se, 64<<10)
-		out := make([]byte, 0, 4096)
-		idKey := []byte(`"id":`)
-		retry := []byte(`"inputResponses"`)
-		for {
-			line, err := br.ReadSlice('\n')
-			if err != nil {
-				return
-			}
-			i := bytes.Index(line, idKey) + len(idKey)
-			j := i + bytes.IndexByte(line[i:], ',')
-			res := complete
-			if irr != "" && !bytes.Contains(line, retry) {
-				res = irr
-			}
-			out = append(out[:0], `{"jsonrpc":"2.0","id":`...)
-			out = append(out, line[i:j]...)
-			out = append(out, `,"result":`...)
-			out = append(out, res...)
-			out = append(out, "}\n"...)
-			if _, err := se.Write(out); err != nil {
-				return
-			}
-		}
-	}()
+	go serveCanned(se, se, irr, complete)
 	c := NewClient(NewStreamClientTransport(ce, nil), &ClientOptions{Elicitation: benchElicit})
 	b.Cleanup(func() { c.Close(); se.Close() })
 	return c
+}
+
+// serveCanned answers each request line read from r with complete (irr
+// first, when set, until the request carries inputResponses) on w.
+func serveCanned(r io.Reader, w io.Writer, irr, complete string) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	out := make([]byte, 0, 4096)
+	idKey := []byte(`"id":`)
+	retry := []byte(`"inputResponses"`)
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return
+		}
+		i := bytes.Index(line, idKey) + len(idKey)
+		j := i + bytes.IndexByte(line[i:], ',')
+		res := complete
+		if irr != "" && !bytes.Contains(line, retry) {
+			res = irr
+		}
+		out = append(out[:0], `{"jsonrpc":"2.0","id":`...)
+		out = append(out, line[i:j]...)
+		out = append(out, `,"result":`...)
+		out = append(out, res...)
+		out = append(out, "}\n"...)
+		if _, err := w.Write(out); err != nil {
+			return
+		}
+	}
 }
 
 const (

@@ -45,6 +45,10 @@ var (
 	// ErrUnknownInputRequest: an input request of a method the protocol
 	// does not define.
 	ErrUnknownInputRequest = errors.New("mcp: input request of unknown method")
+	// ErrTooManyInputRequests: an input_required result asking more
+	// input requests in one round than ClientOptions.MaxInputRequests;
+	// no handler ran and no retry was sent.
+	ErrTooManyInputRequests = errors.New("mcp: too many input requests in one round")
 	// ErrMessageTooLarge: a message, body or SSE event over the
 	// transport's MaxMessageBytes.
 	ErrMessageTooLarge = errors.New("mcp: message exceeds the size limit")

@@ -22,8 +22,24 @@ type HTTPClientOptions struct {
 	// HTTPClient sends the requests. Nil means a client with no overall
 	// timeout (bound calls with their context or
 	// ClientOptions.RequestTimeout instead: an SSE response may
-	// legitimately stay open for long).
+	// legitimately stay open for long). The transport sends with a copy
+	// whose CheckRedirect is its own (see FollowRedirects); the client
+	// given is not modified.
 	HTTPClient *http.Client
+	// FollowRedirects lets the transport follow a server's redirects
+	// (3xx with a Location, at most 10 per request). By default every
+	// request it makes (the POSTs, the GET streams, DELETE, the HTTP+SSE
+	// stream and the POSTs to its endpoint) refuses them: the answer is
+	// an error matching ErrRedirect, and nothing is sent to the Location
+	// (a redirect would hand the JSON-RPC body, and take the answer, from
+	// wherever the server points). Even when set, a hop to another origin
+	// (scheme, host and port) than the URL's carries only the MCP headers
+	// the transport sets itself: Header (Authorization, X-Api-Key, ...),
+	// cookies and Mcp-Session-Id stay behind. The CheckRedirect of
+	// HTTPClient, if any, is then asked as well. Credentials a
+	// RoundTripper of HTTPClient adds to every hop (an OAuth transport)
+	// are that RoundTripper's to guard.
+	FollowRedirects bool
 	// Header holds extra headers sent with every request, such as
 	// Authorization. The MCP headers are always set by the transport.
 	Header http.Header
@@ -100,7 +116,7 @@ const getStreamWait = 2 * time.Second
 // the URL and, when it gets that transport's event stream, speaks it
 // instead (see HTTPClientOptions.SSE and NoSSEFallback).
 func NewHTTPClientTransport(url string, opts *HTTPClientOptions) ClientTransport {
-	t := &httpClientTransport{url: url, max: DefaultMaxMessageBytes}
+	t := &httpClientTransport{url: url, max: DefaultMaxMessageBytes, answers: newAnswerSlots()}
 	if opts != nil {
 		t.hc = opts.HTTPClient
 		t.extra = opts.Header
@@ -119,6 +135,7 @@ func NewHTTPClientTransport(url string, opts *HTTPClientOptions) ClientTransport
 	if t.hc == nil {
 		t.hc = &http.Client{}
 	}
+	t.hc = redirectClient(t.hc, opts != nil && opts.FollowRedirects)
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	return t
 }
@@ -137,6 +154,10 @@ type httpClientTransport struct {
 
 	mu         sync.Mutex
 	stopListen context.CancelFunc // the GET stream of the current session
+
+	// answers bound the answers to the server's requests (both
+	// transports).
+	answers answerSlots
 
 	// sse is the HTTP+SSE transport (2024-11-05), spoken when asked for
 	// or after the fallback (client_sse_transport.go).
@@ -588,24 +609,39 @@ func (t *httpClientTransport) event(ctx context.Context, data []byte, r *wireReq
 }
 
 // serve answers a request the server sent on a legacy session's stream,
-// on its own goroutine (reading goes on), by POSTing the response.
+// on a goroutine of its own (reading goes on), by POSTing the response;
+// at most maxConcurrentAnswers at once (client_answers.go).
 func (t *httpClientTransport) serve(ctx context.Context, msg jsonrpc.Message, version, session string) {
 	h := t.hooks
 	if h == nil || h.serve == nil {
 		return
 	}
+	if msg.ID.IsZero() {
+		return
+	}
 	params := bytes.Clone(msg.Params)
-	go func() {
-		resp := h.serve(ctx, msg.ID, msg.Method, params)
-		if resp == nil {
-			return
-		}
+	send := func(resp []byte, wait time.Duration) {
 		// The answer is sent even when the call that carried the request
 		// has ended: the server is waiting for it.
-		actx, cancel := context.WithTimeout(t.ctx, 30*time.Second)
+		actx, cancel := context.WithTimeout(t.ctx, wait)
 		defer cancel()
 		if err := t.post(actx, resp, version, session); err != nil && t.ctx.Err() == nil {
 			h.log.Warn("mcp: client: could not answer the server's request", "method", msg.Method, "err", err)
 		}
-	}()
+	}
+	ok := t.answers.run(func() {
+		if resp := h.serve(ctx, msg.ID, msg.Method, params); resp != nil {
+			send(resp, answerPostTimeout)
+		}
+	}, func() { send(busyResponse(msg.ID), refusalPostTimeout) })
+	if !ok {
+		h.log.Warn("mcp: client: dropped a request of the server: too many in flight", "method", msg.Method)
+	}
 }
+
+// How long the POST of an answer to a server's request, and of a
+// refusal, may take.
+const (
+	answerPostTimeout  = 30 * time.Second
+	refusalPostTimeout = 5 * time.Second
+)

@@ -36,6 +36,9 @@ const (
 // round, so that a round with thousands of requests stays cheap.
 const maxConcurrentInputs = 16
 
+// defaultMaxInputRequests is ClientOptions.MaxInputRequests' default.
+const defaultMaxInputRequests = 64
+
 // CallOptions configure one call of CallTool, GetPrompt, ReadResource or
 // Resume. Nil or the zero value answers input requests automatically.
 type CallOptions struct {
@@ -267,6 +270,9 @@ func (c *Client) loop(ctx context.Context, cc *carrierCall, opts *CallOptions, r
 		ir, err := decodeInputRequired(cc.method, raw)
 		if err != nil {
 			return nil, err
+		}
+		if n := c.opts.MaxInputRequests; n >= 0 && len(ir.keys) > n {
+			return nil, &InvalidResponseError{Method: cc.method, Err: fmt.Errorf("%w: %d in one round, more than ClientOptions.MaxInputRequests (%d)", ErrTooManyInputRequests, len(ir.keys), n)}
 		}
 		if opts.Manual {
 			p := ir.pending(cc)

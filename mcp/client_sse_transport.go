@@ -217,11 +217,12 @@ func (s *httpSSE) open(ctx context.Context) (*sseLink, error) {
 		switch {
 		case err != nil:
 			err = fmt.Errorf("mcp: the endpoint event names no URL: %w", err)
-		case base == nil || !strings.EqualFold(endpoint.Scheme, base.Scheme) || !strings.EqualFold(endpoint.Host, base.Host):
+		case !sameOrigin(endpoint, base):
 			// Messages (and the headers they carry, such as
-			// Authorization) go to the server the user named, never
-			// where a stream says.
-			err = fmt.Errorf("mcp: the endpoint event names %s, of another origin than the stream", endpoint.Redacted())
+			// Authorization) go to the origin the user named, never
+			// where a stream says: an endpoint elsewhere is a redirect
+			// in disguise, refused whatever FollowRedirects says.
+			err = fmt.Errorf("%w: the endpoint event names %s, of another origin than the stream", ErrRedirect, endpoint.Redacted())
 		}
 	}
 	if err != nil {
@@ -357,25 +358,34 @@ func (l *sseLink) route(method string, params []byte) {
 }
 
 // serve answers a request of the server (sampling/createMessage,
-// roots/list, elicitation/create, ping) on its own goroutine, so that
-// reading goes on, by POSTing the response.
+// roots/list, elicitation/create, ping) on a goroutine of its own, so
+// that reading goes on, by POSTing the response; at most
+// maxConcurrentAnswers at once, shared with the transport's Streamable
+// side (client_answers.go).
 func (l *sseLink) serve(msg jsonrpc.Message) {
 	h := l.s.t.hooks
 	if h == nil || h.serve == nil {
 		return
 	}
+	if msg.ID.IsZero() {
+		return
+	}
 	params := bytes.Clone(msg.Params)
-	go func() {
-		resp := h.serve(l.ctx, msg.ID, msg.Method, params)
-		if resp == nil {
-			return
-		}
-		actx, cancel := context.WithTimeout(l.ctx, 30*time.Second)
+	send := func(resp []byte, wait time.Duration) {
+		actx, cancel := context.WithTimeout(l.ctx, wait)
 		defer cancel()
 		if _, err := l.post(actx, resp); err != nil && l.ctx.Err() == nil {
 			l.warn("mcp: client: could not answer the server's request", "method", msg.Method, "err", err)
 		}
-	}()
+	}
+	ok := l.s.t.answers.run(func() {
+		if resp := h.serve(l.ctx, msg.ID, msg.Method, params); resp != nil {
+			send(resp, answerPostTimeout)
+		}
+	}, func() { send(busyResponse(msg.ID), refusalPostTimeout) })
+	if !ok {
+		l.warn("mcp: client: dropped a request of the server: too many in flight", "method", msg.Method)
+	}
 }
 
 func (l *sseLink) warn(msg string, args ...any) {

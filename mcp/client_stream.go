@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
@@ -29,7 +30,21 @@ type StreamClientOptions struct {
 	// Logger receives the transport's warnings (dropped lines). Nil
 	// means slog.Default().
 	Logger *slog.Logger
+	// ExitWait and TermWait are the waits of NewCommandTransport's
+	// Close, which shuts the server down in the order the stdio
+	// transport's specification gives: close its standard input, wait
+	// up to ExitWait for it to exit, send SIGTERM, wait up to TermWait,
+	// send SIGKILL. Zero means 1 s each. (Where SIGTERM cannot be sent,
+	// on Windows, SIGKILL follows ExitWait.)
+	ExitWait time.Duration
+	TermWait time.Duration
 }
+
+// Default waits of a command transport's Close.
+const (
+	defaultExitWait = time.Second
+	defaultTermWait = time.Second
+)
 
 // NewStreamClientTransport returns a transport that speaks
 // newline-delimited JSON-RPC (the stdio framing) on rwc, such as the
@@ -57,8 +72,9 @@ func NewStreamClientTransport(rwc io.ReadWriteCloser, opts *StreamClientOptions)
 // to it: requests on its standard input, responses on its standard
 // output. cmd.Stdin and cmd.Stdout must be unset; cmd.Stderr is left as
 // the caller set it (nil discards the server's logs). Close closes the
-// server's standard input, waits up to five seconds for it to exit, and
-// then kills it.
+// server's standard input, waits up to StreamClientOptions.ExitWait for
+// it to exit, then sends it SIGTERM, waits up to TermWait, and then
+// kills it (SIGKILL); it returns once the process has exited.
 func NewCommandTransport(cmd *exec.Cmd, opts *StreamClientOptions) (ClientTransport, error) {
 	if cmd.Stdout != nil {
 		return nil, errors.New("mcp: command transport: cmd.Stdout is already set")
@@ -84,21 +100,50 @@ func NewCommandTransport(cmd *exec.Cmd, opts *StreamClientOptions) (ClientTransp
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
+	exitWait, termWait := defaultExitWait, defaultTermWait
+	if opts != nil {
+		if opts.ExitWait > 0 {
+			exitWait = opts.ExitWait
+		}
+		if opts.TermWait > 0 {
+			termWait = opts.TermWait
+		}
+	}
 	var once sync.Once
 	closeFn := func() error {
 		once.Do(func() {
 			stdin.Close()
-			select {
-			case <-exited:
-			case <-time.After(5 * time.Second):
-				cmd.Process.Kill()
-				<-exited
-			}
+			stopProcess(cmd.Process, exited, exitWait, termWait)
 			stdout.Close()
 		})
 		return nil
 	}
 	return newStreamClientTransport(stdout, stdin, closeFn, opts), nil
+}
+
+// stopProcess ends a server whose standard input was just closed, as
+// the stdio transport's shutdown says: wait up to exitWait for it to
+// exit, then SIGTERM, wait up to termWait, then SIGKILL. It returns once
+// exited is closed.
+func stopProcess(p *os.Process, exited <-chan struct{}, exitWait, termWait time.Duration) {
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-exited:
+			return true
+		case <-t.C:
+			return false
+		}
+	}
+	if wait(exitWait) {
+		return
+	}
+	if p.Signal(syscall.SIGTERM) == nil && wait(termWait) {
+		return
+	}
+	p.Kill()
+	<-exited
 }
 
 type streamClientTransport struct {
@@ -119,6 +164,22 @@ type streamClientTransport struct {
 	wmu     sync.Mutex
 	writing atomic.Int64 // id of the request being written, 0 when none
 
+	// A request whose context cannot end gets its bound
+	// (wireRequest.timeout, ClientOptions.DefaultTimeout) from the
+	// transport, at no cost on the sequential path: its due time, as a
+	// duration since epoch (monotonic), arms one of two timers the
+	// transport keeps, made by the first bounded request and then reset.
+	// wtimer closes the transport when the write in progress, whose due
+	// time is wdue (0: none or unbounded), is still blocked then (under
+	// wmu). rtimer stops the read of the leader, whose due time is due
+	// (0: unbounded), as interrupt does (under mu). A call that does not
+	// lead waits with a timer of its own.
+	epoch  time.Time
+	wtimer *time.Timer
+	wdue   atomic.Int64
+	rtimer *time.Timer
+	due    time.Duration
+
 	mu      sync.Mutex
 	pending map[int64]*streamCall
 	err     error // set once the transport is closed or broken
@@ -126,14 +187,17 @@ type streamClientTransport struct {
 	// Reading, done by one goroutine at a time: a call reading for its
 	// own response (lead) or readLoop. reading, under mu, says one does;
 	// leader is the id of the call that does, 0 for readLoop;
-	// interrupted, that the leader's context ended and the read deadline
-	// was set to stop it; session, that initialize was sent (a legacy
-	// session: read at all times). lines belongs to the reader.
+	// interrupted, that the leader's context ended (or its due time
+	// passed) and the read deadline was set to stop it; session, that
+	// initialize was sent (a legacy session: read at all times). lines
+	// belongs to the reader.
 	reading     bool
 	leader      int64
 	interrupted bool
 	session     bool
 	lines       lineReader
+
+	answers answerSlots // bound the answers to the server's requests
 }
 
 type streamCall struct {
@@ -148,7 +212,7 @@ type streamReply struct {
 }
 
 func newStreamClientTransport(r io.Reader, w io.Writer, closeFn func() error, opts *StreamClientOptions) *streamClientTransport {
-	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: DefaultMaxMessageBytes, pending: map[int64]*streamCall{}}
+	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: DefaultMaxMessageBytes, pending: map[int64]*streamCall{}, answers: newAnswerSlots(), epoch: time.Now()}
 	t.lines.br = bufio.NewReaderSize(r, 64<<10)
 	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Time{}) == nil {
 		t.deadline = d.SetReadDeadline
@@ -170,6 +234,7 @@ func newStreamClientTransport(r io.Reader, w io.Writer, closeFn func() error, op
 func (t *streamClientTransport) mirrorsHeaders() bool { return false }
 func (t *streamClientTransport) inMemory() bool       { return t.memory }
 func (t *streamClientTransport) releasesBody() bool   { return true }
+func (t *streamClientTransport) boundsRequests()      {}
 func (t *streamClientTransport) kind() string {
 	if t.memory {
 		return "memory"
@@ -191,7 +256,7 @@ func (t *streamClientTransport) notify(ctx context.Context, r *wireRequest) erro
 	if err != nil {
 		return err
 	}
-	return t.write(ctx, 0, r.body)
+	return t.write(ctx, 0, r.body, 0)
 }
 
 // endSession does nothing: a legacy session on a byte stream ends with
@@ -225,6 +290,10 @@ func (t *streamClientTransport) fail(err error) {
 var callPool = sync.Pool{New: func() any { return &streamCall{ch: make(chan streamReply, 1)} }}
 
 func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error) {
+	var due time.Duration // the bound of a call whose context cannot end; 0 for none
+	if r.timeout > 0 && ctx.Done() == nil {
+		due = time.Since(t.epoch) + r.timeout
+	}
 	c := callPool.Get().(*streamCall)
 	c.method, c.notify = r.method, r.notify
 	t.mu.Lock()
@@ -238,21 +307,37 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 		t.session = true
 	}
 	t.mu.Unlock()
-	if err := t.write(ctx, r.id, r.body); err != nil {
+	if err := t.write(ctx, r.id, r.body, due); err != nil {
 		if t.forget(r.id) {
 			c.notify = nil
 			callPool.Put(c)
 		}
 		return nil, err
 	}
-	if t.lead(ctx, r.id) {
-		// This call read until its reply came, or its context ended.
+	if t.lead(ctx, r.id, due) {
+		// This call read until its reply came, or its context ended, or
+		// its bound.
 		select {
 		case rep := <-c.ch:
 			c.notify = nil
 			callPool.Put(c)
 			return rep.result, rep.err
 		default:
+		}
+		if due > 0 {
+			return t.expired(c, r.id)
+		}
+	}
+	if due > 0 {
+		tm := time.NewTimer(due - time.Since(t.epoch))
+		select {
+		case rep := <-c.ch:
+			tm.Stop()
+			c.notify = nil
+			callPool.Put(c)
+			return rep.result, rep.err
+		case <-tm.C:
+			return t.expired(c, r.id)
 		}
 	}
 	select {
@@ -268,6 +353,21 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 	}
 }
 
+// expired ends the call id at its bound, as the end of a context's
+// deadline would: notifications/cancelled, context.DeadlineExceeded.
+// When the reply (or the transport's failure) was taken already, it is
+// what the call returns.
+func (t *streamClientTransport) expired(c *streamCall, id int64) ([]byte, error) {
+	if t.forget(id) {
+		t.sendCancelled(id, context.DeadlineExceeded)
+		return nil, context.DeadlineExceeded
+	}
+	rep := <-c.ch // whoever took the call sends at once
+	c.notify = nil
+	callPool.Put(c)
+	return rep.result, rep.err
+}
+
 // forget removes a pending call; it reports whether it was still there.
 func (t *streamClientTransport) forget(id int64) bool {
 	t.mu.Lock()
@@ -277,13 +377,25 @@ func (t *streamClientTransport) forget(id int64) bool {
 	return ok
 }
 
-// write writes one line. A write still blocked when ctx ends (a server
-// that stopped reading) closes the transport: half a line cannot be
-// taken back.
-func (t *streamClientTransport) write(ctx context.Context, id int64, body []byte) error {
+// write writes one line. A write still blocked when ctx ends, or at due
+// (since epoch; 0 for none) when ctx cannot end (a server that stopped
+// reading), closes the transport: half a line cannot be taken back.
+func (t *streamClientTransport) write(ctx context.Context, id int64, body []byte, due time.Duration) error {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	var stop func() bool
+	if ctx.Done() == nil && due > 0 {
+		t.wdue.Store(int64(due))
+		if t.wtimer == nil {
+			t.wtimer = time.AfterFunc(due-time.Since(t.epoch), t.writeExpired)
+		} else {
+			t.wtimer.Reset(due - time.Since(t.epoch))
+		}
+		defer func() {
+			t.wdue.Store(0)
+			t.wtimer.Stop()
+		}()
+	}
 	if ctx.Done() != nil {
 		t.writing.Store(id)
 		stop = context.AfterFunc(ctx, func() {
@@ -302,10 +414,22 @@ func (t *streamClientTransport) write(ctx context.Context, id int64, body []byte
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if due > 0 && time.Since(t.epoch) >= due {
+			return context.DeadlineExceeded // writeExpired closed the transport
+		}
 		t.fail(fmt.Errorf("%w: %v", ErrTransportClosed, err))
 		return fmt.Errorf("%w: %v", ErrTransportClosed, err)
 	}
 	return nil
+}
+
+// writeExpired closes the transport when the write in progress is still
+// blocked at its due time.
+func (t *streamClientTransport) writeExpired() {
+	if due := time.Duration(t.wdue.Load()); due > 0 && time.Since(t.epoch) >= due {
+		t.fail(fmt.Errorf("%w: a write was still blocked at its request's deadline", ErrTransportClosed))
+		t.closeFn()
+	}
 }
 
 func (t *streamClientTransport) sendCancelled(id int64, cause error) {
@@ -318,26 +442,35 @@ func (t *streamClientTransport) sendCancelled(id int64, cause error) {
 	}
 	b = append(b, "}}"...)
 	// Best effort, and never blocking the caller whose context ended.
-	go t.write(context.Background(), 0, b)
+	go t.write(context.Background(), 0, b, 0)
 }
 
 // lead makes the call id the reader when nothing reads and it can stop
-// reading when ctx ends, and then reads until its reply came or ctx
-// ended. It reports whether it read. When the call cannot stop reading,
-// readLoop reads for it.
-func (t *streamClientTransport) lead(ctx context.Context, id int64) bool {
+// reading when ctx ends or at due (since epoch; 0 for none), and then
+// reads until its reply came, ctx ended or due passed. It reports
+// whether it read. When the call cannot stop reading, readLoop reads for
+// it.
+func (t *streamClientTransport) lead(ctx context.Context, id int64, due time.Duration) bool {
 	t.mu.Lock()
 	if t.reading || t.err != nil {
 		t.mu.Unlock()
 		return false
 	}
-	if ctx.Done() != nil && t.deadline == nil {
+	if (ctx.Done() != nil || due > 0) && t.deadline == nil {
 		t.reading = true
 		go t.readLoop()
 		t.mu.Unlock()
 		return false
 	}
 	t.reading, t.leader = true, id
+	if due > 0 {
+		t.due = due
+		if t.rtimer == nil {
+			t.rtimer = time.AfterFunc(due-time.Since(t.epoch), t.expire)
+		} else {
+			t.rtimer.Reset(due - time.Since(t.epoch))
+		}
+	}
 	t.mu.Unlock()
 	var stop func() bool
 	if ctx.Done() != nil {
@@ -349,6 +482,10 @@ func (t *streamClientTransport) lead(ctx context.Context, id int64) bool {
 		stop()
 	}
 	t.mu.Lock()
+	if due > 0 {
+		t.rtimer.Stop()
+		t.due = 0
+	}
 	t.leader = 0
 	if t.interrupted {
 		t.interrupted = false
@@ -372,6 +509,16 @@ func (t *streamClientTransport) interrupt(id int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.leader == id && !t.interrupted {
+		t.interrupted = true
+		t.deadline(time.Unix(1, 0))
+	}
+}
+
+// expire stops the read of a bounded leader whose due time passed.
+func (t *streamClientTransport) expire() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.leader != 0 && t.due > 0 && time.Since(t.epoch) >= t.due && !t.interrupted {
 		t.interrupted = true
 		t.deadline(time.Unix(1, 0))
 	}
@@ -489,8 +636,9 @@ func (t *streamClientTransport) dispatch(line []byte) {
 }
 
 // serve answers a request of the server (a legacy session's
-// elicitation/create, sampling/createMessage, roots/list or ping) on its
-// own goroutine, so that reading goes on while a handler runs.
+// elicitation/create, sampling/createMessage, roots/list or ping) on a
+// goroutine of its own, so that reading goes on while a handler runs;
+// at most maxConcurrentAnswers at once (client_answers.go).
 func (t *streamClientTransport) serve(msg jsonrpc.Message) {
 	t.mu.Lock()
 	h := t.hooks
@@ -498,14 +646,23 @@ func (t *streamClientTransport) serve(msg jsonrpc.Message) {
 	if h == nil || h.serve == nil {
 		return
 	}
+	if msg.ID.IsZero() {
+		return
+	}
 	params := bytes.Clone(msg.Params)
-	go func() {
-		if resp := h.serve(t.ctx, msg.ID, msg.Method, params); resp != nil {
-			if err := t.write(t.ctx, 0, resp); err != nil && t.ctx.Err() == nil {
-				t.log.Warn("mcp: client: could not answer the server's request", "method", msg.Method, "err", err)
-			}
+	send := func(resp []byte) {
+		if err := t.write(t.ctx, 0, resp, 0); err != nil && t.ctx.Err() == nil {
+			t.log.Warn("mcp: client: could not answer the server's request", "method", msg.Method, "err", err)
 		}
-	}()
+	}
+	ok := t.answers.run(func() {
+		if resp := h.serve(t.ctx, msg.ID, msg.Method, params); resp != nil {
+			send(resp)
+		}
+	}, func() { send(busyResponse(msg.ID)) })
+	if !ok {
+		t.log.Warn("mcp: client: dropped a request of the server: too many in flight", "method", msg.Method)
+	}
 }
 
 func (t *streamClientTransport) route(method string, params []byte) {

@@ -16,7 +16,8 @@ func TestClientOverCommandTransport(t *testing.T) {
 		t.Skip("spawns a process")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestClientHelperStdioServer$")
-	cmd.Env = append(os.Environ(), "MCP_CLIENT_HELPER_SERVER=1")
+	// A -race binary sleeps 1 s at exit, as long as Close's ExitWait.
+	cmd.Env = append(os.Environ(), "MCP_CLIENT_HELPER_SERVER=1", "GORACE=atexit_sleep_ms=0")
 	tr, err := NewCommandTransport(cmd, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strconv"
+	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -93,7 +94,16 @@ type wireRequest struct {
 	// hook, when set, learns more of the HTTP response (the probe of
 	// ModeAuto, initialize).
 	hook *wireHook
+	// timeout, when positive, is the bound a boundingTransport puts on
+	// the request itself (its context cannot end; see Client.send).
+	timeout time.Duration
 }
+
+// boundingTransport is a transport that bounds a request whose context
+// cannot end (ctx.Done() is nil) by wireRequest.timeout itself, as a
+// context with that timeout would, but without one: the stream
+// transport, whose sequential calls keep their allocation-free path.
+type boundingTransport interface{ boundsRequests() }
 
 // wireHook is what the HTTP transport tells about a response beyond its
 // message.

@@ -55,7 +55,9 @@ func InstrumentClient(opts *mcp.ClientOptions, o *Options) *mcp.ClientOptions {
 // network.protocol.name, roundtrip.round and roundtrip.input_required
 // (leg spans); a JSON-RPC error sets error.type and
 // rpc.response.status_code to its code and the status to Error with
-// its message, a tool's isError result sets error.type "tool_error", a
+// its message (a code that is neither JSON-RPC's nor MCP's own sets
+// error.type "_OTHER", and the metrics then carry no
+// rpc.response.status_code: a server cannot add a series per code), a tool's isError result sets error.type "tool_error", a
 // timeout "timeout", a cancellation "cancelled", anything else (a
 // transport failure) "_OTHER" without its text. The metrics carry the
 // same attributes but mcp.resource.uri and roundtrip.round. Arguments,
@@ -149,7 +151,7 @@ func (c *clientTel) send(ctx context.Context, req *mcp.ClientRequest, next mcp.C
 	}
 	// The era and the transport are known once the request went out.
 	k := opKey{method: req.Method, target: target, version: req.ProtocolVersion, transport: req.Transport,
-		carrier: carrierMethod(req.Method), inputRequired: out.inputRequired, errType: out.errType, code: out.code}
+		carrier: carrierMethod(req.Method), inputRequired: out.inputRequired, errType: out.errType, code: out.metricCode()}
 	if recording {
 		if k.version != "" {
 			attrs = append(attrs, semconv.McpProtocolVersionKey.String(k.version))
@@ -243,9 +245,8 @@ func (c *clientTel) startCall(ctx context.Context, req *mcp.ClientRequest, ci *m
 		if out.task {
 			end = append(end, AttrTask.Bool(true))
 		}
-		end = errorAttrs(end, out.errType, out.code)
 		if recording {
-			attrs = append(attrs, end...)
+			attrs = errorAttrs(append(attrs, end...), out.errType, out.code)
 			span.SetAttributes(append(attrs, AttrRounds.Int(rounds))...)
 			if out.errType != "" {
 				span.SetStatus(codes.Error, out.message)
@@ -256,7 +257,8 @@ func (c *clientTel) startCall(ctx context.Context, req *mcp.ClientRequest, ci *m
 			m := make([]attribute.KeyValue, 0, 8)
 			m = append(m, semconv.McpMethodNameKey.String(method))
 			m = targetAttrs(m, method, target)
-			c.rounds.Record(ctx, int64(rounds), metric.WithAttributes(append(m, end...)...))
+			m = errorAttrs(append(m, end...), out.errType, out.metricCode())
+			c.rounds.Record(ctx, int64(rounds), metric.WithAttributes(m...))
 		}
 	})
 	return cs

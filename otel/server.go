@@ -338,7 +338,7 @@ func Outgoing(o *Options) mcp.OutgoingMiddleware {
 			}
 			span.End()
 			if measuring {
-				k.errType, k.code = out.errType, out.code
+				k.errType, k.code = out.errType, out.metricCode()
 				dur.Inst().Record(ctx, seconds(time.Since(start)), metric.WithAttributeSet(sets.get(k)))
 			}
 			return res, err
@@ -347,9 +347,9 @@ func Outgoing(o *Options) mcp.OutgoingMiddleware {
 }
 
 // clientOutcome sorts the error of a request this side sent: the
-// peer's JSON-RPC error (its code), a timeout, a cancellation, or
-// anything else ("_OTHER": a transport failure, whose text may name
-// URLs and is not recorded).
+// peer's JSON-RPC error (its code when known, see codeErrorType), a
+// timeout, a cancellation, or anything else ("_OTHER": a transport
+// failure, whose text may name URLs and is not recorded).
 func clientOutcome(err error) outcome {
 	var o outcome
 	if err == nil {
@@ -370,9 +370,41 @@ func clientOutcome(err error) outcome {
 		o.errType = string(mcpconv.ErrorTypeOther)
 	}
 	if o.code != 0 {
-		o.errType = strconv.Itoa(o.code)
+		o.errType = codeErrorType(o.code)
 	}
 	return o
+}
+
+// knownCodes are the JSON-RPC error codes recorded as themselves in
+// error.type (and, on metrics, rpc.response.status_code): those of
+// JSON-RPC 2.0, those of MCP's revisions (-32002 resource not found and
+// -32042 URL elicitation required of the earlier ones, -32020 to -32022
+// of 2026-07-28), -32000 (temporarily unavailable: retry) and -32001
+// (a request timeout, as other SDKs send it).
+var knownCodes = map[int]bool{
+	-32700: true, -32600: true, -32601: true, -32602: true, -32603: true,
+	-32000: true, -32001: true, -32002: true, -32042: true,
+	-32020: true, -32021: true, -32022: true,
+}
+
+// codeErrorType is the error.type of the peer's JSON-RPC error code: the
+// code itself when it is one of knownCodes, else "_OTHER", so that a
+// peer sending a new code on every answer cannot add a metric series
+// each time (error.type SHOULD have low cardinality).
+func codeErrorType(code int) string {
+	if knownCodes[code] {
+		return strconv.Itoa(code)
+	}
+	return string(mcpconv.ErrorTypeOther)
+}
+
+// metricCode is the rpc.response.status_code of o on metrics: its code
+// when known, else none (spans, which make no series, keep every code).
+func (o outcome) metricCode() int {
+	if knownCodes[o.code] {
+		return o.code
+	}
+	return 0
 }
 
 // On a session of an earlier revision, a low-level handler's own
