@@ -102,13 +102,37 @@ type fail struct {
 	reason string
 }
 
-var overFail = &fail{reason: "the check ran out of steps"}
+var (
+	overFail  = &fail{reason: "the check ran out of steps"}
+	quietFail = &fail{reason: "(not written)"}
+)
 
 type checker struct {
 	steps, budget int
 	depth         int
 	maxDepth      int
 	over, deep    bool
+	// quiet > 0 while only the verdict matters (under not, if,
+	// contains, and the alternatives of anyOf and oneOf): failures are
+	// not written.
+	quiet int
+}
+
+// fail is a failure at at, its reason written only when it may be
+// reported.
+func (c *checker) fail(at *loc, reason func() string) *fail {
+	if c.quiet > 0 {
+		return quietFail
+	}
+	return &fail{at, reason()}
+}
+
+// verdict applies n to v for its verdict alone.
+func (c *checker) verdict(n *node, v any, at *loc) bool {
+	c.quiet++
+	f := c.eval(n, v, at)
+	c.quiet--
+	return f == nil
 }
 
 // step charges n steps; false once the budget is spent.
@@ -128,7 +152,7 @@ func (c *checker) eval(n *node, v any, at *loc) *fail {
 		return nil
 	}
 	if n.never {
-		return &fail{at, "no value is allowed here (the schema is false)"}
+		return c.fail(at, func() string { return "no value is allowed here (the schema is false)" })
 	}
 	if c.depth >= c.maxDepth {
 		c.over, c.deep = true, true
@@ -178,8 +202,8 @@ func (c *checker) evalNode(n *node, v any, at *loc) *fail {
 		}
 	}
 	if n.not != nil {
-		if c.eval(n.not, v, at) == nil {
-			return &fail{at, "not: the value matches the schema it must not match"}
+		if c.verdict(n.not, v, at) {
+			return c.fail(at, func() string { return "not: the value matches the schema it must not match" })
 		}
 		if c.over {
 			return overFail
@@ -187,7 +211,7 @@ func (c *checker) evalNode(n *node, v any, at *loc) *fail {
 	}
 	if n.ifN != nil {
 		branch := n.elseN
-		if c.eval(n.ifN, v, at) == nil {
+		if c.verdict(n.ifN, v, at) {
 			branch = n.thenN
 		}
 		if c.over {
@@ -207,40 +231,46 @@ func (c *checker) evalNode(n *node, v any, at *loc) *fail {
 // accepts its type when there is one (its own failure, deeper in the
 // value), otherwise on the value itself.
 func (c *checker) alternatives(kw string, ss []*node, v any, at *loc, exactly bool) *fail {
-	var first *fail
-	var only *fail
+	var only *node
 	accepting := 0
 	matched := -1
 	for i, s := range ss {
-		f := c.eval(s, v, at)
+		ok := c.verdict(s, v, at)
 		if c.over {
 			return overFail
 		}
-		if f == nil {
+		if ok {
 			if !exactly {
 				return nil
 			}
 			if matched >= 0 {
-				return &fail{at, fmt.Sprintf("oneOf: the %s matches alternatives %d and %d, not exactly one", jsonType(v), matched, i)}
+				return c.fail(at, func() string {
+					return fmt.Sprintf("oneOf: the %s matches alternatives %d and %d, not exactly one", jsonType(v), matched, i)
+				})
 			}
 			matched = i
 			continue
 		}
-		if first == nil {
-			first = f
-		}
 		if acceptsType(s, v) {
 			accepting++
-			only = f
+			only = s
 		}
 	}
 	if matched >= 0 {
 		return nil
 	}
-	if accepting == 1 {
-		return only
+	if c.quiet > 0 {
+		return quietFail
 	}
-	return &fail{at, fmt.Sprintf("%s: the %s matches none of the %d alternatives", kw, jsonType(v), len(ss))}
+	if accepting == 1 {
+		// Checked again to write its failure (charged like any check).
+		if f := c.eval(only, v, at); f != nil {
+			return f
+		}
+	}
+	return c.fail(at, func() string {
+		return fmt.Sprintf("%s: the %s matches none of the %d alternatives", kw, jsonType(v), len(ss))
+	})
 }
 
 // acceptsType reports whether s (through up to 8 $refs) lets v's type
@@ -321,9 +351,11 @@ func jsonType(v any) string {
 func (c *checker) local(n *node, v any, at *loc) *fail {
 	if n.types != 0 && n.types&typeOf(v) == 0 {
 		if len(n.typeNames) == 1 {
-			return &fail{at, fmt.Sprintf("type: got %s, want %s", jsonType(v), n.typeNames[0])}
+			return c.fail(at, func() string { return fmt.Sprintf("type: got %s, want %s", jsonType(v), n.typeNames[0]) })
 		}
-		return &fail{at, fmt.Sprintf("type: got %s, want one of %s", jsonType(v), strings.Join(n.typeNames, ", "))}
+		return c.fail(at, func() string {
+			return fmt.Sprintf("type: got %s, want one of %s", jsonType(v), strings.Join(n.typeNames, ", "))
+		})
 	}
 	if n.hasEnum {
 		found := false
@@ -337,17 +369,19 @@ func (c *checker) local(n *node, v any, at *loc) *fail {
 			return overFail
 		}
 		if !found {
-			return &fail{at, fmt.Sprintf("enum: %s is not one of the allowed values", c.clip(v))}
+			return c.fail(at, func() string { return fmt.Sprintf("enum: %s is not one of the allowed values", c.clip(v)) })
 		}
 	}
 	if n.hasConst && !c.equal(n.constV, v) {
 		if c.over {
 			return overFail
 		}
-		return &fail{at, fmt.Sprintf("const: %s is not the required value %s", c.clip(v), c.clip(n.constV))}
+		return c.fail(at, func() string {
+			return fmt.Sprintf("const: %s is not the required value %s", c.clip(v), c.clip(n.constV))
+		})
 	}
 	if x, ok := num(v); ok {
-		return numberFailure(n, x, at)
+		return c.numberFailure(n, x, at)
 	}
 	if s, ok := v.(string); ok {
 		if n.minLen >= 0 || n.maxLen >= 0 {
@@ -356,10 +390,10 @@ func (c *checker) local(n *node, v any, at *loc) *fail {
 			}
 			k := utf8.RuneCountInString(s)
 			if n.minLen >= 0 && k < n.minLen {
-				return &fail{at, fmt.Sprintf("minLength: %d characters, fewer than %d", k, n.minLen)}
+				return c.fail(at, func() string { return fmt.Sprintf("minLength: %d characters, fewer than %d", k, n.minLen) })
 			}
 			if n.maxLen >= 0 && k > n.maxLen {
-				return &fail{at, fmt.Sprintf("maxLength: %d characters, more than %d", k, n.maxLen)}
+				return c.fail(at, func() string { return fmt.Sprintf("maxLength: %d characters, more than %d", k, n.maxLen) })
 			}
 		}
 		if n.pattern != nil {
@@ -367,7 +401,7 @@ func (c *checker) local(n *node, v any, at *loc) *fail {
 				if c.over {
 					return overFail
 				}
-				return &fail{at, fmt.Sprintf("pattern: %s does not match %q", c.clip(s), n.pattern.src)}
+				return c.fail(at, func() string { return fmt.Sprintf("pattern: %s does not match %q", c.clip(s), n.pattern.src) })
 			}
 		}
 	}
@@ -383,26 +417,29 @@ func (c *checker) match(p *pattern, s string) bool {
 	return p.re.MatchString(s)
 }
 
-func numberFailure(n *node, x float64, at *loc) *fail {
+func (c *checker) numberFailure(n *node, x float64, at *loc) *fail {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	switch {
 	case n.min != nil && x < *n.min:
-		return &fail{at, fmt.Sprintf("minimum: %s is less than %s", f(x), f(*n.min))}
+		return c.fail(at, func() string { return fmt.Sprintf("minimum: %s is less than %s", f(x), f(*n.min)) })
 	case n.max != nil && x > *n.max:
-		return &fail{at, fmt.Sprintf("maximum: %s is greater than %s", f(x), f(*n.max))}
+		return c.fail(at, func() string { return fmt.Sprintf("maximum: %s is greater than %s", f(x), f(*n.max)) })
 	case n.exMin != nil && x <= *n.exMin:
-		return &fail{at, fmt.Sprintf("exclusiveMinimum: %s is not greater than %s", f(x), f(*n.exMin))}
+		return c.fail(at, func() string { return fmt.Sprintf("exclusiveMinimum: %s is not greater than %s", f(x), f(*n.exMin)) })
 	case n.exMax != nil && x >= *n.exMax:
-		return &fail{at, fmt.Sprintf("exclusiveMaximum: %s is not less than %s", f(x), f(*n.exMax))}
+		return c.fail(at, func() string { return fmt.Sprintf("exclusiveMaximum: %s is not less than %s", f(x), f(*n.exMax)) })
 	case n.multipleOf != nil:
 		if _, frac := math.Modf(x / *n.multipleOf); frac != 0 {
-			return &fail{at, fmt.Sprintf("multipleOf: %s is not a multiple of %s", f(x), f(*n.multipleOf))}
+			return c.fail(at, func() string { return fmt.Sprintf("multipleOf: %s is not a multiple of %s", f(x), f(*n.multipleOf)) })
 		}
 	}
 	return nil
 }
 
 func (c *checker) object(n *node, obj map[string]any, at *loc) *fail {
+	if !c.step(len(n.required) + len(n.depReqKeys)) {
+		return overFail
+	}
 	var missing []string
 	for _, r := range n.required {
 		if _, ok := obj[r]; !ok {
@@ -410,17 +447,20 @@ func (c *checker) object(n *node, obj map[string]any, at *loc) *fail {
 		}
 	}
 	if len(missing) > 0 {
-		return &fail{at, "required: missing " + quoteList(missing)}
+		return c.fail(at, func() string { return "required: missing " + quoteList(missing) })
 	}
 	if n.minProps >= 0 && len(obj) < n.minProps {
-		return &fail{at, fmt.Sprintf("minProperties: %d members, fewer than %d", len(obj), n.minProps)}
+		return c.fail(at, func() string { return fmt.Sprintf("minProperties: %d members, fewer than %d", len(obj), n.minProps) })
 	}
 	if n.maxProps >= 0 && len(obj) > n.maxProps {
-		return &fail{at, fmt.Sprintf("maxProperties: %d members, more than %d", len(obj), n.maxProps)}
+		return c.fail(at, func() string { return fmt.Sprintf("maxProperties: %d members, more than %d", len(obj), n.maxProps) })
 	}
 	for _, k := range n.depReqKeys {
 		if _, ok := obj[k]; !ok {
 			continue
+		}
+		if !c.step(len(n.depReq[k])) {
+			return overFail
 		}
 		missing = missing[:0]
 		for _, r := range n.depReq[k] {
@@ -429,7 +469,7 @@ func (c *checker) object(n *node, obj map[string]any, at *loc) *fail {
 			}
 		}
 		if len(missing) > 0 {
-			return &fail{at, fmt.Sprintf("dependentRequired: member %q requires %s", k, quoteList(missing))}
+			return c.fail(at, func() string { return fmt.Sprintf("dependentRequired: member %q requires %s", k, quoteList(missing)) })
 		}
 	}
 	if len(n.props) > 0 || len(n.patProps) > 0 || n.addl != nil || n.propNames != nil {
@@ -448,7 +488,9 @@ func (c *checker) object(n *node, obj map[string]any, at *loc) *fail {
 					if f == overFail {
 						return f
 					}
-					return &fail{child, "propertyNames: the member name " + strconv.Quote(clipString(k)) + " breaks the schema: " + f.reason}
+					return c.fail(child, func() string {
+						return "propertyNames: the member name " + strconv.Quote(clipString(k)) + " breaks the schema: " + f.reason
+					})
 				}
 			}
 			matched := false
@@ -470,7 +512,7 @@ func (c *checker) object(n *node, obj map[string]any, at *loc) *fail {
 			}
 			if !matched && n.addl != nil {
 				if n.addl.never {
-					return &fail{child, fmt.Sprintf("additionalProperties: member %q is not allowed", clipString(k))}
+					return c.fail(child, func() string { return fmt.Sprintf("additionalProperties: member %q is not allowed", clipString(k)) })
 				}
 				if f := c.eval(n.addl, obj[k], child); f != nil {
 					return f
@@ -490,10 +532,10 @@ func (c *checker) object(n *node, obj map[string]any, at *loc) *fail {
 
 func (c *checker) array(n *node, arr []any, at *loc) *fail {
 	if n.minItems >= 0 && len(arr) < n.minItems {
-		return &fail{at, fmt.Sprintf("minItems: %d items, fewer than %d", len(arr), n.minItems)}
+		return c.fail(at, func() string { return fmt.Sprintf("minItems: %d items, fewer than %d", len(arr), n.minItems) })
 	}
 	if n.maxItems >= 0 && len(arr) > n.maxItems {
-		return &fail{at, fmt.Sprintf("maxItems: %d items, more than %d", len(arr), n.maxItems)}
+		return c.fail(at, func() string { return fmt.Sprintf("maxItems: %d items, more than %d", len(arr), n.maxItems) })
 	}
 	if len(n.prefix) > 0 || n.items != nil {
 		for i, e := range arr {
@@ -512,7 +554,7 @@ func (c *checker) array(n *node, arr []any, at *loc) *fail {
 	if n.contains != nil {
 		matches := 0
 		for i, e := range arr {
-			if c.eval(n.contains, e, &loc{up: at, idx: i}) == nil {
+			if c.verdict(n.contains, e, &loc{up: at, idx: i}) {
 				matches++
 			}
 			if c.over {
@@ -521,11 +563,13 @@ func (c *checker) array(n *node, arr []any, at *loc) *fail {
 		}
 		switch {
 		case matches < n.minContains && matches == 0:
-			return &fail{at, fmt.Sprintf("contains: none of the %d items matches", len(arr))}
+			return c.fail(at, func() string { return fmt.Sprintf("contains: none of the %d items matches", len(arr)) })
 		case matches < n.minContains:
-			return &fail{at, fmt.Sprintf("minContains: %d items match, fewer than %d", matches, n.minContains)}
+			return c.fail(at, func() string {
+				return fmt.Sprintf("minContains: %d items match, fewer than %d", matches, n.minContains)
+			})
 		case n.maxContains >= 0 && matches > n.maxContains:
-			return &fail{at, fmt.Sprintf("maxContains: %d items match, more than %d", matches, n.maxContains)}
+			return c.fail(at, func() string { return fmt.Sprintf("maxContains: %d items match, more than %d", matches, n.maxContains) })
 		}
 	}
 	if n.unique && len(arr) > 1 {
@@ -537,7 +581,7 @@ func (c *checker) array(n *node, arr []any, at *loc) *fail {
 				return overFail
 			}
 			if i, ok := seen[string(buf)]; ok {
-				return &fail{&loc{up: at, idx: j}, fmt.Sprintf("uniqueItems: items %d and %d are equal", i, j)}
+				return c.fail(&loc{up: at, idx: j}, func() string { return fmt.Sprintf("uniqueItems: items %d and %d are equal", i, j) })
 			}
 			seen[string(buf)] = j
 		}

@@ -567,10 +567,10 @@ func (c *compiler) object(n *node, m map[string]any, ptr string, depth int, base
 			}
 			n.types |= b
 		}
-		n.typeNames = names
 		if len(names) == 0 {
-			n.types = 0
+			return invalid(ptr, "type must not be an empty array")
 		}
+		n.typeNames = names
 	}
 	if v, ok := m["enum"]; ok {
 		a, ok := v.([]any)
