@@ -295,8 +295,11 @@ func (g *foldGuard) check(v []byte) error {
 // schema is a bug of the server, not something for the model to work
 // around), with data {"tool", "pointer"}. Typed tools (AddTool) whose
 // schema is inferred from a Go type are checked on the encoded bytes,
-// without decoding them. The option does nothing for a tool without an
-// outputSchema; AddTool panics when the schema cannot be compiled.
+// without decoding them. The schema is compiled by the same bounded
+// engine as the client's (docs/design/schemas.md). The option does
+// nothing for a tool without an outputSchema; AddTool panics when the
+// schema cannot be compiled (a remote $ref, a $ref cycle that does not
+// descend into the value, a keyword the engine does not check).
 func WithOutputValidation() ToolOption {
 	return func(t *serverTool) {
 		raw, _ := t.tool.OutputSchema.(json.RawMessage)
