@@ -189,3 +189,18 @@ func TestServerOutputValidationRefusesACyclicSchema(t *testing.T) {
 	s.AddTool(&Tool{Name: "self", OutputSchema: json.RawMessage(`{"$ref":"#"}`)},
 		func(context.Context, *CallToolRequest) (ToolResponse, error) { return structured(`1`), nil }, WithOutputValidation())
 }
+
+// A typed tool's hand-written input schema with a $ref cycle that does
+// not descend into the value is refused at AddTool: jsonschema-go,
+// which validates the arguments, would overflow the stack at a client's
+// first call.
+func TestTypedToolRefusesACyclicInputSchema(t *testing.T) {
+	s := NewServer(Implementation{Name: "in", Version: "1"}, nil)
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "without descending") {
+			t.Fatalf("got %v", r)
+		}
+	}()
+	AddTool(s, &Tool{Name: "cyclic", InputSchema: json.RawMessage(`{"type":"object","allOf":[{"$ref":"#"}]}`)},
+		func(context.Context, *CallToolRequest, map[string]any) (any, error) { return nil, nil })
+}

@@ -3,12 +3,14 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
 	"strings"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	ischema "github.com/roundtrip-mcp/roundtrip/internal/jsonschema"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -150,6 +152,12 @@ func schemaFor[T any](given any) (*compiledSchema, error) {
 	}
 	res, err := s.Resolve(nil)
 	if err != nil {
+		return nil, err
+	}
+	// jsonschema-go follows a $ref cycle that does not descend into the
+	// value until the stack overflows: refuse one here, at AddTool,
+	// rather than at a client's first call.
+	if _, err := ischema.Compile(raw, nil); errors.Is(err, ischema.ErrCycle) {
 		return nil, err
 	}
 	return &compiledSchema{raw: raw, schema: s, resolved: res, fast: compileFast(raw), guard: newFoldGuard(s)}, nil
