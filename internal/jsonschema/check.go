@@ -154,15 +154,26 @@ func (c *checker) eval(n *node, v any, at *loc) *fail {
 	if n.never {
 		return c.fail(at, func() string { return "no value is allowed here (the schema is false)" })
 	}
-	if c.depth >= c.maxDepth {
-		c.over, c.deep = true, true
+	if !c.enter() {
 		return overFail
 	}
-	c.depth++
 	f := c.evalNode(n, v, at)
-	c.depth--
+	c.leave()
 	return f
 }
+
+// enter counts one more nested application (or level of a value
+// compared or encoded); false, ending the check, past maxDepth.
+func (c *checker) enter() bool {
+	if c.depth >= c.maxDepth {
+		c.over, c.deep = true, true
+		return false
+	}
+	c.depth++
+	return true
+}
+
+func (c *checker) leave() { c.depth-- }
 
 func (c *checker) evalNode(n *node, v any, at *loc) *fail {
 	if n.ref != nil {
@@ -592,9 +603,10 @@ func (c *checker) array(n *node, arr []any, at *loc) *fail {
 // equal compares decoded JSON values (numbers by value), charging a
 // step for each value compared.
 func (c *checker) equal(a, b any) bool {
-	if !c.step(1) {
+	if !c.step(1) || !c.enter() {
 		return false
 	}
+	defer c.leave()
 	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
@@ -636,9 +648,10 @@ func (c *checker) equal(a, b any) bool {
 // canon appends a canonical encoding of v (members sorted, numbers by
 // value), for uniqueItems.
 func (c *checker) canon(b []byte, v any) []byte {
-	if !c.step(1) {
+	if !c.step(1) || !c.enter() {
 		return b
 	}
+	defer c.leave()
 	switch x := v.(type) {
 	case map[string]any:
 		b = append(b, '{')

@@ -312,3 +312,18 @@ func BenchmarkStep(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(steps), "ns/step")
 }
+
+// Values encoded for uniqueItems (or compared by enum and const) count
+// toward the depth bound too: a Go value nested deeper than EvalDepth (which no
+// decoder would produce) ends with ErrTooCostly, not a huge stack.
+func TestComparisonDepthIsBounded(t *testing.T) {
+	var deep any = 1.0
+	for range 100_000 {
+		deep = []any{deep}
+	}
+	for _, s := range []string{`{"uniqueItems":true}`} {
+		if _, _, err := mustCompile(t, s).Check([]any{deep, deep}); !errors.Is(err, ErrTooCostly) {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+}
