@@ -189,7 +189,18 @@ func formError(format string, args ...any) error {
 	return fmt.Errorf("mcp: elicitation form: "+format, args...)
 }
 
-// parseForm reads a requestedSchema (valid JSON).
+// Bounds on a requestedSchema a server sends, so that reading and
+// rendering one costs no more than a form a person can fill: fields,
+// options of one field, and the source of a pattern (which a client may
+// compile).
+const (
+	maxFormFields       = 256
+	maxFormOptions      = 1024
+	maxFormPatternBytes = 4096
+)
+
+// parseForm reads a requestedSchema (valid JSON), within maxFormFields,
+// maxFormOptions and maxFormPatternBytes.
 func parseForm(raw []byte) (*Form, error) {
 	if jsonrpc.KindOf(raw) != jsonrpc.KindObject {
 		return nil, formError("the schema is not a JSON object")
@@ -231,21 +242,24 @@ func parseForm(raw []byte) (*Form, error) {
 		return nil, formError(`"properties" is not an object`)
 	}
 	seen := map[string]bool{}
+	isRequired := make(map[string]bool, len(required))
+	for _, r := range required {
+		isRequired[r] = true
+	}
 	err := jsonrpc.Fields(props, func(k, v []byte) error {
 		name := string(jsonrpc.Key(k))
 		if seen[name] {
 			return formError("property %q is declared twice", name)
+		}
+		if len(seen) == maxFormFields {
+			return formError("more than %d fields", maxFormFields)
 		}
 		seen[name] = true
 		field, err := parseFormProperty(name, v)
 		if err != nil {
 			return formError("property %q: %v", name, err)
 		}
-		for _, r := range required {
-			if r == name {
-				field.Required = true
-			}
-		}
+		field.Required = isRequired[name]
 		f.Fields = append(f.Fields, field)
 		return nil
 	})
@@ -277,6 +291,9 @@ func parseFormProperty(name string, raw []byte) (FormField, error) {
 			fd.Format, _ = jsonString(v)
 		case "pattern":
 			fd.Pattern, _ = jsonString(v)
+			if len(fd.Pattern) > maxFormPatternBytes {
+				bad = fmt.Errorf(`"pattern" is longer than %d bytes`, maxFormPatternBytes)
+			}
 		case "default":
 			def = v
 		case "enum":
@@ -336,6 +353,9 @@ func parseFormProperty(name string, raw []byte) (FormField, error) {
 		return fd, errors.New("no type")
 	default:
 		return fd, fmt.Errorf("type %q is not a form field type (string, number, integer, boolean, or array for a multi-select)", fd.Type)
+	}
+	if len(fd.Options) > maxFormOptions {
+		return fd, fmt.Errorf("more than %d options", maxFormOptions)
 	}
 	if def != nil && jsonrpc.KindOf(def) != jsonrpc.KindNull {
 		d, err := formDefault(def)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 type weather struct {
@@ -318,4 +320,59 @@ func FuzzElicitForm(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A requestedSchema a server sends is read within bounds: at most
+// maxFormFields fields, maxFormOptions options a field, patterns of at
+// most maxFormPatternBytes; a schema of 50 000 fields all required (once
+// quadratic to read: 8 s) is refused at once.
+func TestElicitationFormFromAServerIsBounded(t *testing.T) {
+	form := func(fields int, prop func(i int) string, required bool) json.RawMessage {
+		var props, req []string
+		for i := range fields {
+			props = append(props, fmt.Sprintf(`"f%d":%s`, i, prop(i)))
+			req = append(req, fmt.Sprintf(`"f%d"`, i))
+		}
+		s := `{"type":"object","properties":{` + strings.Join(props, ",") + `}`
+		if required {
+			s += `,"required":[` + strings.Join(req, ",") + `]`
+		}
+		return json.RawMessage(s + `}`)
+	}
+	str := func(int) string { return `{"type":"string"}` }
+	options := func(n int, titled bool) string {
+		var o []string
+		for i := range n {
+			if titled {
+				o = append(o, fmt.Sprintf(`{"const":"v%d","title":"V"}`, i))
+			} else {
+				o = append(o, fmt.Sprintf(`"v%d"`, i))
+			}
+		}
+		return strings.Join(o, ",")
+	}
+	prop := func(s string) func(int) string { return func(int) string { return s } }
+	if f, err := (&ElicitRequest{RequestedSchema: form(maxFormFields, str, true)}).Form(); err != nil || len(f.Fields) != maxFormFields || !f.Fields[0].Required {
+		t.Fatalf("%d fields: %v", maxFormFields, err)
+	}
+	start := time.Now()
+	for _, bad := range []json.RawMessage{
+		form(maxFormFields+1, str, false),
+		form(50_000, str, true),
+		form(1, prop(`{"type":"string","enum":[`+options(maxFormOptions+1, false)+`]}`), false),
+		form(1, prop(`{"type":"string","oneOf":[`+options(maxFormOptions+1, true)+`]}`), false),
+		form(1, prop(`{"type":"array","items":{"anyOf":[`+options(maxFormOptions+1, true)+`]}}`), false),
+		form(1, prop(`{"type":"string","pattern":"`+strings.Repeat("a", maxFormPatternBytes+1)+`"}`), false),
+	} {
+		if f, err := (&ElicitRequest{RequestedSchema: bad}).Form(); err == nil {
+			t.Errorf("%.80s: accepted (%d fields)", bad, len(f.Fields))
+		}
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("refusing took %v", took)
+	}
+	f, err := (&ElicitRequest{RequestedSchema: form(1, prop(`{"type":"string","enum":[`+options(maxFormOptions, false)+`]}`), false)}).Form()
+	if err != nil || len(f.Fields[0].Options) != maxFormOptions {
+		t.Fatalf("%d options: %v", maxFormOptions, err)
+	}
 }

@@ -5,20 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"reflect"
-	"regexp"
-	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
-
-	"github.com/google/jsonschema-go/jsonschema"
+	schema "github.com/roundtrip-mcp/roundtrip/internal/jsonschema"
 )
 
 // Checking structured results against a tool's outputSchema. The
@@ -27,18 +19,20 @@ import (
 // client read (ClientOptions.SkipOutputValidation turns that off); a
 // server may check its own tools' results too (WithOutputValidation).
 //
-// The verdict is the full validator's (github.com/google/jsonschema-go),
-// or for schemas inside the small subset that inference from Go types
-// produces, the fast validator's (fastschema.go), which is held to the
-// same verdicts and reads the raw bytes without decoding them. Only
-// when the verdict is "invalid" is the value decoded and walked again to
-// name where it fails: a JSON pointer into structuredContent and a
-// reason. That walk knows the common keywords (type, enum, const, the
-// numeric, string, array and object bounds, properties,
-// patternProperties, additionalProperties, items, prefixItems, required,
-// local $ref, allOf, anyOf, oneOf, if/then/else); where the failure lies
-// beyond what it knows, the pointer is that of the deepest value it
-// could blame, and the reason the validator's own message.
+// A server's schema is untrusted: it is compiled and checked by
+// internal/jsonschema, an engine with bounds on the schema (size,
+// subschemas, nesting, patterns, only local $refs, no $ref cycle that
+// does not descend into the value) and a step budget on every check, so
+// that no schema can overflow the stack or cost exponential time (see
+// docs/design/schemas.md). The same engine names where a refused value
+// fails: a JSON pointer into structuredContent and a reason. For
+// schemas inside the small subset that inference from Go types
+// produces, the fast validator (fastschema.go) reads the raw bytes
+// first, without decoding them, and only a value it refuses is decoded
+// and checked again. A schema that does not compile leaves the tool's
+// results unchecked (one warning logged); a check that runs out of its
+// budget refuses the result (OutputValidationError, reason "the
+// outputSchema is too costly to check ...").
 
 // ErrInvalidOutput matches an *OutputValidationError.
 var ErrInvalidOutput = errors.New("mcp: structured result does not match the outputSchema")
@@ -53,7 +47,9 @@ type OutputValidationError struct {
 	// within structuredContent: "" for structuredContent itself,
 	// "/items/0/price" for a member of an element.
 	Pointer string
-	// Reason says which rule the value breaks.
+	// Reason says which rule the value breaks, or starts with "the
+	// outputSchema is too costly to check" when the check ran out of
+	// its step budget (the result could not be checked).
 	Reason string
 	// Result is the result as received, for a caller that wants it
 	// anyway. Nil on the server.
@@ -153,27 +149,38 @@ func (c *Client) checkOutput(name string, res *CallToolResult) error {
 
 // outputValidator checks values against one schema.
 type outputValidator struct {
-	fast     *fastSchema // nil when the schema leaves the fast subset
-	schema   *jsonschema.Schema
-	resolved *jsonschema.Resolved
+	fast   *fastSchema // nil when the schema leaves the fast subset
+	schema *schema.Schema
 }
 
-// compileOutputSchema compiles raw (a JSON Schema). Remote $refs are
-// never loaded: a schema that needs one does not compile.
+// maxFastSchemaBytes bounds the schemas given a fast validator too
+// (compileFast decodes each level again; inferred schemas are far
+// smaller).
+const maxFastSchemaBytes = 64 << 10
+
+// compileOutputSchema compiles raw (a JSON Schema) with the bounded
+// engine of internal/jsonschema: remote $refs are never loaded, and a
+// schema beyond its bounds, with a $ref cycle that does not descend into
+// the value, or with keywords it does not check, does not compile.
 func compileOutputSchema(raw []byte) (*outputValidator, error) {
-	s := new(jsonschema.Schema)
-	if err := json.Unmarshal(raw, s); err != nil {
-		return nil, err
-	}
-	res, err := s.Resolve(nil)
+	s, err := schema.Compile(raw, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &outputValidator{fast: compileFast(raw), schema: s, resolved: res}, nil
+	v := &outputValidator{schema: s}
+	if len(raw) <= maxFastSchemaBytes {
+		v.fast = compileFast(raw)
+	}
+	return v, nil
 }
 
+// reasonTooCostly starts the reason of a check that ran out of its
+// step budget: the result is refused, since it could not be checked.
+const reasonTooCostly = "the outputSchema is too costly to check on this result"
+
 // check reports whether the JSON value raw satisfies the schema, and
-// when it does not, where and why.
+// when it does not, where and why. A check that runs out of its step
+// budget fails at "" with reasonTooCostly.
 func (v *outputValidator) check(raw []byte) (pointer, reason string, ok bool) {
 	if v.fast != nil && v.fast.valid(raw) {
 		return "", "", true
@@ -182,409 +189,14 @@ func (v *outputValidator) check(raw []byte) (pointer, reason string, ok bool) {
 	if err := json.Unmarshal(raw, &generic); err != nil {
 		return "", "not valid JSON: " + err.Error(), false
 	}
-	verr := v.resolved.Validate(generic)
-	if verr == nil {
-		return "", "", true
-	}
-	l := &locator{root: v.schema}
-	if f := l.find(v.schema, generic, "", 0); f != nil && f.reason != "" {
-		return f.ptr, f.reason, false
-	} else if f != nil {
-		pointer = f.ptr
-	}
-	return pointer, validatorReason(verr), false
-}
-
-// validatorReason trims the schema-path prefixes of the validator's
-// message ("validating root: validating /properties/a: ...").
-func validatorReason(err error) string {
-	msg := err.Error()
-	for {
-		rest, ok := strings.CutPrefix(msg, "validating ")
-		if !ok {
-			return msg
-		}
-		i := strings.Index(rest, ": ")
-		if i < 0 {
-			return msg
-		}
-		msg = rest[i+2:]
-	}
-}
-
-// locator walks a value that failed validation along its schema to find
-// the failing value. It only ever runs on a value the validator refused.
-type locator struct {
-	root *jsonschema.Schema
-	re   map[string]*regexp.Regexp
-}
-
-// outputFailure is where a value fails: ptr always; reason empty when the
-// walk found no rule it knows broken at or below ptr (the validator's
-// message is used then).
-type outputFailure struct{ ptr, reason string }
-
-// maxLocateDepth bounds the walk (schemas and values may nest deeply,
-// and local $refs may cycle).
-const maxLocateDepth = 64
-
-// find returns the first failure of v against s, or nil when the walk
-// finds none.
-func (l *locator) find(s *jsonschema.Schema, v any, ptr string, depth int) *outputFailure {
-	if s == nil {
-		return nil
-	}
-	if depth > maxLocateDepth {
-		return &outputFailure{ptr: ptr}
-	}
-	if isFalseSchema(s) {
-		return &outputFailure{ptr, "no value is allowed here (the schema is false)"}
-	}
-	if s.Ref != "" {
-		if target := l.resolveRef(s.Ref); target != nil {
-			if f := l.find(target, v, ptr, depth+1); f != nil {
-				return f
-			}
-		}
-	}
-	if f := l.local(s, v, ptr); f != nil {
-		return f
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		if f := l.object(s, x, ptr, depth); f != nil {
-			return f
-		}
-	case []any:
-		if f := l.array(s, x, ptr, depth); f != nil {
-			return f
-		}
-	}
-	for _, sub := range s.AllOf {
-		if f := l.find(sub, v, ptr, depth+1); f != nil {
-			return f
-		}
-	}
-	if len(s.AnyOf) > 0 && !l.anyValid(s.AnyOf, v, ptr, depth) {
-		return l.alternatives("anyOf", s.AnyOf, v, ptr, depth)
-	}
-	if len(s.OneOf) > 0 && !l.anyValid(s.OneOf, v, ptr, depth) {
-		return l.alternatives("oneOf", s.OneOf, v, ptr, depth)
-	}
-	if s.If != nil {
-		branch := s.Else
-		if l.find(s.If, v, ptr, depth+1) == nil {
-			branch = s.Then
-		}
-		if f := l.find(branch, v, ptr, depth+1); f != nil {
-			return f
-		}
-	}
-	return nil
-}
-
-func (l *locator) anyValid(ss []*jsonschema.Schema, v any, ptr string, depth int) bool {
-	for _, sub := range ss {
-		if l.find(sub, v, ptr, depth+1) == nil {
-			return true
-		}
-	}
-	return false
-}
-
-// alternatives blames a value that matches none of several schemas:
-// when only one of them accepts its type, its own failure; otherwise
-// the value itself.
-func (l *locator) alternatives(kw string, ss []*jsonschema.Schema, v any, ptr string, depth int) *outputFailure {
-	var only *jsonschema.Schema
-	n := 0
-	for _, sub := range ss {
-		if l.typeFailure(l.deref(sub), v) == "" {
-			only = sub
-			n++
-		}
-	}
-	if n == 1 {
-		return l.find(only, v, ptr, depth+1)
-	}
-	return &outputFailure{ptr, fmt.Sprintf("%s: the %s matches none of the %d alternatives", kw, jsonTypeName(v), len(ss))}
-}
-
-func (l *locator) deref(s *jsonschema.Schema) *jsonschema.Schema {
-	for i := 0; s != nil && s.Ref != "" && i < 8; i++ {
-		t := l.resolveRef(s.Ref)
-		if t == nil {
-			break
-		}
-		s = t
-	}
-	return s
-}
-
-// resolveRef finds a local reference: "#", "#/$defs/name",
-// "#/definitions/name". Others are not followed.
-func (l *locator) resolveRef(ref string) *jsonschema.Schema {
-	if ref == "#" {
-		return l.root
-	}
-	if name, ok := strings.CutPrefix(ref, "#/$defs/"); ok {
-		return l.root.Defs[unescapePointer(name)]
-	}
-	if name, ok := strings.CutPrefix(ref, "#/definitions/"); ok {
-		return l.root.Definitions[unescapePointer(name)]
-	}
-	return nil
-}
-
-func isFalseSchema(s *jsonschema.Schema) bool {
-	return s.Not != nil && reflect.ValueOf(*s.Not).IsZero()
-}
-
-// local checks the keywords that look at v alone.
-func (l *locator) local(s *jsonschema.Schema, v any, ptr string) *outputFailure {
-	if r := l.typeFailure(s, v); r != "" {
-		return &outputFailure{ptr, r}
-	}
-	if len(s.Enum) > 0 && !slices.ContainsFunc(s.Enum, func(e any) bool { return sameJSON(e, v) }) {
-		return &outputFailure{ptr, fmt.Sprintf("enum: %s is not one of the allowed values", clipValue(v))}
-	}
-	if s.Const != nil && !sameJSON(*s.Const, v) {
-		return &outputFailure{ptr, fmt.Sprintf("const: %s is not the required value %s", clipValue(v), clipValue(*s.Const))}
-	}
-	switch x := v.(type) {
-	case float64:
-		return numberFailure(s, x, ptr)
-	case string:
-		n := utf8.RuneCountInString(x)
-		if s.MinLength != nil && n < *s.MinLength {
-			return &outputFailure{ptr, fmt.Sprintf("minLength: %d characters, fewer than %d", n, *s.MinLength)}
-		}
-		if s.MaxLength != nil && n > *s.MaxLength {
-			return &outputFailure{ptr, fmt.Sprintf("maxLength: %d characters, more than %d", n, *s.MaxLength)}
-		}
-		if s.Pattern != "" {
-			if re := l.regexp(s.Pattern); re != nil && !re.MatchString(x) {
-				return &outputFailure{ptr, fmt.Sprintf("pattern: %s does not match %q", clipValue(x), s.Pattern)}
-			}
-		}
-	}
-	return nil
-}
-
-func (l *locator) regexp(p string) *regexp.Regexp {
-	if re, ok := l.re[p]; ok {
-		return re
-	}
-	re, _ := regexp.Compile(p)
-	if l.re == nil {
-		l.re = map[string]*regexp.Regexp{}
-	}
-	l.re[p] = re
-	return re
-}
-
-func numberFailure(s *jsonschema.Schema, n float64, ptr string) *outputFailure {
-	num := strconv.FormatFloat(n, 'g', -1, 64)
-	bound := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-	switch {
-	case s.Minimum != nil && n < *s.Minimum:
-		return &outputFailure{ptr, fmt.Sprintf("minimum: %s is less than %s", num, bound(*s.Minimum))}
-	case s.Maximum != nil && n > *s.Maximum:
-		return &outputFailure{ptr, fmt.Sprintf("maximum: %s is greater than %s", num, bound(*s.Maximum))}
-	case s.ExclusiveMinimum != nil && n <= *s.ExclusiveMinimum:
-		return &outputFailure{ptr, fmt.Sprintf("exclusiveMinimum: %s is not greater than %s", num, bound(*s.ExclusiveMinimum))}
-	case s.ExclusiveMaximum != nil && n >= *s.ExclusiveMaximum:
-		return &outputFailure{ptr, fmt.Sprintf("exclusiveMaximum: %s is not less than %s", num, bound(*s.ExclusiveMaximum))}
-	case s.MultipleOf != nil && *s.MultipleOf > 0:
-		if q := n / *s.MultipleOf; q != math.Trunc(q) {
-			return &outputFailure{ptr, fmt.Sprintf("multipleOf: %s is not a multiple of %s", num, bound(*s.MultipleOf))}
-		}
-	}
-	return nil
-}
-
-// typeFailure checks the type keyword ("" when v has an allowed type).
-func (l *locator) typeFailure(s *jsonschema.Schema, v any) string {
-	if s == nil {
-		return ""
-	}
-	types := s.Types
-	if s.Type != "" {
-		types = []string{s.Type}
-	}
-	if len(types) == 0 {
-		return ""
-	}
-	got := jsonTypeName(v)
-	for _, t := range types {
-		if t == got || (t == "number" && got == "integer") {
-			return ""
-		}
-	}
-	if len(types) == 1 {
-		return fmt.Sprintf("type: got %s, want %s", got, types[0])
-	}
-	return fmt.Sprintf("type: got %s, want one of %s", got, strings.Join(types, ", "))
-}
-
-// jsonTypeName is the JSON Schema type of a decoded value ("integer"
-// for a number without a fraction).
-func jsonTypeName(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case float64:
-		if x == math.Trunc(x) && !math.IsInf(x, 0) {
-			return "integer"
-		}
-		return "number"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-func (l *locator) object(s *jsonschema.Schema, obj map[string]any, ptr string, depth int) *outputFailure {
-	var missing []string
-	for _, r := range s.Required {
-		if _, ok := obj[r]; !ok {
-			missing = append(missing, r)
-		}
-	}
-	if len(missing) > 0 {
-		return &outputFailure{ptr, fmt.Sprintf("required: missing %s", quoteList(missing))}
-	}
-	if s.MinProperties != nil && len(obj) < *s.MinProperties {
-		return &outputFailure{ptr, fmt.Sprintf("minProperties: %d members, fewer than %d", len(obj), *s.MinProperties)}
-	}
-	if s.MaxProperties != nil && len(obj) > *s.MaxProperties {
-		return &outputFailure{ptr, fmt.Sprintf("maxProperties: %d members, more than %d", len(obj), *s.MaxProperties)}
-	}
-	names := make([]string, 0, len(obj))
-	for k := range obj {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		child := ptr + "/" + escapePointer(k)
-		matched := false
-		if sub, ok := s.Properties[k]; ok {
-			matched = true
-			if f := l.find(sub, obj[k], child, depth+1); f != nil {
-				return f
-			}
-		}
-		for p, sub := range s.PatternProperties {
-			if re := l.regexp(p); re != nil && re.MatchString(k) {
-				matched = true
-				if f := l.find(sub, obj[k], child, depth+1); f != nil {
-					return f
-				}
-			}
-		}
-		if !matched && s.AdditionalProperties != nil {
-			if isFalseSchema(s.AdditionalProperties) {
-				return &outputFailure{child, fmt.Sprintf("additionalProperties: member %q is not allowed", k)}
-			}
-			if f := l.find(s.AdditionalProperties, obj[k], child, depth+1); f != nil {
-				return f
-			}
-		}
-	}
-	return nil
-}
-
-func (l *locator) array(s *jsonschema.Schema, arr []any, ptr string, depth int) *outputFailure {
-	if s.MinItems != nil && len(arr) < *s.MinItems {
-		return &outputFailure{ptr, fmt.Sprintf("minItems: %d items, fewer than %d", len(arr), *s.MinItems)}
-	}
-	if s.MaxItems != nil && len(arr) > *s.MaxItems {
-		return &outputFailure{ptr, fmt.Sprintf("maxItems: %d items, more than %d", len(arr), *s.MaxItems)}
-	}
-	prefix := s.PrefixItems
-	rest := s.Items
-	if len(s.ItemsArray) > 0 { // draft-07 tuple form
-		prefix, rest = s.ItemsArray, s.AdditionalItems
-	}
-	for i, e := range arr {
-		sub := rest
-		if i < len(prefix) {
-			sub = prefix[i]
-		}
-		if sub == nil {
-			continue
-		}
-		if f := l.find(sub, e, ptr+"/"+strconv.Itoa(i), depth+1); f != nil {
-			return f
-		}
-	}
-	if s.UniqueItems {
-		for i := range arr {
-			for j := i + 1; j < len(arr); j++ {
-				if sameJSON(arr[i], arr[j]) {
-					return &outputFailure{ptr + "/" + strconv.Itoa(j), fmt.Sprintf("uniqueItems: items %d and %d are equal", i, j)}
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// sameJSON compares decoded JSON values (numbers by value).
-func sameJSON(a, b any) bool {
-	switch x := a.(type) {
-	case int:
-		a = float64(x)
-	case int64:
-		a = float64(x)
-	}
-	switch x := b.(type) {
-	case int:
-		b = float64(x)
-	case int64:
-		b = float64(x)
-	}
-	return reflect.DeepEqual(a, b)
-}
-
-func escapePointer(s string) string {
-	if !strings.ContainsAny(s, "~/") {
-		return s
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-func unescapePointer(s string) string {
-	if !strings.Contains(s, "~") {
-		return s
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
-}
-
-func quoteList(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = strconv.Quote(s)
-	}
-	return strings.Join(q, ", ")
-}
-
-// clipValue writes a value for a message, at most 64 bytes of it.
-func clipValue(v any) string {
-	b, err := json.Marshal(v)
+	f, _, err := v.schema.Check(generic)
 	if err != nil {
-		return fmt.Sprint(v)
+		return "", reasonTooCostly + " (" + strings.TrimPrefix(err.Error(), "jsonschema: ") + ")", false
 	}
-	if len(b) > 64 {
-		return string(b[:61]) + "..."
+	if f != nil {
+		return f.Pointer, f.Reason, false
 	}
-	return string(b)
+	return "", "", true
 }
 
 // checkStructured checks a result's structuredContent (raw JSON, or a

@@ -3,12 +3,14 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
 	"strings"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	ischema "github.com/roundtrip-mcp/roundtrip/internal/jsonschema"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -150,6 +152,12 @@ func schemaFor[T any](given any) (*compiledSchema, error) {
 	}
 	res, err := s.Resolve(nil)
 	if err != nil {
+		return nil, err
+	}
+	// jsonschema-go follows a $ref cycle that does not descend into the
+	// value until the stack overflows: refuse one here, at AddTool,
+	// rather than at a client's first call.
+	if _, err := ischema.Compile(raw, nil); errors.Is(err, ischema.ErrCycle) {
 		return nil, err
 	}
 	return &compiledSchema{raw: raw, schema: s, resolved: res, fast: compileFast(raw), guard: newFoldGuard(s)}, nil
@@ -295,8 +303,11 @@ func (g *foldGuard) check(v []byte) error {
 // schema is a bug of the server, not something for the model to work
 // around), with data {"tool", "pointer"}. Typed tools (AddTool) whose
 // schema is inferred from a Go type are checked on the encoded bytes,
-// without decoding them. The option does nothing for a tool without an
-// outputSchema; AddTool panics when the schema cannot be compiled.
+// without decoding them. The schema is compiled by the same bounded
+// engine as the client's (docs/design/schemas.md). The option does
+// nothing for a tool without an outputSchema; AddTool panics when the
+// schema cannot be compiled (a remote $ref, a $ref cycle that does not
+// descend into the value, a keyword the engine does not check).
 func WithOutputValidation() ToolOption {
 	return func(t *serverTool) {
 		raw, _ := t.tool.OutputSchema.(json.RawMessage)
