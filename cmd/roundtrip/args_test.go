@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSplitCommand(t *testing.T) {
@@ -128,5 +130,46 @@ func TestFieldParse(t *testing.T) {
 		if (err == nil) != c.valid || set != c.set || (c.want != nil && !reflect.DeepEqual(v, c.want)) {
 			t.Errorf("%s.parse(%q) = %v, %v, %v; want %v, %v, valid %v", c.f.name, c.in, v, set, err, c.want, c.set, c.valid)
 		}
+	}
+}
+
+// TestAServersFormIsReadWithinBounds: the terminal reads a server's form
+// schema (untrusted) within the library's bounds, in linear time.
+func TestAServersFormIsReadWithinBounds(t *testing.T) {
+	props := func(n int) (string, string) {
+		var p, r []string
+		for i := range n {
+			p = append(p, fmt.Sprintf(`"f%d":{"type":"string"}`, i))
+			r = append(r, fmt.Sprintf(`"f%d"`, i))
+		}
+		return strings.Join(p, ","), strings.Join(r, ",")
+	}
+	ok, okReq := props(maxFormFields)
+	fields, err := parseForm(json.RawMessage(`{"type":"object","properties":{` + ok + `},"required":[` + okReq + `]}`))
+	if err != nil || len(fields) != maxFormFields || !fields[maxFormFields-1].required {
+		t.Fatalf("a form of %d required fields: %d fields, err %v", maxFormFields, len(fields), err)
+	}
+	tooMany, tooManyReq := props(50_000)
+	start := time.Now()
+	if _, err := parseForm(json.RawMessage(`{"type":"object","properties":{` + tooMany + `},"required":[` + tooManyReq + `]}`)); err == nil {
+		t.Error("a form of 50 000 fields was read")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("refusing a 50 000-field form took %v", d)
+	}
+	enum := `"x"` + strings.Repeat(`,"x"`, maxFormChoices)
+	if _, err := parseForm(json.RawMessage(`{"type":"object","properties":{"e":{"type":"string","enum":[` + enum + `]}}}`)); err == nil {
+		t.Errorf("a field of %d options was read", maxFormChoices+1)
+	}
+	pattern := strings.Repeat("a", maxFormPatternBytes+1)
+	if _, err := parseForm(json.RawMessage(`{"type":"object","properties":{"p":{"type":"string","pattern":"` + pattern + `"}}}`)); err == nil {
+		t.Error("a pattern over the bound was read")
+	}
+	fields, err = parseForm(json.RawMessage(`{"type":"object","properties":{"p":{"type":"string","pattern":"^[a-z]+$"}}}`))
+	if err != nil || fields[0].re == nil {
+		t.Fatalf("a pattern field: %v", err)
+	}
+	if _, set, err := fields[0].parse("ABC"); set || err == nil {
+		t.Error("a value against the pattern was accepted")
 	}
 }

@@ -315,6 +315,7 @@ type field struct {
 	name, title, description string
 	typ                      string // string, number, integer, boolean, array; "json" when unknown
 	format, pattern          string
+	re                       *regexp.Regexp // pattern compiled once; nil when none or not RE2
 	required                 bool
 	choices                  []choice // string enums, or the items of a multi-select
 	min, max                 *float64 // minimum/maximum, minLength/maxLength, minItems/maxItems
@@ -369,8 +370,17 @@ func choicesOf(enum []any, names []string, one, any []constTitle) []choice {
 	return cs
 }
 
+// The bounds of a form a server asks the user to fill in (its schema is
+// the server's, so untrusted): as many fields, options a field and
+// pattern bytes as the library's own reader takes.
+const (
+	maxFormFields       = 256
+	maxFormChoices      = 1024
+	maxFormPatternBytes = 4096
+)
+
 // parseForm reads a requestedSchema into fields, in the order the server
-// wrote them.
+// wrote them, within the bounds above.
 func parseForm(schema any) ([]*field, error) {
 	raw, err := json.Marshal(schema)
 	if err != nil {
@@ -387,14 +397,16 @@ func parseForm(schema any) ([]*field, error) {
 	if err != nil {
 		return nil, fmt.Errorf("properties: %w", err)
 	}
+	if len(names) > maxFormFields {
+		return nil, fmt.Errorf("the form has %d fields, more than %d", len(names), maxFormFields)
+	}
+	required := make(map[string]bool, len(s.Required))
+	for _, r := range s.Required {
+		required[r] = true
+	}
 	var fields []*field
 	for i, name := range names {
-		f := &field{name: name, typ: "json"}
-		for _, r := range s.Required {
-			if r == name {
-				f.required = true
-			}
-		}
+		f := &field{name: name, typ: "json", required: required[name]}
 		var p propDoc
 		if json.Unmarshal(props[i], &p) == nil {
 			f.title, f.description, f.format, f.pattern, f.writeOnly = p.Title, p.Description, p.Format, p.Pattern, p.WriteOnly
@@ -415,6 +427,15 @@ func parseForm(schema any) ([]*field, error) {
 				f.min, f.max = p.Minimum, p.Maximum
 			case "array":
 				f.min, f.max = p.MinItems, p.MaxItems
+			}
+			if len(f.choices) > maxFormChoices {
+				return nil, fmt.Errorf("field %q has %d options, more than %d", name, len(f.choices), maxFormChoices)
+			}
+			if len(f.pattern) > maxFormPatternBytes {
+				return nil, fmt.Errorf("field %q has a pattern of %d bytes, more than %d", name, len(f.pattern), maxFormPatternBytes)
+			}
+			if f.pattern != "" {
+				f.re, _ = regexp.Compile(f.pattern)
 			}
 			if len(p.Default) > 0 && string(p.Default) != "null" {
 				var d any
@@ -634,10 +655,8 @@ func (f *field) parse(line string) (v any, set bool, err error) {
 	if err := checkFormat(f.format, s); err != nil {
 		return nil, false, err
 	}
-	if f.pattern != "" {
-		if re, err := regexp.Compile(f.pattern); err == nil && !re.MatchString(line) {
-			return nil, false, fmt.Errorf("must match %s", f.pattern)
-		}
+	if f.re != nil && !f.re.MatchString(line) {
+		return nil, false, fmt.Errorf("must match %s", f.pattern)
 	}
 	return line, true, nil
 }
