@@ -242,8 +242,10 @@ func (s *Server) AddExtension(name string, settings any) {
 }
 
 // AddMethod registers a custom method with a low-level handler,
-// replacing any method of the same name. It panics when the spec is
-// invalid (see MethodSpec): a programming error.
+// replacing a method of the same name of the same extension. It panics
+// when the spec is invalid (see MethodSpec), or when another extension
+// already registered a method of that name (the first extension would
+// stay advertised with the second one's handler): a programming error.
 func (s *Server) AddMethod(spec *MethodSpec, h ExtensionHandler) {
 	m, err := newCustomMethod(spec, h)
 	if err != nil {
@@ -253,12 +255,20 @@ func (s *Server) AddMethod(spec *MethodSpec, h ExtensionHandler) {
 }
 
 func (s *Server) addCustomMethod(m *customMethod) {
+	var taken string
 	s.updateExtensions(func(t *extensionTable) {
+		if old := t.methods[m.spec.Name]; old != nil && old.spec.Extension != m.spec.Extension {
+			taken = old.spec.Extension
+			return
+		}
 		t.methods[m.spec.Name] = m
 		if _, ok := t.exts[m.spec.Extension]; !ok {
 			t.exts[m.spec.Extension] = json.RawMessage(`{}`)
 		}
 	})
+	if taken != "" {
+		panic(fmt.Sprintf("mcp: method %q of extension %q: extension %q already has a method of that name", m.spec.Name, m.spec.Extension, taken))
+	}
 }
 
 // AddMethod registers a typed custom method on s. The params (without
@@ -271,8 +281,10 @@ func (s *Server) addCustomMethod(m *customMethod) {
 // sent as the result object: it must encode as a JSON object, or be a
 // Result itself (an *ExtensionResult with a ResultType, EmptyResult). A
 // carrier method asks with the asking API, as a typed tool does. It
-// panics when In's schema cannot be inferred or is not an object, or on
-// an invalid spec.
+// replaces a method of the same name of the same extension, and panics
+// when In's schema cannot be inferred or is not an object, on an invalid
+// spec, or when another extension already registered a method of that
+// name.
 func AddMethod[In, Out any](s *Server, spec *MethodSpec, h TypedMethodHandler[In, Out]) {
 	if h == nil {
 		panic("mcp: AddMethod needs a handler")

@@ -635,3 +635,47 @@ func FuzzDecodeExtension(f *testing.F) {
 		}
 	})
 }
+
+// A second extension cannot take a method name another extension
+// registered: the registration panics (it would have replaced the first
+// handler while the first extension stayed advertised), and the first
+// method is served and advertised as before. The same extension may
+// still replace its own method.
+func TestAMethodNameOfAnotherExtensionIsRefused(t *testing.T) {
+	t.Parallel()
+	s, _ := newExtServer(t, nil)
+	const other = "org.other/search"
+	mustPanic := func(what string, f func()) {
+		t.Helper()
+		defer func() {
+			p := recover()
+			if msg, _ := p.(string); !strings.Contains(msg, mQuery) || !strings.Contains(msg, extSearch) || !strings.Contains(msg, other) {
+				t.Errorf("%s: panic %v, want one naming the method and both extensions", what, p)
+			}
+		}()
+		f()
+	}
+	mustPanic("AddMethod", func() {
+		s.AddMethod(&MethodSpec{Name: mQuery, Extension: other}, func(context.Context, *ExtensionRequest) (Result, error) { return EmptyResult{}, nil })
+	})
+	mustPanic("typed AddMethod", func() {
+		AddMethod(s, &MethodSpec{Name: mQuery, Extension: other}, func(context.Context, *ExtensionRequest, searchIn) (searchOut, error) { return searchOut{}, nil })
+	})
+	body := extRequest(1, mQuery, extCaps, `"query":"cats"`)
+	_, msgs := postTo(t, loopback(t, s), body, extHeaders(t, body, ""))
+	if r := result(t, lastMsg(t, msgs)); r["query"] != "cats" {
+		t.Fatalf("the first extension's method answered %s", msgs)
+	}
+	v := post(t, NewHTTPHandler(s, nil), req(2, MethodDiscover, "")).last(t)
+	if exts := result(t, v)["capabilities"].(map[string]any)["extensions"].(map[string]any); exts[other] != nil || exts[extSearch] == nil {
+		t.Fatalf("extensions advertised %v", exts)
+	}
+	// Its own extension replaces it, as documented.
+	s.AddMethod(&MethodSpec{Name: mQuery, Extension: extSearch}, func(context.Context, *ExtensionRequest) (Result, error) {
+		return &ExtensionResult{Value: map[string]any{"replaced": true}}, nil
+	})
+	_, msgs = postTo(t, loopback(t, s), body, extHeaders(t, body, ""))
+	if r := result(t, lastMsg(t, msgs)); r["replaced"] != true {
+		t.Fatalf("the replaced method answered %s", msgs)
+	}
+}

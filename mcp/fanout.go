@@ -119,9 +119,14 @@ func (s *Server) receiveChange(c Change) {
 			if changeKind(k) == changeResource && c.URI == "" {
 				return
 			}
-			// Another instance's change names no features: every
-			// stream that wants its kind is told (visible.go).
-			s.hub.publish(change{kind: changeKind(k), uri: c.URI}, nil)
+			// Another instance's list change names no features: every
+			// stream that wants its kind is told (visible.go). A
+			// resource update names its resource, hidden as here.
+			ch := change{kind: changeKind(k), uri: c.URI}
+			if ch.kind == changeResource {
+				ch.feature, ch.names = FeatureResource, []string{c.URI}
+			}
+			s.hub.publish(ch, s.visibleChange)
 			return
 		}
 	}

@@ -286,9 +286,16 @@ type streamClient struct {
 
 func newStreamClient(t testing.TB, s *Server) *streamClient {
 	t.Helper()
+	return newStreamClientIn(t, s, context.Background())
+}
+
+// newStreamClientIn is newStreamClient with the server's stream served
+// in ctx.
+func newStreamClientIn(t testing.TB, s *Server, ctx context.Context) *streamClient {
+	t.Helper()
 	ce, se := NewInMemoryTransports()
 	c := &streamClient{t: t, conn: ce, lines: make(chan []byte, 1024), done: make(chan error, 1)}
-	go func() { c.done <- s.ServeStream(context.Background(), se, se, nil); se.Close() }()
+	go func() { c.done <- s.ServeStream(ctx, se, se, nil); se.Close() }()
 	go func() {
 		sc := bufio.NewScanner(ce)
 		sc.Buffer(nil, 16<<20)

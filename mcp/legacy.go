@@ -167,13 +167,39 @@ type legacySession struct {
 	unrelated func(method string, params any)
 }
 
-func (s *Server) newLegacySession(id string, p *legacyInitParams) *legacySession {
+// sessionOrigin is the initialize request that opened a legacy session:
+// what its notifications are filtered as (ServerOptions.Visible). ctx is
+// nil for a stateless request, whose session never hears of a change.
+type sessionOrigin struct {
+	ctx       context.Context
+	transport string        // TransportHTTP, TransportHTTPSSE or TransportStream
+	req       *http.Request // the POST that carried initialize; nil on a byte stream
+	id        jsonrpc.ID
+}
+
+// exchange and notify make the origin the outbound of the listener's
+// context, so that RequestInfoFrom and RequestHeader in a Visible hook
+// see the initialize request; nothing can be sent on it.
+func (o *sessionOrigin) exchange() (string, *http.Request) { return o.transport, o.req }
+func (o *sessionOrigin) notify(string, any) error          { return errRequestDone }
+
+func (s *Server) newLegacySession(id string, p *legacyInitParams, from sessionOrigin) *legacySession {
 	ls := &legacySession{
 		s: s, id: id, rev: negotiateRevision(p.ProtocolVersion), client: p.ClientInfo, caps: p.Capabilities,
 		pending: make(map[int64]chan legacyReply),
 	}
 	ls.ctx, ls.cancel = context.WithCancel(context.Background())
-	ls.listener = s.hub.add(SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true})
+	l := &listener{filter: SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true}}
+	if s.opts.Visible != nil && from.ctx != nil {
+		// The session is told of a change only when a feature it names
+		// is visible to the request that opened the session, as its
+		// lists are to each of its requests (visible.go): the context
+		// is the initialize request's, its values kept past its end.
+		meta := new(RequestMeta)
+		ls.fillMeta(meta)
+		l.ctx = &requestScope{Context: context.WithoutCancel(from.ctx), s: s, id: from.id, method: MethodInitialize, meta: meta, out: &from, era: ls.scope()}
+	}
+	ls.listener = s.hub.addListener(l)
 	ls.opened = time.Now()
 	s.observe(Event{Kind: EventSessionOpened, Revision: ls.rev.version, SessionID: id})
 	return ls

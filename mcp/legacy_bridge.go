@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
 // The input bridge of the session eras: a low-level handler that builds
@@ -35,9 +37,9 @@ func (scope *legacyScope) resolveInput(ctx context.Context, sc *requestScope, ir
 		if round > limit {
 			return nil, jsonrpcError(CodeInternalError, fmt.Sprintf("Internal error: the %s handler still needed input after %d rounds", sc.method, limit))
 		}
-		answers, err := a.answerAll(ctx, irr.InputRequests)
+		answers, err := a.answerAll(ctx, srv, irr.InputRequests)
 		if err != nil {
-			return nil, err
+			return srv.askFailed(ctx, sc.method, err)
 		}
 		rp.InputResponses, rp.RequestState, rp.state = answers, irr.RequestState, stateString
 		if irr.RequestState == "" {
@@ -56,7 +58,7 @@ func (scope *legacyScope) resolveInput(ctx context.Context, sc *requestScope, ir
 // key order, and returns the answers by key. The answers are not
 // validated here: the handler reads them as a 2026-07-28 handler reads
 // its inputResponses (see InputResponses).
-func (a *legacyAsker) answerAll(ctx context.Context, reqs map[string]InputRequest) (InputResponses, error) {
+func (a *legacyAsker) answerAll(ctx context.Context, srv *Server, reqs map[string]InputRequest) (InputResponses, error) {
 	keys := make([]string, 0, len(reqs))
 	for k := range reqs {
 		keys = append(keys, k)
@@ -66,7 +68,10 @@ func (a *legacyAsker) answerAll(ctx context.Context, reqs map[string]InputReques
 	for _, k := range keys {
 		q, err := newQuestion(reqs[k], []AskOption{WithKey(k)}, isJSONObject)
 		if err != nil {
-			return nil, err
+			// A server bug, answered as settle answers an invalid
+			// InputRequiredResult.
+			srv.log.Error("mcp: invalid InputRequiredResult (server bug)", "method", a.method, "err", err)
+			return nil, jsonrpc.NewError(CodeInternalError, "Internal error: "+err.Error())
 		}
 		raw, err := a.ask(ctx, q)
 		if err != nil {
@@ -75,6 +80,19 @@ func (a *legacyAsker) answerAll(ctx context.Context, reqs map[string]InputReques
 		out[k] = raw
 	}
 	return out, nil
+}
+
+// askFailed answers a call whose handler's own input request could not
+// be answered (the client refused it with a JSON-RPC error, the
+// session's revision cannot carry it, the session ended) as the call
+// would be answered had the handler asked with the asking API and
+// returned its error: an isError result naming the question on
+// tools/call, the asking API's JSON-RPC error elsewhere.
+func (srv *Server) askFailed(ctx context.Context, method string, err error) (Result, error) {
+	if method == MethodToolsCall {
+		return srv.toolResult(ctx, "", nil, err)
+	}
+	return nil, askOutcomeError(err)
 }
 
 func isJSONObject(raw json.RawMessage) error {

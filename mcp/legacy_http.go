@@ -346,7 +346,7 @@ func (lh *legacyHTTP) initialize(w http.ResponseWriter, r *http.Request, msg jso
 		return
 	}
 	if lh.opts.Stateless {
-		ls := lh.s.newLegacySession("", p)
+		ls := lh.s.newLegacySession("", p, sessionOrigin{})
 		b := lh.s.initializeResult(msg.ID, ls)
 		ls.close()
 		writeJSONBody(w, b)
@@ -360,7 +360,7 @@ func (lh *legacyHTTP) initialize(w http.ResponseWriter, r *http.Request, msg jso
 	}
 	key := lh.quotaKey(r, principal)
 	id := lh.opts.SessionIDPrefix + newSessionID()
-	hs := &httpSession{legacySession: lh.s.newLegacySession(id, p), lh: lh, principal: principal, streams: make(map[uint64]*legacyStream)}
+	hs := &httpSession{legacySession: lh.s.newLegacySession(id, p, sessionOrigin{ctx: r.Context(), transport: TransportHTTP, req: r, id: msg.ID}), lh: lh, principal: principal, streams: make(map[uint64]*legacyStream)}
 	hs.last.Store(time.Now().UnixNano())
 	hs.unrelated = hs.sendUnrelated
 	// At the party's bound, or the global one, the party's own session

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"errors"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
@@ -15,7 +16,7 @@ import (
 // the modern envelope stays modern on the same connection.
 
 // initialize opens the connection's session.
-func (c *streamConn) initialize(msg jsonrpc.Message) {
+func (c *streamConn) initialize(ctx context.Context, msg jsonrpc.Message) {
 	if c.legacy.Load() != nil {
 		c.writeMsg(jsonrpc.AppendError(nil, msg.ID, jsonrpcError(CodeInvalidRequest, "Invalid request: this connection is already initialized")))
 		return
@@ -25,7 +26,7 @@ func (c *streamConn) initialize(msg jsonrpc.Message) {
 		c.writeMsg(appendFailure(nil, msg.ID, f))
 		return
 	}
-	ls := c.s.newLegacySession("", p)
+	ls := c.s.newLegacySession("", p, sessionOrigin{ctx: ctx, transport: TransportStream, id: msg.ID})
 	ls.unrelated = func(method string, params any) { _ = c.writeNotification(method, params) }
 	c.legacy.Store(ls)
 	c.writeMsg(c.s.initializeResult(msg.ID, ls))

@@ -48,9 +48,10 @@ type listener struct {
 	ready   chan struct{}
 	mu      sync.Mutex
 	pending []change
-	// ctx is the context of the request that opened a listen stream,
-	// which decides what it may see (ServerOptions.Visible); nil for a
-	// session's listener, told of every change.
+	// ctx is the context of the request that opened a listen stream, or
+	// a legacy session (its initialize, see newLegacySession), which
+	// decides what it may see (ServerOptions.Visible); nil without
+	// Visible, told of every change.
 	ctx context.Context
 	// exts are the extensions the listen request declared
 	// (NotifyListeners); nil for a session's.

@@ -115,12 +115,14 @@ type ServerOptions struct {
 	// reading or completing it is answered exactly as for one that does
 	// not exist. With Visible set every list is cacheScope "private", as
 	// is a resources/read result that sets no scope of its own, and a
-	// listen stream is told of a change only when the changed feature is
-	// visible to the request that opened it (see docs/design/extensions.md
-	// for what a stream can and cannot be spared). It is called on
-	// request goroutines, and for listen streams on the goroutine that
-	// made the change, so it must be quick and safe for concurrent use;
-	// a panic hides the feature.
+	// notification of a change (a list change, a resource update) is sent
+	// only when the changed feature is visible to the request that opened
+	// the listen stream, or, on a session of an earlier revision, to its
+	// initialize request, whose context (values, RequestHeader) is kept
+	// for that (see docs/design/extensions.md for what a stream can and
+	// cannot be spared). It is called on request goroutines, and for
+	// notifications on the goroutine that made the change, so it must be
+	// quick and safe for concurrent use; a panic hides the feature.
 	Visible func(ctx context.Context, kind FeatureKind, name string) bool
 }
 

@@ -365,7 +365,7 @@ func (sh *sseHandler) post(w http.ResponseWriter, r *http.Request) {
 			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 			return
 		}
-		ss.initialize(msg)
+		ss.initialize(r, msg)
 	case ls == nil:
 		if msg.Method == MethodPing {
 			// A ping may come before initialize.
@@ -388,7 +388,7 @@ func sseSessionNotFound(w http.ResponseWriter, id jsonrpc.ID) {
 // initialize opens the session's protocol session: the revision
 // negotiateLegacy picks for the client's offer, its capabilities and
 // identity. The answer goes on the stream.
-func (ss *sseSession) initialize(msg jsonrpc.Message) {
+func (ss *sseSession) initialize(r *http.Request, msg jsonrpc.Message) {
 	p, f := decodeInitialize(msg.Params)
 	if f != nil {
 		_ = ss.send(appendFailure(nil, msg.ID, f))
@@ -400,7 +400,7 @@ func (ss *sseSession) initialize(msg jsonrpc.Message) {
 		_ = ss.send(jsonrpc.AppendError(nil, msg.ID, jsonrpcError(CodeInvalidRequest, "Invalid request: the session is already initialized")))
 		return
 	}
-	ls := ss.sh.s.newLegacySession(ss.id, p)
+	ls := ss.sh.s.newLegacySession(ss.id, p, sessionOrigin{ctx: r.Context(), transport: TransportHTTPSSE, req: r, id: msg.ID})
 	ls.unrelated = ss.sendUnrelated
 	ss.ls.Store(ls)
 	if ss.isClosed() {

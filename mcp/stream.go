@@ -315,7 +315,7 @@ func (c *streamConn) handle(ctx context.Context, line []byte) (work func()) {
 	}
 	call := &call{msg: msg, era: c.classify(&msg)}
 	if call.era == nil {
-		c.initialize(msg) // opens the connection's 2025-11-25 session
+		c.initialize(ctx, msg) // opens the connection's 2025-11-25 session
 		return nil
 	}
 	if f := call.era.decode(c.s, call); f != nil {

@@ -305,7 +305,9 @@ type ResourceTemplate struct {
 }
 
 // Cache hints of a cacheable result. A zero CacheScope is sent as the
-// server's default.
+// server's default. Revisions before 2026-07-28 have no cache hints: a
+// server sends none on their sessions, and a result a client receives on
+// one has zero hints.
 type Cache struct {
 	TTLMs      int64      `json:"ttlMs"`
 	CacheScope CacheScope `json:"cacheScope"`

@@ -14,11 +14,18 @@ import (
 	"time"
 )
 
-// tenantVisible shows a tenant (the X-Tenant header) the features whose
-// name starts with its id and "_" (resources: test://<id>/...), and
-// everyone the shared ones.
+// tenantKey is the tenant of a byte stream's requests (their context's
+// value: a stream has no headers).
+type tenantKey struct{}
+
+// tenantVisible shows a tenant (the X-Tenant header, or the context's
+// tenantKey) the features whose name starts with its id and "_"
+// (resources: test://<id>/...), and everyone the shared ones.
 func tenantVisible(ctx context.Context, kind FeatureKind, name string) bool {
 	tenant := RequestHeader(ctx).Get("X-Tenant")
+	if tenant == "" {
+		tenant, _ = ctx.Value(tenantKey{}).(string)
+	}
 	if strings.HasPrefix(name, "shared") || strings.HasPrefix(name, "test://shared/") {
 		return true
 	}

@@ -709,3 +709,16 @@ func TestHTTPSSEOnlyServer(t *testing.T) {
 		t.Errorf("--sse with a stdio server: exit %d, want %d", r.code, exitUsage)
 	}
 }
+
+// A result of a 2025-11-25 session carries no cache hints (ttlMs and
+// cacheScope are 2026-07-28's): read --json prints none, where a
+// 2026-07-28 session's result prints the server's.
+func TestLegacyResultsPrintNoCacheHints(t *testing.T) {
+	url, _ := httpServer(t)
+	r := cli(t, "", "read", "--url", url, "--legacy", "--json", "test://readme")
+	r.must(t, 0, `"text": "Read me first."`)
+	if strings.Contains(r.stdout, "ttlMs") || strings.Contains(r.stdout, "cacheScope") {
+		t.Errorf("a 2025-11-25 result printed cache hints:\n%s", r.stdout)
+	}
+	cli(t, "", "read", "--url", url, "--json", "test://readme").must(t, 0, `"ttlMs": `, `"cacheScope": "private"`)
+}

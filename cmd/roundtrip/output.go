@@ -37,7 +37,7 @@ func compactValue(v any) string {
 // printed and then reported as errToolError.
 func (s *session) printResult(res any) error {
 	if s.opts.json {
-		if err := printJSON(s.out, res); err != nil {
+		if err := printJSON(s.out, s.asSent(res)); err != nil {
 			return err
 		}
 		if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
@@ -90,6 +90,23 @@ func (s *session) printResult(res any) error {
 		return printJSON(s.out, res)
 	}
 	return nil
+}
+
+// asSent is res as the session's revision has it: a resources/read
+// result of an earlier revision carries no cache hints (ttlMs and
+// cacheScope are 2026-07-28's), so none are printed.
+func (s *session) asSent(res any) any {
+	r, ok := res.(*mcp.ReadResourceResult)
+	if !ok || r == nil || s.client == nil {
+		return res
+	}
+	if v := s.client.ProtocolVersion(); v == "" || v >= mcp.LatestProtocolVersion {
+		return res // a 2026-07-28 result: its hints are the server's
+	}
+	return &struct {
+		Contents []*mcp.ResourceContents `json:"contents"`
+		Meta     mcp.Meta                `json:"_meta,omitempty"`
+	}{r.Contents, r.Meta}
 }
 
 // contentText renders a content block: text as is, anything else as a
