@@ -59,10 +59,21 @@ func cannedServer(b testing.TB, irr, complete string) *Client {
 // serveCanned answers each request line read from r with complete (irr
 // first, when set, until the request carries inputResponses) on w.
 func serveCanned(r io.Reader, w io.Writer, irr, complete string) {
+	retry := []byte(`"inputResponses"`)
+	serveLines(r, w, func(line []byte) string {
+		if irr != "" && !bytes.Contains(line, retry) {
+			return irr
+		}
+		return complete
+	})
+}
+
+// serveLines answers each request line read from r with the result
+// answer gives for it, on w, until r or w fails.
+func serveLines(r io.Reader, w io.Writer, answer func(line []byte) string) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	out := make([]byte, 0, 4096)
 	idKey := []byte(`"id":`)
-	retry := []byte(`"inputResponses"`)
 	for {
 		line, err := br.ReadSlice('\n')
 		if err != nil {
@@ -70,14 +81,10 @@ func serveCanned(r io.Reader, w io.Writer, irr, complete string) {
 		}
 		i := bytes.Index(line, idKey) + len(idKey)
 		j := i + bytes.IndexByte(line[i:], ',')
-		res := complete
-		if irr != "" && !bytes.Contains(line, retry) {
-			res = irr
-		}
 		out = append(out[:0], `{"jsonrpc":"2.0","id":`...)
 		out = append(out, line[i:j]...)
 		out = append(out, `,"result":`...)
-		out = append(out, res...)
+		out = append(out, answer(line)...)
 		out = append(out, "}\n"...)
 		if _, err := w.Write(out); err != nil {
 			return

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -261,32 +260,14 @@ func TestOutputValidationPointsAtTheFailingValue(t *testing.T) {
 // schema) and every other request with result.
 func benchOutputCanned(b testing.TB, tools, result string, opts *ClientOptions) *Client {
 	ce, se := NewInMemoryTransports()
-	go func() {
-		br := bufio.NewReaderSize(se, 64<<10)
-		out := make([]byte, 0, 4096)
-		idKey := []byte(`"id":`)
-		list := []byte(`"method":"tools/list"`)
-		for {
-			line, err := br.ReadSlice('\n')
-			if err != nil {
-				return
-			}
-			i := bytes.Index(line, idKey) + len(idKey)
-			j := i + bytes.IndexByte(line[i:], ',')
-			res := result
-			if bytes.Contains(line, list) {
-				res = `{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":` + tools + `}`
-			}
-			out = append(out[:0], `{"jsonrpc":"2.0","id":`...)
-			out = append(out, line[i:j]...)
-			out = append(out, `,"result":`...)
-			out = append(out, res...)
-			out = append(out, "}\n"...)
-			if _, err := se.Write(out); err != nil {
-				return
-			}
+	listed := `{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":` + tools + `}`
+	list := []byte(`"method":"tools/list"`)
+	go serveLines(se, se, func(line []byte) string {
+		if bytes.Contains(line, list) {
+			return listed
 		}
-	}()
+		return result
+	})
 	c := NewClient(NewStreamClientTransport(ce, nil), opts)
 	b.Cleanup(func() { c.Close(); se.Close() })
 	return c

@@ -400,6 +400,32 @@ func (c *chaos) waitCompleted(t *testing.T, fleet, n int, what string) {
 	}
 }
 
+// restartStore kills fleet 1's store, removes its AOF, runs down
+// (which may put a file back: the store then restarts from it, else
+// empty) and starts the store again. The states issued from a TTL
+// before the kill until two seconds after the start may be refused (the
+// new generation's floor is the store's start, rounded up to its next
+// second).
+func (c *chaos) restartStore(t *testing.T, store *redistest.Server, aof string, down func() error) {
+	t.Helper()
+	c.mu.Lock()
+	c.storeFrom = time.Now().Add(-chaosTTL - time.Second)
+	c.storeTo = time.Now().Add(time.Hour)
+	c.mu.Unlock()
+	store.Kill()
+	os.Remove(store.Sock)
+	if err := os.RemoveAll(aof); err != nil {
+		t.Fatal(err)
+	}
+	if err := down(); err != nil {
+		t.Fatal(err)
+	}
+	store.Start()
+	c.mu.Lock()
+	c.storeTo = time.Now().Add(2 * time.Second)
+	c.mu.Unlock()
+}
+
 func (c *chaos) setPhase(t *testing.T, p int) {
 	c.phase.Store(int32(p))
 	t.Logf("%6.2fs phase %s", time.Since(c.start).Seconds(), phaseNames[p])
@@ -542,32 +568,20 @@ func TestFleetLosesNoFlowAndAcceptsNoReplayUnderChaos(t *testing.T) {
 	// refused and their flows start again.
 	c.setPhase(t, 4)
 	before := c.lastCompleted(1, 20)
-	c.mu.Lock()
-	c.storeFrom = time.Now().Add(-chaosTTL - time.Second)
-	c.storeTo = time.Now().Add(time.Hour)
-	c.mu.Unlock()
 	// Down long enough that legs meet it: the instances deny guarded legs
 	// with 503 (the clients retry them) until it is back.
-	store.Kill()
-	os.Remove(store.Sock)
-	if err := os.RemoveAll(aof); err != nil {
-		t.Fatal(err)
-	}
-	if err := waitFor(5*time.Second, func() error {
-		if n := countLog(f1, "requestState single-use store unavailable"); n < 3 {
-			return fmt.Errorf("%d legs denied", n)
+	c.restartStore(t, store, aof, func() error {
+		if err := waitFor(5*time.Second, func() error {
+			if n := countLog(f1, "requestState single-use store unavailable"); n < 3 {
+				return fmt.Errorf("%d legs denied", n)
+			}
+			return nil
+		}); err != nil {
+			t.Logf("the store was down without denying legs: %v", err)
 		}
+		t.Logf("%6.2fs the store is down", time.Since(c.start).Seconds())
 		return nil
-	}); err != nil {
-		t.Logf("the store was down without denying legs: %v", err)
-	}
-	t.Logf("%6.2fs the store is down", time.Since(c.start).Seconds())
-	store.Start()
-	c.mu.Lock()
-	// The new generation's floor is the store's start, rounded up to its
-	// next second: states issued up to a second after it may be refused.
-	c.storeTo = time.Now().Add(2 * time.Second)
-	c.mu.Unlock()
+	})
 	t.Logf("%6.2fs the store restarted empty", time.Since(c.start).Seconds())
 	replayer := c.newClient(f1.URL)
 	defer replayer.Close()
@@ -596,22 +610,7 @@ func TestFleetLosesNoFlowAndAcceptsNoReplayUnderChaos(t *testing.T) {
 		}
 		fl.mu.Unlock()
 	}
-	c.mu.Lock()
-	c.storeFrom = time.Now().Add(-chaosTTL - time.Second)
-	c.storeTo = time.Now().Add(time.Hour)
-	c.mu.Unlock()
-	store.Kill()
-	os.Remove(store.Sock)
-	if err := os.RemoveAll(aof); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.CopyFS(aof, os.DirFS(backup)); err != nil {
-		t.Fatal(err)
-	}
-	store.Start()
-	c.mu.Lock()
-	c.storeTo = time.Now().Add(2 * time.Second)
-	c.mu.Unlock()
+	c.restartStore(t, store, aof, func() error { return os.CopyFS(aof, os.DirFS(backup)) })
 	t.Logf("%6.2fs the store restarted from the AOF copied %.2fs before; replaying %d flows used since", time.Since(c.start).Seconds(), time.Since(copied).Seconds(), len(usedSince))
 	if len(usedSince) == 0 {
 		t.Fatal("no flow used its states after the AOF copy")
