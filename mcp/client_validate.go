@@ -9,6 +9,11 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
+// The client's side of output validation: the outputSchema of each tool
+// from the last tools/list, compiled on first use, and the check of a
+// result against it (ClientOptions.SkipOutputValidation turns it off).
+// The validator itself is shared with the server: wire_outputschema.go.
+
 // toolOutputs are the output schemas a Client learned from tools/list,
 // by tool name; n counts them, so that a call of a client that knows
 // none takes no lock.

@@ -10,7 +10,8 @@ import (
 
 // HTTP header bindings of 2026-07-28: the body is the source of truth and
 // the headers must agree with it, so that intermediaries routing on
-// headers see what the server executes.
+// headers see what the server executes. The server's checks; the names
+// and the value encoding both sides use are in wire_headers.go.
 
 func headerMismatch(msg string) *Error {
 	return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: "+msg)

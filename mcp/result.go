@@ -1,5 +1,9 @@
 package mcp
 
+// The members of the sealed Result set (Result is in types.go): which
+// set their own _meta (the server's identity goes there otherwise),
+// which carry cache hints, and EmptyResult.
+
 // cacheable is implemented by results with cache hints (ttlMs,
 // cacheScope), through the embedded Cache: revisions without hints drop
 // them.

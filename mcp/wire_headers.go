@@ -8,9 +8,9 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// The HTTP header names and value encoding of 2026-07-28 that the server
-// checks (headers.go) and the client writes (client_http.go): shared by
-// both sides.
+// The HTTP header names and value encoding of 2026-07-28 (shared layer):
+// the server checks them (headers.go), the client writes them
+// (client_http.go, client_decode.go).
 
 // Header names.
 const (

@@ -6,8 +6,8 @@ import (
 	"sync"
 )
 
-// JSON helpers both sides encode and scan with: the pooled encoder and
-// the sentinel that ends a scan early.
+// JSON helpers of both sides (shared layer): the pooled encoder results
+// and requests are written with, and the sentinel that ends a scan early.
 
 // encoder is a pooled JSON encoder writing into its own buffer.
 type encoder struct {
@@ -22,7 +22,7 @@ var encoders = sync.Pool{New: func() any {
 	return e
 }}
 
-// marshal encodes v with the pooled encoder and appends it to dst.
+// marshalAppend encodes v with the pooled encoder and appends it to dst.
 func marshalAppend(dst []byte, v any) ([]byte, error) {
 	e := encoders.Get().(*encoder)
 	e.buf.Reset()
@@ -37,6 +37,8 @@ func marshalAppend(dst []byte, v any) ([]byte, error) {
 	return dst, err
 }
 
+// errStopScan, returned from a jsonrpc.Fields callback, ends the scan
+// early without an error of its own.
 type stopScan struct{}
 
 func (stopScan) Error() string { return "stop" }

@@ -9,8 +9,9 @@ import (
 	schema "github.com/roundtrip-mcp/roundtrip/internal/jsonschema"
 )
 
-// Checking structured results against a tool's outputSchema. The
-// client checks the structuredContent of every result that is not
+// Checking structured results against a tool's outputSchema (shared
+// layer; the client's schemas from tools/list are in client_validate.go,
+// the server's check in typed.go). The client checks the structuredContent of every result that is not
 // isError against the schema the tool had in the last tools/list the
 // client read (ClientOptions.SkipOutputValidation turns that off); a
 // server may check its own tools' results too (WithOutputValidation).
