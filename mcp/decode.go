@@ -87,12 +87,6 @@ func checkArguments(v []byte) *Error {
 	return nil
 }
 
-type stopScan struct{}
-
-func (stopScan) Error() string { return "stop" }
-
-var errStopScan error = stopScan{}
-
 func decodeString(v []byte, field string) (string, *Error) {
 	s, ok := jsonrpc.String(v)
 	if !ok {

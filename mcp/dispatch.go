@@ -45,14 +45,6 @@ var methods = map[string]*methodSpec{
 	// them) are the server's own: AddMethod (extension.go).
 }
 
-// isInputRequiredMethod reports whether method may answer with an
-// InputRequiredResult (tools/call, prompts/get, resources/read; a
-// server's carrier custom methods are its own, see MethodSpec.Carrier).
-func isInputRequiredMethod(method string) bool {
-	m := methods[method]
-	return m != nil && m.carrier
-}
-
 // requestScope is what a handler's context knows about its request.
 type requestScope struct {
 	context.Context // the request's context; Value(scopeKey{}) is the scope

@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -54,3 +56,73 @@ func ErrorCode(err error) int {
 var errInternal = jsonrpc.NewError(CodeInternalError, "Internal error")
 
 func jsonrpcError(code int, msg string) *Error { return jsonrpc.NewError(code, msg) }
+
+// CodeTemporarilyUnavailable is the code of ErrTemporarilyUnavailable,
+// in the range JSON-RPC leaves to implementations.
+const CodeTemporarilyUnavailable = -32000
+
+// ErrTemporarilyUnavailable matches (with errors.Is) the error a server
+// answers when it cannot serve a request now but the same request may
+// succeed later: its single-use store is unreachable, or an identical
+// request is still running. Over HTTP it comes with status 503 and
+// Retry-After; RetryAfter reads the delay from the error on any
+// transport. Retry the same request; do not start the call again.
+var ErrTemporarilyUnavailable = jsonrpc.NewErrorData(CodeTemporarilyUnavailable, "Temporarily unavailable: retry the same request",
+	map[string]string{"reason": reasonUnavailable})
+
+const reasonUnavailable = "temporarily_unavailable"
+
+// Unavailable returns an error that a handler (or middleware) may return
+// to have the client retry the same request after d:
+// ErrTemporarilyUnavailable with the delay in its data (retryAfterMs)
+// and, over HTTP, status 503 with a Retry-After header.
+func Unavailable(d time.Duration) error {
+	if d < 0 {
+		d = 0
+	}
+	return &unavailableError{d}
+}
+
+type unavailableError struct{ after time.Duration }
+
+func (e *unavailableError) Error() string {
+	return "mcp: temporarily unavailable, retry after " + e.after.String()
+}
+
+func (e *unavailableError) Is(target error) bool { return target == ErrTemporarilyUnavailable }
+
+// wire is the JSON-RPC error sent for e.
+func (e *unavailableError) wire() *Error {
+	return jsonrpc.NewErrorData(CodeTemporarilyUnavailable, ErrTemporarilyUnavailable.Message, struct {
+		Reason       string `json:"reason"`
+		RetryAfterMs int64  `json:"retryAfterMs"`
+	}{reasonUnavailable, e.after.Milliseconds()})
+}
+
+// RetryAfter reports whether err is ErrTemporarilyUnavailable and how
+// long the server asked to wait (zero when it did not say).
+func RetryAfter(err error) (time.Duration, bool) {
+	var ue *unavailableError
+	if errors.As(err, &ue) {
+		return ue.after, true
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeTemporarilyUnavailable || len(e.Data) == 0 {
+		return 0, false
+	}
+	var d struct {
+		Reason       string `json:"reason"`
+		RetryAfterMs int64  `json:"retryAfterMs"`
+	}
+	if json.Unmarshal(e.Data, &d) != nil || d.Reason != reasonUnavailable {
+		return 0, false
+	}
+	return time.Duration(max(d.RetryAfterMs, 0)) * time.Millisecond, true
+}
+
+// ErrInvalidRequestState is the one error every rejected requestState
+// gets, whatever the reason (which goes to the server log only: paced,
+// with the fix where there is one). A Client that gets it for a leg
+// carrying a state returns a *StateRejectedError, which wraps it.
+var ErrInvalidRequestState = jsonrpc.NewErrorData(CodeInvalidParams, "Invalid or expired requestState",
+	map[string]string{"reason": "invalid_request_state"})

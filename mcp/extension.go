@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
-	"strings"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -212,7 +211,6 @@ type extensionTable struct {
 
 var (
 	extensionNameRE = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?)*/[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
-	methodNameRE    = regexp.MustCompile(`^[!-~]{1,256}$`)
 )
 
 // validExtensionName reports whether name is an extension identifier: a
@@ -347,15 +345,6 @@ func derefKind(t reflect.Type) reflect.Kind {
 		t = t.Elem()
 	}
 	return t.Kind()
-}
-
-// reservedMethod reports whether name is a method of some revision of
-// the specification (either era), or in a reserved namespace.
-func reservedMethod(name string) bool {
-	if methods[name] != nil || legacyMethods[name] != nil || name == MethodInitialize {
-		return true
-	}
-	return strings.HasPrefix(name, "notifications/") || strings.HasPrefix(name, "rpc.")
 }
 
 func newCustomMethod(spec *MethodSpec, h ExtensionHandler) (*customMethod, error) {
@@ -541,17 +530,6 @@ func missingExtension(what, ext string) *Error {
 }
 
 // ---- notifications ----
-
-// specNotifications are the notifications the specification defines:
-// Notify does not send them (ReportProgress and Log do, with their
-// rules; the others are the SDK's own).
-var specNotifications = map[string]bool{
-	NotificationCancelled: true, NotificationProgress: true, NotificationMessage: true,
-	NotificationResourceUpdated: true, NotificationResourceListChanged: true,
-	NotificationToolListChanged: true, NotificationPromptListChanged: true,
-	NotificationSubscriptionsAck: true, NotificationInitialized: true,
-	NotificationRootsListChanged: true, NotificationElicitationComplete: true,
-}
 
 // ErrNotificationMethod is returned by Notify and Server.NotifyListeners
 // for a method they do not send: empty, not visible ASCII, or one the

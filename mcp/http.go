@@ -121,7 +121,6 @@ type httpHandler struct {
 }
 
 var (
-	ctJSON    = []string{"application/json"}
 	allowPost = []string{"POST"}
 )
 

@@ -40,25 +40,6 @@ import (
 // as a live request related to the originating call and the handler blocks
 // until the answer comes.
 
-// LegacyProtocolVersion is the newest earlier revision a dual-era server
-// also serves (initialize, sessions and server-to-client requests), and
-// the one an initialize naming an unknown version is offered. 2025-06-18,
-// 2025-03-26 and 2024-11-05 are negotiated too (Server.SupportedVersions).
-const LegacyProtocolVersion = "2025-11-25"
-
-// Methods and notifications of 2025-11-25 that 2026-07-28 removed.
-const (
-	MethodInitialize  = "initialize"
-	MethodPing        = "ping"
-	MethodSetLevel    = "logging/setLevel"
-	MethodSubscribe   = "resources/subscribe"
-	MethodUnsubscribe = "resources/unsubscribe"
-
-	NotificationInitialized         = "notifications/initialized"
-	NotificationRootsListChanged    = "notifications/roots/list_changed"
-	NotificationElicitationComplete = "notifications/elicitation/complete"
-)
-
 // Per-session bounds: what one legacy session may hold, whatever its
 // client does.
 const (

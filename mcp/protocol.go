@@ -169,3 +169,12 @@ const (
 	CachePublic  CacheScope = "public"
 	CachePrivate CacheScope = "private"
 )
+
+// LegacyProtocolVersion is the newest earlier revision a dual-era server
+// also serves (initialize, sessions and server-to-client requests), and
+// the one an initialize naming an unknown version is offered. 2025-06-18,
+// 2025-03-26 and 2024-11-05 are negotiated too (Server.SupportedVersions).
+const LegacyProtocolVersion = "2025-11-25"
+
+// DefaultMaxMessageBytes bounds one incoming message on every transport.
+const DefaultMaxMessageBytes = 4 << 20

@@ -1,13 +1,11 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
-	"sync"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -126,34 +124,6 @@ func (s *Server) errorFailure(ctx context.Context, c *call, err error) *failure 
 	}
 	s.log.Error("mcp: handler failed", "method", c.msg.Method, "err", err)
 	return &failure{errInternal, http.StatusOK}
-}
-
-// encoder is a pooled JSON encoder writing into its own buffer.
-type encoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-var encoders = sync.Pool{New: func() any {
-	e := &encoder{}
-	e.enc = json.NewEncoder(&e.buf)
-	e.enc.SetEscapeHTML(false)
-	return e
-}}
-
-// marshal encodes v with the pooled encoder and appends it to dst.
-func marshalAppend(dst []byte, v any) ([]byte, error) {
-	e := encoders.Get().(*encoder)
-	e.buf.Reset()
-	err := e.enc.Encode(v)
-	if err == nil {
-		b := e.buf.Bytes()
-		dst = append(dst, b[:len(b)-1]...) // drop Encode's newline
-	}
-	if e.buf.Cap() <= 64<<10 {
-		encoders.Put(e)
-	}
-	return dst, err
 }
 
 // appendResult appends the response for a successful call.

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 
@@ -63,13 +62,6 @@ type RequestStateOptions struct {
 	// handler wrote it. Only for servers that protect state themselves.
 	Disabled bool
 }
-
-// ErrInvalidRequestState is the one error every rejected requestState
-// gets, whatever the reason (which goes to the server log only: paced,
-// with the fix where there is one). A Client that gets it for a leg
-// carrying a state returns a *StateRejectedError, which wraps it.
-var ErrInvalidRequestState = jsonrpc.NewErrorData(CodeInvalidParams, "Invalid or expired requestState",
-	map[string]string{"reason": "invalid_request_state"})
 
 // TokenInfo describes the authenticated caller of a request, as
 // verified by authentication middleware.

@@ -14,9 +14,6 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// DefaultMaxMessageBytes bounds one incoming message on every transport.
-const DefaultMaxMessageBytes = 4 << 20
-
 // StreamOptions configure ServeStream. The zero value is valid.
 type StreamOptions struct {
 	// MaxMessageBytes bounds one line. Zero means DefaultMaxMessageBytes.

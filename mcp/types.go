@@ -392,3 +392,40 @@ type LoggingMessageParams struct {
 }
 
 func (l LoggingLevel) valid() bool { return l.rank() >= 0 }
+
+// Methods and notifications of 2025-11-25 that 2026-07-28 removed.
+const (
+	MethodInitialize  = "initialize"
+	MethodPing        = "ping"
+	MethodSetLevel    = "logging/setLevel"
+	MethodSubscribe   = "resources/subscribe"
+	MethodUnsubscribe = "resources/unsubscribe"
+
+	NotificationInitialized         = "notifications/initialized"
+	NotificationRootsListChanged    = "notifications/roots/list_changed"
+	NotificationElicitationComplete = "notifications/elicitation/complete"
+)
+
+// Result is what a MethodHandler (and so every middleware) returns: one
+// of this package's result types. The set is closed, so that the SDK can
+// encode every result in the era its request was served in (resultType,
+// the server's identity and cache hints on 2026-07-28; none of those on
+// an earlier revision) without a type switch at each step:
+//
+//   - *CallToolResult, *GetPromptResult, *ReadResourceResult: the complete
+//     result of a call;
+//   - *InputRequiredResult: the call needs input (tools/call, prompts/get
+//     and resources/read, and carrier custom methods, only);
+//   - *CreateTaskResult and *Task: the tasks extension;
+//   - *ExtensionResult: the value of a custom method (AddMethod);
+//   - *ListToolsResult, *ListPromptsResult, *ListResourcesResult,
+//     *ListResourceTemplatesResult, *CompleteResult, *DiscoverResult;
+//   - EmptyResult, for methods whose result has no members.
+//
+// A middleware passes a Result on, or returns one of its own of these
+// types; it cannot invent others.
+type Result interface {
+	// ownMeta reports whether the result sets its own _meta; the server's
+	// identity goes into _meta otherwise.
+	ownMeta() bool
+}
