@@ -381,14 +381,14 @@ func (lh *legacyHTTP) initialize(w http.ResponseWriter, r *http.Request, msg jso
 			}
 			q.count++
 			hs.q = q
-			q.pushIdle(hs)
+			q.PushIdle(hs)
 			lh.sessions[id] = hs
 			lh.mu.Unlock()
 			break
 		}
 		var victim *httpSession
 		if q != nil {
-			victim = q.head
+			victim = q.Oldest()
 		}
 		if victim == nil {
 			lh.mu.Unlock()
