@@ -40,10 +40,10 @@ type httpSession struct {
 	last      atomic.Int64 // UnixNano of the last exchange
 
 	// under lh.mu
-	q                     *quota
-	open                  int // HTTP exchanges of the session in progress
-	running               int // requests in flight (legacy_inflight.go)
-	removed               bool
+	q                          *quota
+	open                       int // HTTP exchanges of the session in progress
+	running                    int // requests in flight (legacy_inflight.go)
+	removed                    bool
 	idlelist.Link[httpSession] // in q's idle list
 
 	// under smu; streams is nil once the session is closed

@@ -67,9 +67,9 @@ type sseSession struct {
 	endOnce sync.Once
 
 	// under sh.mu
-	q                    *sseQuota
-	busy                 int // requests in progress
-	removed              bool
+	q                         *sseQuota
+	busy                      int // requests in progress
+	removed                   bool
 	idlelist.Link[sseSession] // in q's idle list
 
 	// under mu
