@@ -151,4 +151,3 @@ func (p *pipe) closeRead() {
 	p.cond.Broadcast()
 	p.mu.Unlock()
 }
-
