@@ -84,7 +84,7 @@ func ParseID(raw []byte) (ID, *Error) {
 		return ID{raw: string(raw)}, nil
 	case KindNumber:
 		if bytes.ContainsAny(raw, ".eE") {
-			if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f == float64(int64(f)) {
+			if f, err := ParseNumber(raw); err == nil && f == float64(int64(f)) {
 				return ID{raw: strconv.FormatInt(int64(f), 10)}, nil
 			}
 			return ID{}, NewError(CodeInvalidRequest, "Invalid request: id must be a string or an integer")
