@@ -194,7 +194,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if c.msg.Method == MethodSubscriptionsListen {
 		// A listen stream lasts: it goes on without net/http's goroutines
-		// (hijack.go), its context ended when the client leaves.
+		// (internal/httpstream), its context ended when the client leaves.
 		ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 		if hr := httpstream.Hijack(w, r, cancel); hr != nil {
 			// The request as handlers see it, without its body (read

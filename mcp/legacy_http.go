@@ -294,7 +294,7 @@ func (lh *legacyHTTP) other(w http.ResponseWriter, r *http.Request) bool {
 	hs.enter()
 	last := r.Header.Get(headerLastEventID)
 	if hr := httpstream.Hijack(w, r, nil); hr != nil {
-		// The stream goes on without net/http's goroutines (hijack.go).
+		// The stream goes on without net/http's goroutines (internal/httpstream).
 		go func() {
 			defer hs.leave()
 			defer hr.End()
