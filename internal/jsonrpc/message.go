@@ -53,6 +53,13 @@ func (id ID) Raw() string {
 // String returns the JSON text of the id.
 func (id ID) String() string { return id.Raw() }
 
+// Int returns the integer of an integer id; false for a string id, the
+// zero id, or an integer beyond int64.
+func (id ID) Int() (int64, bool) {
+	n, err := ParseInt(id.raw, 64)
+	return n, err == nil
+}
+
 // MarshalJSON implements json.Marshaler.
 func (id ID) MarshalJSON() ([]byte, error) { return []byte(id.Raw()), nil }
 

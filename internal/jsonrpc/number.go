@@ -79,3 +79,18 @@ func ParseUint[T ~string | ~[]byte](b T, bitSize int) (uint64, error) {
 	}
 	return strconv.ParseUint(string(b), 10, bitSize)
 }
+
+// ParseInt parses b, exactly one JSON number that is an integer written
+// without fraction or exponent, as a signed integer of at most bitSize
+// bits. Anything else gets an error matching strconv.ErrSyntax; a value
+// beyond bitSize bits one matching strconv.ErrRange.
+func ParseInt[T ~string | ~[]byte](b T, bitSize int) (int64, error) {
+	digits := b
+	if len(b) > 0 && b[0] == '-' {
+		digits = b[1:]
+	}
+	if len(digits) == 0 || !isDigit(digits[0]) || (digits[0] == '0' && len(digits) > 1) {
+		return 0, &strconv.NumError{Func: "ParseInt", Num: string(b), Err: strconv.ErrSyntax}
+	}
+	return strconv.ParseInt(string(b), 10, bitSize)
+}

@@ -40,6 +40,23 @@ func TestNumbersAreReadByTheJSONGrammarOnly(t *testing.T) {
 			t.Errorf("ParseUint(%q, 31): %v", c.in, err)
 		}
 	}
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{{"0", true}, {"-0", true}, {"-42", true}, {"9223372036854775807", true}, {"9223372036854775808", false}, {"-", false}, {"01", false}, {"-01", false}, {"+1", false}, {"1.0", false}, {"1e2", false}, {`"1"`, false}} {
+		if _, err := ParseInt(c.in, 64); (err == nil) != c.ok {
+			t.Errorf("ParseInt(%q, 64): %v", c.in, err)
+		}
+	}
+	if n, ok := IntID(-7).Int(); !ok || n != -7 {
+		t.Errorf("IntID(-7).Int() = %d, %v", n, ok)
+	}
+	if _, ok := StringID("7").Int(); ok {
+		t.Error("a string id has an integer")
+	}
+	if _, ok := (ID{}).Int(); ok {
+		t.Error("the zero id has an integer")
+	}
 	if end, ok := NumberEnd([]byte(`[-1.5e3,2]`), 1); !ok || end != 7 {
 		t.Errorf("NumberEnd = %d, %v; want 7, true", end, ok)
 	}
