@@ -144,7 +144,7 @@ func decodeErrorObject(raw []byte) (*Error, error) {
 	if jsonrpc.KindOf(raw) != jsonrpc.KindObject || json.Unmarshal(raw, &w) != nil || w.Code == nil || w.Message == nil {
 		return nil, errors.New("malformed error object")
 	}
-	code, err := w.Code.Int64()
+	code, err := jsonrpc.ParseInt(*w.Code, 64)
 	if err != nil || code != int64(int(code)) {
 		return nil, errors.New("error code is not an integer")
 	}
