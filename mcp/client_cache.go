@@ -286,7 +286,7 @@ func cacheHints(raw []byte) (ttl time.Duration, scope CacheScope, ok bool) {
 			if jsonrpc.KindOf(v) != jsonrpc.KindNumber {
 				return nil
 			}
-			ms, err := strconv.ParseFloat(string(v), 64)
+			ms, err := jsonrpc.ParseNumber(v)
 			if err != nil || !(ms > 0) {
 				return nil
 			}

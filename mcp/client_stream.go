@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/mcp/internal/linepipe"
 )
 
 // StreamClientOptions configure a byte-stream client transport. The zero
@@ -64,7 +64,7 @@ const (
 // server may speak on at any time, something always reads.
 func NewStreamClientTransport(rwc io.ReadWriteCloser, opts *StreamClientOptions) ClientTransport {
 	t := newStreamClientTransport(rwc, rwc, rwc.Close, opts)
-	_, t.memory = rwc.(*pipeEnd)
+	_, t.memory = rwc.(*linepipe.End)
 	return t
 }
 
@@ -195,7 +195,7 @@ type streamClientTransport struct {
 	leader      int64
 	interrupted bool
 	session     bool
-	lines       lineReader
+	lines       linepipe.Reader
 
 	answers answerSlots // bound the answers to the server's requests
 }
@@ -213,7 +213,6 @@ type streamReply struct {
 
 func newStreamClientTransport(r io.Reader, w io.Writer, closeFn func() error, opts *StreamClientOptions) *streamClientTransport {
 	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: DefaultMaxMessageBytes, pending: map[int64]*streamCall{}, answers: newAnswerSlots(), epoch: time.Now()}
-	t.lines.br = bufio.NewReaderSize(r, 64<<10)
 	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Time{}) == nil {
 		t.deadline = d.SetReadDeadline
 	}
@@ -224,7 +223,7 @@ func newStreamClientTransport(r io.Reader, w io.Writer, closeFn func() error, op
 		}
 		t.log = opts.Logger
 	}
-	t.lines.max = t.max
+	t.lines.Reset(r, t.max)
 	if t.log == nil {
 		t.log = slog.Default()
 	}
@@ -555,8 +554,8 @@ func (t *streamClientTransport) readLoop() {
 // transport failed or the read was interrupted (a leader's context
 // ended; the line's first part is kept for the next reader).
 func (t *streamClientTransport) readOne() bool {
-	line, head, err := t.lines.next()
-	if errors.Is(err, errLineTooLong) {
+	line, head, err := t.lines.Next()
+	if errors.Is(err, linepipe.ErrLineTooLong) {
 		t.dropLine(head, ErrMessageTooLarge)
 		return true
 	}
@@ -700,49 +699,3 @@ func (t *streamClientTransport) route(method string, params []byte) {
 // errServerCancelled ends a request the server cancelled (on a byte
 // stream, the way a server may end a subscriptions/listen stream).
 var errServerCancelled = errors.New("mcp: the server cancelled the request")
-
-// lineReader reads the lines of the stdio framing, each of at most max
-// bytes. A read stopped mid-line by a deadline (an interrupted leader)
-// keeps what it read: the next read goes on with the same line.
-type lineReader struct {
-	br       *bufio.Reader
-	max      int
-	buf      []byte // the line so far; its first bytes when skipping
-	skipping bool   // the line is too long: the rest of it is skipped
-}
-
-// next returns the next line, without its newline. For a line longer
-// than max it skips the rest and returns errLineTooLong with the line's
-// first bytes in head.
-func (r *lineReader) next() (line, head []byte, err error) {
-	for {
-		frag, err := r.br.ReadSlice('\n')
-		switch {
-		case r.skipping:
-		case len(r.buf)+len(frag) > r.max+1:
-			n := min(len(r.buf), 256)
-			r.buf = append(r.buf[:n:n], frag[:min(len(frag), 256-n)]...)
-			r.skipping = true
-		default:
-			r.buf = append(r.buf, frag...)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil, nil, err // the line goes on at the next read
-		}
-		line, r.buf = r.buf, nil
-		if r.skipping {
-			r.skipping = false
-			if err != nil && err != io.EOF {
-				return nil, line, err
-			}
-			return nil, line, errLineTooLong
-		}
-		if n := len(line); n > 0 && line[n-1] == '\n' {
-			line = line[:n-1]
-		}
-		return line, nil, err
-	}
-}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"testing"
 	"time"
 )
@@ -180,30 +179,4 @@ func TestStreamLegacySessionIsReadBetweenCalls(t *testing.T) {
 			t.Fatalf("the ping between calls got %v", m)
 		}
 	})
-}
-
-// The in-memory pipe's read deadline: a blocked Read fails with
-// os.ErrDeadlineExceeded once it passes, the zero time clears it, and
-// data written meanwhile is not lost.
-func TestInMemoryPipeReadDeadline(t *testing.T) {
-	ce, se := NewInMemoryTransports()
-	defer ce.Close()
-	d := ce.(interface{ SetReadDeadline(time.Time) error })
-	errs := make(chan error, 1)
-	go func() { _, err := ce.Read(make([]byte, 8)); errs <- err }()
-	d.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-	if err := waitResult(t, errs); !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("a read past its deadline returned %v", err)
-	}
-	d.SetReadDeadline(time.Unix(1, 0))
-	if _, err := ce.Read(make([]byte, 8)); !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("a read after a past deadline returned %v", err)
-	}
-	d.SetReadDeadline(time.Time{})
-	io.WriteString(se, "kept")
-	b := make([]byte, 8)
-	n, err := ce.Read(b)
-	if err != nil || !strings.HasPrefix(string(b[:n]), "kept") {
-		t.Fatalf("after clearing the deadline: %q, %v", b[:n], err)
-	}
 }

@@ -144,7 +144,7 @@ func decodeErrorObject(raw []byte) (*Error, error) {
 	if jsonrpc.KindOf(raw) != jsonrpc.KindObject || json.Unmarshal(raw, &w) != nil || w.Code == nil || w.Message == nil {
 		return nil, errors.New("malformed error object")
 	}
-	code, err := w.Code.Int64()
+	code, err := jsonrpc.ParseInt(*w.Code, 64)
 	if err != nil || code != int64(int(code)) {
 		return nil, errors.New("error code is not an integer")
 	}
@@ -158,11 +158,7 @@ func decodeErrorObject(raw []byte) (*Error, error) {
 // idOf returns the integer value of a response id (the client only
 // sends integer ids).
 func idOf(id jsonrpc.ID) (int64, bool) {
-	if id.IsZero() {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(id.Raw(), 10, 64)
-	return n, err == nil
+	return id.Int()
 }
 
 // leadingIDRE finds the id of a message in the first bytes of a line
@@ -215,6 +211,6 @@ func notificationRoute(method string, params []byte) (int64, bool) {
 	if jsonrpc.KindOf(raw) != jsonrpc.KindNumber {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(string(jsonrpc.TrimSpace(raw)), 10, 64)
+	n, err := jsonrpc.ParseInt(jsonrpc.TrimSpace(raw), 64)
 	return n, err == nil
 }

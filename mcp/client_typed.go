@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
@@ -317,7 +316,7 @@ func parseFormProperty(name string, raw []byte) (FormField, error) {
 		case "maxItems":
 			fd.MaxItems, bad = formCount(key, v)
 		case "minimum", "maximum":
-			n, err := strconv.ParseFloat(string(jsonrpc.TrimSpace(v)), 64)
+			n, err := jsonrpc.ParseNumber(jsonrpc.TrimSpace(v))
 			if err != nil || jsonrpc.KindOf(v) != jsonrpc.KindNumber {
 				bad = fmt.Errorf("%q is not a number", key)
 			} else if key == "minimum" {
@@ -455,7 +454,7 @@ func parseTitledOptions(v []byte) ([]FormOption, error) {
 }
 
 func formCount(key string, v []byte) (*int, error) {
-	n, err := strconv.ParseUint(string(jsonrpc.TrimSpace(v)), 10, 31)
+	n, err := jsonrpc.ParseUint(jsonrpc.TrimSpace(v), 31)
 	if err != nil {
 		return nil, fmt.Errorf("%q is not a non-negative integer", key)
 	}

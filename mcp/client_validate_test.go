@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
 var orderSchema = json.RawMessage(`{"type":"object","properties":{
@@ -408,7 +410,10 @@ func FuzzOutputSchemaCheck(f *testing.F) {
 		refs[i] = referenceSchema(f, s)
 	}
 	f.Fuzz(func(t *testing.T, which uint8, s string) {
-		if !json.Valid([]byte(s)) || hasDuplicateKeys([]byte(s)) {
+		if !json.Valid([]byte(s)) {
+			return
+		}
+		if _, dup := jsonrpc.DuplicateMember([]byte(s)); dup {
 			return
 		}
 		v := vs[int(which)%len(vs)]
@@ -531,4 +536,35 @@ func (q quotedCost) MarshalJSON() ([]byte, error) {
 		return []byte(`"refund"`), nil
 	}
 	return json.Marshal(float64(q))
+}
+
+// The schemas inferred from Go types stay inside the fast subset
+// (internal/jsonschema.Fast): typed tools check their arguments on the
+// raw bytes, and so does the output validation of such a schema.
+func TestTypedToolSchemasInferredFromGoTypesGetTheFastValidator(t *testing.T) {
+	t.Parallel()
+	type inner struct {
+		X int `json:"x"`
+	}
+	type args struct {
+		S string         `json:"s"`
+		L []string       `json:"l,omitempty"`
+		M map[string]int `json:"m,omitempty"`
+		N inner          `json:"n"`
+		P *inner         `json:"p,omitempty"`
+	}
+	cs, err := schemaFor[args](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.fast == nil {
+		t.Fatalf("the inferred schema left the fast subset: %s", cs.raw)
+	}
+	if !cs.fast.Valid([]byte(`{"s":"a","n":{"x":1}}`)) || cs.fast.Valid([]byte(`{"s":"a","n":{"x":1.5}}`)) {
+		t.Fatal("the fast validator does not hold the inferred schema")
+	}
+	v, err := compileOutputSchema(cs.raw)
+	if err != nil || v.fast == nil {
+		t.Fatalf("output validation of the inferred schema: fast %v, %v", v != nil && v.fast != nil, err)
+	}
 }

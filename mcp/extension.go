@@ -302,7 +302,7 @@ func AddMethod[In, Out any](s *Server, spec *MethodSpec, h TypedMethodHandler[In
 		if err := in.guard.check(args); err != nil {
 			return nil, jsonrpcError(CodeInvalidParams, "Invalid params: "+err.Error())
 		}
-		if in.fast == nil || !in.fast.valid(args) {
+		if in.fast == nil || !in.fast.Valid(args) {
 			var generic any
 			if err := json.Unmarshal(args, &generic); err != nil {
 				return nil, jsonrpcError(CodeInvalidParams, "Invalid params: "+err.Error())

@@ -370,7 +370,7 @@ func parseFormField(name string, raw json.RawMessage, required bool) (formField,
 			}
 			f.pattern = re
 		case "minLength", "maxLength", "minItems", "maxItems":
-			n, err := strconv.ParseUint(string(v), 10, 31)
+			n, err := jsonrpc.ParseUint(v, 31)
 			if err != nil {
 				return f, fmt.Errorf("%q must be a non-negative integer", k)
 			}
@@ -387,7 +387,7 @@ func parseFormField(name string, raw json.RawMessage, required bool) (formField,
 		case "minimum", "maximum":
 			// Finite numbers only (a bound like 1e999999 would make
 			// the exact comparison expensive).
-			if _, err := strconv.ParseFloat(string(v), 64); err != nil || jsonrpc.KindOf(v) != jsonrpc.KindNumber {
+			if _, err := jsonrpc.ParseNumber(v); err != nil {
 				return f, fmt.Errorf("%q must be a finite number", k)
 			}
 			r, ok := new(big.Rat).SetString(string(v))

@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
 // hijackCounting serves h on a test server that counts the connections
@@ -108,34 +106,6 @@ func TestLegacyGETStreamOverHTTP2StaysInNetHTTP(t *testing.T) {
 	}
 	if n := hijacked.Load(); n != 0 {
 		t.Errorf("%d connections hijacked over HTTP/2", n)
-	}
-}
-
-// A response the stream could not take (a second GET stream) is still a
-// whole HTTP response on the hijacked connection.
-func TestHijackedResponseWritesAWholeResponse(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Kept", "yes")
-		h := hijackStream(w, r, nil)
-		if h == nil {
-			t.Error("an HTTP/1.1 exchange was not hijacked")
-			return
-		}
-		defer h.end()
-		writeHTTPError(h, http.StatusConflict, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Conflict: taken"))
-	}))
-	defer srv.Close()
-	resp, err := http.Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusConflict || resp.Header.Get("X-Kept") != "yes" || !resp.Close {
-		t.Fatalf("%d %v close=%v: %q, %v", resp.StatusCode, resp.Header, resp.Close, body, err)
-	}
-	if want := "Conflict: taken"; !strings.Contains(string(body), want) {
-		t.Errorf("body %q lacks %q", body, want)
 	}
 }
 

@@ -10,10 +10,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/mcp/internal/httpstream"
 	"github.com/roundtrip-mcp/roundtrip/mcp/internal/sse"
 )
 
@@ -193,15 +193,15 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if c.msg.Method == MethodSubscriptionsListen {
 		// A listen stream lasts: it goes on without net/http's goroutines
-		// (hijack.go), its context ended when the client leaves.
+		// (internal/httpstream), its context ended when the client leaves.
 		ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-		if hr := hijackStream(w, r, cancel); hr != nil {
+		if hr := httpstream.Hijack(w, r, cancel); hr != nil {
 			// The request as handlers see it, without its body (read
 			// already), which would keep net/http's connection reader.
 			r = r.WithContext(ctx)
 			r.Body, r.GetBody = http.NoBody, nil
 			go func() {
-				defer hr.end()
+				defer hr.End()
 				defer cancel()
 				h.serveCall(ctx, hr, r, c)
 			}()
@@ -230,10 +230,10 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	if r.ContentLength > max {
 		return nil, &http.MaxBytesError{Limit: max}
 	}
-	timed := r.ContentLength != 0 && h.s.exch.startRead(w, r, h.opts.BodyReadTimeout)
+	timed := r.ContentLength != 0 && h.s.exch.StartRead(w, r, h.opts.BodyReadTimeout)
 	body, err := readAll(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
 	if timed {
-		h.s.exch.endRead(w, err == nil)
+		h.s.exch.EndRead(w, err == nil)
 	}
 	return body, err
 }
@@ -309,7 +309,7 @@ func (o *httpOut) exchange() (string, *http.Request) { return TransportHTTP, o.r
 
 func (o *httpOut) startSSE() error {
 	o.sw = sse.NewWriter(o.w, o.h.opts.StreamWriteTimeout)
-	o.h.s.exch.addWriter(o.sw)
+	o.h.s.exch.AddWriter(o.sw)
 	if err := o.sw.Start(nil); err != nil {
 		return err
 	}
@@ -365,7 +365,7 @@ func (o *httpOut) finish(s *Server, c *call, res Result, f *failure, ctx context
 	if o.sw != nil {
 		defer func() {
 			o.sw.Release()
-			o.h.s.exch.removeWriter(o.sw)
+			o.h.s.exch.RemoveWriter(o.sw)
 		}()
 	}
 	if ctx.Err() != nil {
@@ -445,130 +445,6 @@ func isLoopbackHost(hostport string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// ---- deadlines ----
-
-// closeGrace is what a body being read, or an SSE write, still gets once
-// Server.Close has been called: a client that reads keeps up easily, one
-// that does not is cut off, so that http.Server.Shutdown can finish.
-const closeGrace = 500 * time.Millisecond
-
-// aLongTimeAgo is a deadline in the past: it makes a blocked write return
-// at once.
-var aLongTimeAgo = time.Unix(1, 0)
-
-// setReadDeadline finds the read deadline method of w the way
-// http.ResponseController does (through Unwrap), without its allocation
-// when w has none; it reports whether w has one. (The SSE streams' write
-// deadlines are the sse.Writer's.)
-func setReadDeadline(w http.ResponseWriter, t time.Time) bool {
-	for {
-		switch x := w.(type) {
-		case interface{ SetReadDeadline(time.Time) error }:
-			return x.SetReadDeadline(t) == nil
-		case interface{ Unwrap() http.ResponseWriter }:
-			w = x.Unwrap()
-		default:
-			return false
-		}
-	}
-}
-
-// exchanges are the HTTP exchanges of a server that a client could hold
-// up: bodies being read and SSE responses being written. Server.Close
-// (shutdown) gives each closeGrace more, and every later one closeGrace
-// at most, so that no client can keep http.Server.Shutdown waiting.
-//
-// Only deadlines are set from here, never a write: a body is registered
-// from before its read deadline to the end of its read, an SSE stream
-// (its sse.Writer, whose Shorten never waits on a write) from before its
-// first write to after its last, all within its handler.
-type exchanges struct {
-	closing atomic.Bool
-	mu      sync.Mutex
-	reading map[http.ResponseWriter]struct{}
-	writing map[*sse.Writer]struct{}
-}
-
-// startRead arms the body read deadline of w; it reports whether w has
-// one (then endRead must follow).
-func (x *exchanges) startRead(w http.ResponseWriter, r *http.Request, d time.Duration) bool {
-	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 && srv.ReadTimeout < d {
-		d = srv.ReadTimeout
-	}
-	if !setReadDeadline(w, time.Now().Add(x.limit(d))) {
-		return false
-	}
-	x.mu.Lock()
-	if x.reading == nil {
-		x.reading = make(map[http.ResponseWriter]struct{})
-	}
-	x.reading[w] = struct{}{}
-	x.mu.Unlock()
-	// Close may have come between the deadline and the registration.
-	if x.closing.Load() && d > closeGrace {
-		setReadDeadline(w, time.Now().Add(closeGrace))
-	}
-	return true
-}
-
-// endRead ends the body read. When the body is in, the read deadline is
-// cleared (the connection's background read must not end the request's
-// context when it expires); when it failed, the deadline is moved to the
-// past, so that the server does not then wait for the rest of the body
-// to discard it: the connection is closed after the answer instead.
-func (x *exchanges) endRead(w http.ResponseWriter, ok bool) {
-	x.mu.Lock()
-	delete(x.reading, w)
-	x.mu.Unlock()
-	if ok {
-		setReadDeadline(w, time.Time{})
-	} else {
-		setReadDeadline(w, aLongTimeAgo)
-	}
-}
-
-// addWriter registers an SSE stream before its first write; one made
-// once the server is closing is shortened at once.
-func (x *exchanges) addWriter(w *sse.Writer) {
-	x.mu.Lock()
-	if x.writing == nil {
-		x.writing = make(map[*sse.Writer]struct{})
-	}
-	x.writing[w] = struct{}{}
-	x.mu.Unlock()
-	// shutdown sets closing before it walks the streams: a stream it did
-	// not see sees closing here.
-	if x.closing.Load() {
-		w.Shorten(closeGrace)
-	}
-}
-
-func (x *exchanges) removeWriter(w *sse.Writer) {
-	x.mu.Lock()
-	delete(x.writing, w)
-	x.mu.Unlock()
-}
-
-// limit is d, or closeGrace once the server is closing.
-func (x *exchanges) limit(d time.Duration) time.Duration {
-	if x.closing.Load() && d > closeGrace {
-		return closeGrace
-	}
-	return d
-}
-
-// shutdown cuts the registered exchanges to closeGrace (Server.Close):
-// a body being read gets closeGrace more, and every write of an SSE
-// stream closeGrace at most, the one in progress included.
-func (x *exchanges) shutdown() {
-	x.closing.Store(true)
-	by := time.Now().Add(closeGrace)
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for w := range x.reading {
-		setReadDeadline(w, by)
-	}
-	for w := range x.writing {
-		w.Shorten(closeGrace)
-	}
-}
+// exchanges are the HTTP exchanges Server.Close cuts short (bodies being
+// read, SSE streams being written): internal/httpstream.
+type exchanges = httpstream.Exchanges

@@ -365,10 +365,9 @@ func TestNonReadingClientsCannotHangTheServer(t *testing.T) {
 	half := rawConn(t, addr)
 	io.WriteString(half, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":")
 	waitFor(t, 20*time.Second, "the streams to be written and the body to be read", func() bool {
-		s.exch.mu.Lock()
-		defer s.exch.mu.Unlock()
+		reading, writing := s.exch.Held()
 		// c's GET stream, the modern response, the listen stream.
-		return len(s.exch.writing) >= 3 && len(s.exch.reading) >= 1
+		return writing >= 3 && reading >= 1
 	})
 	time.Sleep(100 * time.Millisecond) // let the floods fill the sockets
 

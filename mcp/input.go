@@ -414,10 +414,10 @@ func decodeElicit(raw []byte) (*ElicitResult, json.RawMessage, error) {
 		case jsonrpc.KindBool:
 			res.Content[k] = string(jsonrpc.TrimSpace(v)) == "true"
 		case jsonrpc.KindNumber:
-			n := json.Number(jsonrpc.TrimSpace(v))
-			if i, err := n.Int64(); err == nil {
+			n := jsonrpc.TrimSpace(v)
+			if i, err := jsonrpc.ParseInt(n, 64); err == nil {
 				res.Content[k] = i
-			} else if f, err := n.Float64(); err == nil {
+			} else if f, err := jsonrpc.ParseNumber(n); err == nil {
 				res.Content[k] = f
 			} else {
 				return fault(k, "type", fieldName(k)+" holds a number out of range")

@@ -269,8 +269,8 @@ func (ls *legacySession) subscribe(uri string, on bool) *Error {
 // deliver routes a client's response to the question waiting for it.
 // Responses to unknown or abandoned requests are dropped.
 func (ls *legacySession) deliver(msg jsonrpc.Message) {
-	id, err := strconv.ParseInt(msg.ID.Raw(), 10, 64)
-	if err != nil {
+	id, ok := msg.ID.Int()
+	if !ok {
 		return
 	}
 	ls.mu.Lock()

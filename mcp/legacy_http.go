@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/mcp/internal/httpstream"
 )
 
 // 2025-11-25 over Streamable HTTP: sessions (Mcp-Session-Id), the GET
@@ -292,12 +293,12 @@ func (lh *legacyHTTP) other(w http.ResponseWriter, r *http.Request) bool {
 	}
 	hs.enter()
 	last := r.Header.Get(headerLastEventID)
-	if hr := hijackStream(w, r, nil); hr != nil {
-		// The stream goes on without net/http's goroutines (hijack.go).
+	if hr := httpstream.Hijack(w, r, nil); hr != nil {
+		// The stream goes on without net/http's goroutines (internal/httpstream).
 		go func() {
 			defer hs.leave()
-			defer hr.end()
-			lh.serveGET(hr, hs, last, hr.gone)
+			defer hr.End()
+			lh.serveGET(hr, hs, last, hr.Gone())
 		}()
 		return true
 	}
@@ -381,14 +382,14 @@ func (lh *legacyHTTP) initialize(w http.ResponseWriter, r *http.Request, msg jso
 			}
 			q.count++
 			hs.q = q
-			q.pushIdle(hs)
+			q.PushIdle(hs)
 			lh.sessions[id] = hs
 			lh.mu.Unlock()
 			break
 		}
 		var victim *httpSession
 		if q != nil {
-			victim = q.head
+			victim = q.Oldest()
 		}
 		if victim == nil {
 			lh.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/roundtrip-mcp/roundtrip/mcp/internal/idlelist"
 	"github.com/roundtrip-mcp/roundtrip/mcp/internal/sse"
 )
 
@@ -26,7 +27,7 @@ type quota struct {
 	key     string
 	count   int
 	running int // requests in flight, all the party's sessions together
-	idleList[httpSession, *httpSession]
+	idlelist.List[httpSession, *httpSession]
 }
 
 // httpSession is a legacy session of an HTTP handler. Lock order: the
@@ -39,11 +40,11 @@ type httpSession struct {
 	last      atomic.Int64 // UnixNano of the last exchange
 
 	// under lh.mu
-	q                     *quota
-	open                  int // HTTP exchanges of the session in progress
-	running               int // requests in flight (legacy_inflight.go)
-	removed               bool
-	idleLink[httpSession] // in q's idle list
+	q                          *quota
+	open                       int // HTTP exchanges of the session in progress
+	running                    int // requests in flight (legacy_inflight.go)
+	removed                    bool
+	idlelist.Link[httpSession] // in q's idle list
 
 	// under smu; streams is nil once the session is closed
 	smu        sync.Mutex
@@ -144,7 +145,7 @@ func remoteParty(addr string) string {
 
 // ---- the registry: sessions, quotas, idle lists (under lh.mu) ----
 
-func (hs *httpSession) link() *idleLink[httpSession] { return &hs.idleLink }
+func (hs *httpSession) IdleLink() *idlelist.Link[httpSession] { return &hs.Link }
 
 // removeLocked takes hs out of the registry; it reports whether hs was
 // still in it.
@@ -156,7 +157,7 @@ func (lh *legacyHTTP) removeLocked(hs *httpSession) bool {
 	if lh.sessions[hs.id] == hs {
 		delete(lh.sessions, hs.id)
 	}
-	hs.q.unlinkIdle(hs)
+	hs.q.UnlinkIdle(hs)
 	hs.q.count--
 	if hs.q.count == 0 && lh.quotas[hs.q.key] == hs.q {
 		delete(lh.quotas, hs.q.key)
@@ -168,10 +169,10 @@ func (hs *httpSession) touch() {
 	hs.last.Store(time.Now().UnixNano())
 	lh := hs.lh
 	lh.mu.Lock()
-	if hs.idle {
+	if hs.Idle() {
 		// Most recently used: to the back of the party's idle list.
-		hs.q.unlinkIdle(hs)
-		hs.q.pushIdle(hs)
+		hs.q.UnlinkIdle(hs)
+		hs.q.PushIdle(hs)
 	}
 	lh.mu.Unlock()
 }
@@ -183,7 +184,7 @@ func (hs *httpSession) enter() {
 	lh := hs.lh
 	lh.mu.Lock()
 	hs.open++
-	hs.q.unlinkIdle(hs)
+	hs.q.UnlinkIdle(hs)
 	lh.mu.Unlock()
 }
 
@@ -193,7 +194,7 @@ func (hs *httpSession) leave() {
 	lh.mu.Lock()
 	hs.open--
 	if hs.open == 0 && !hs.removed {
-		hs.q.pushIdle(hs)
+		hs.q.PushIdle(hs)
 	}
 	lh.mu.Unlock()
 }

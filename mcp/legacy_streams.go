@@ -85,7 +85,7 @@ func (st *legacyStream) attachLocked(w http.ResponseWriter) *sseConn {
 	if st.hs != nil && !st.hs.addConn(c) {
 		return nil
 	}
-	st.lh.s.exch.addWriter(c.wr)
+	st.lh.s.exch.AddWriter(c.wr)
 	st.conn = c
 	return c
 }
@@ -381,7 +381,7 @@ func (st *legacyStream) detach(c *sseConn) {
 	c.queue = nil
 	st.mu.Unlock()
 	c.wr.Release()
-	st.lh.s.exch.removeWriter(c.wr)
+	st.lh.s.exch.RemoveWriter(c.wr)
 	if st.hs != nil {
 		st.hs.removeConn(c)
 	}

@@ -184,7 +184,7 @@ func (h *hub) close() { h.closeOnce.Do(func() { close(h.closed) }) }
 // The server keeps serving other requests, within those bounds; a legacy
 // client may initialize again.
 func (s *Server) Close() error {
-	s.exch.shutdown()
+	s.exch.Shutdown()
 	s.hub.close()
 	s.legacy.closeAll()
 	if s.fanout != nil {

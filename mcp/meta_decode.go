@@ -2,7 +2,8 @@ package mcp
 
 import (
 	"encoding/json"
-	"strconv"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
 // decodeOpenMeta decodes a _meta object as encoding/json would into a Meta
@@ -187,45 +188,13 @@ func (p *metaParser) str(key bool) (string, bool) {
 	return "", false
 }
 
-// number reads a number of the JSON grammar (strconv.ParseFloat takes
-// more: "Inf", hexadecimal, underscores) that fits a float64.
+// number reads a number of the JSON grammar that fits a float64.
 func (p *metaParser) number() (any, bool) {
-	b, j := p.b, p.i
-	if j < len(b) && b[j] == '-' {
-		j++
-	}
-	switch {
-	case j < len(b) && b[j] == '0':
-		j++
-	case j < len(b) && b[j] >= '1' && b[j] <= '9':
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-	default:
+	j, ok := jsonrpc.NumberEnd(p.b, p.i)
+	if !ok {
 		return nil, false
 	}
-	if j < len(b) && b[j] == '.' {
-		j++
-		if j >= len(b) || b[j] < '0' || b[j] > '9' {
-			return nil, false
-		}
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-	}
-	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
-		j++
-		if j < len(b) && (b[j] == '+' || b[j] == '-') {
-			j++
-		}
-		if j >= len(b) || b[j] < '0' || b[j] > '9' {
-			return nil, false
-		}
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-	}
-	f, err := strconv.ParseFloat(string(b[p.i:j]), 64)
+	f, err := jsonrpc.ParseNumber(p.b[p.i:j])
 	if err != nil {
 		return nil, false // out of range: encoding/json's error
 	}

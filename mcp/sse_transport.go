@@ -212,7 +212,7 @@ func (sh *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, status, jsonrpc.ID{}, jsonrpcError(-32000, why))
 		return
 	}
-	sh.s.exch.addWriter(ss.wr)
+	sh.s.exch.AddWriter(ss.wr)
 	defer func() {
 		ss.end(false)
 		sh.remove(ss)
@@ -220,7 +220,7 @@ func (sh *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 			ls.close()
 		}
 		ss.wr.Release()
-		sh.s.exch.removeWriter(ss.wr)
+		sh.s.exch.RemoveWriter(ss.wr)
 	}()
 	if ss.wr.Start(nil) != nil {
 		return

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/roundtrip-mcp/roundtrip/mcp/internal/idlelist"
 	"github.com/roundtrip-mcp/roundtrip/mcp/internal/sse"
 )
 
@@ -43,7 +44,7 @@ type sseQuota struct {
 	key     string
 	count   int
 	running int // requests in flight, all the party's sessions together
-	idleList[sseSession, *sseSession]
+	idlelist.List[sseSession, *sseSession]
 }
 
 // sseSession is one HTTP+SSE session: its stream (the GET exchange,
@@ -66,10 +67,10 @@ type sseSession struct {
 	endOnce sync.Once
 
 	// under sh.mu
-	q                    *sseQuota
-	busy                 int // requests in progress
-	removed              bool
-	idleLink[sseSession] // in q's idle list
+	q                         *sseQuota
+	busy                      int // requests in progress
+	removed                   bool
+	idlelist.Link[sseSession] // in q's idle list
 
 	// under mu
 	mu       sync.Mutex
@@ -125,14 +126,14 @@ func (sh *sseHandler) admit(ss *sseSession, key string) (int, string) {
 			}
 			q.count++
 			ss.q = q
-			q.pushIdle(ss)
+			q.PushIdle(ss)
 			sh.sessions[ss.id] = ss
 			sh.mu.Unlock()
 			return 0, ""
 		}
 		var victim *sseSession
 		if q != nil {
-			victim = q.head
+			victim = q.Oldest()
 		}
 		if victim == nil {
 			sh.mu.Unlock()
@@ -186,7 +187,7 @@ func (sh *sseHandler) removeLocked(ss *sseSession) {
 	if sh.sessions[ss.id] == ss {
 		delete(sh.sessions, ss.id)
 	}
-	ss.q.unlinkIdle(ss)
+	ss.q.UnlinkIdle(ss)
 	ss.q.count--
 	if ss.q.count == 0 && sh.quotas[ss.q.key] == ss.q {
 		delete(sh.quotas, ss.q.key)
@@ -196,9 +197,9 @@ func (sh *sseHandler) removeLocked(ss *sseSession) {
 // touch makes ss its party's most recently used session.
 func (sh *sseHandler) touch(ss *sseSession) {
 	sh.mu.Lock()
-	if ss.idle {
-		ss.q.unlinkIdle(ss)
-		ss.q.pushIdle(ss)
+	if ss.Idle() {
+		ss.q.UnlinkIdle(ss)
+		ss.q.PushIdle(ss)
 	}
 	sh.mu.Unlock()
 }
@@ -210,13 +211,13 @@ func (sh *sseHandler) busyLocked(ss *sseSession, d int) {
 	switch {
 	case ss.removed:
 	case ss.busy == 0:
-		ss.q.pushIdle(ss)
+		ss.q.PushIdle(ss)
 	case d > 0:
-		ss.q.unlinkIdle(ss)
+		ss.q.UnlinkIdle(ss)
 	}
 }
 
-func (ss *sseSession) link() *idleLink[sseSession] { return &ss.idleLink }
+func (ss *sseSession) IdleLink() *idlelist.Link[sseSession] { return &ss.Link }
 
 // ---- one session ----
 

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/mcp/internal/linepipe"
 )
 
 // StreamOptions configure ServeStream. The zero value is valid.
@@ -45,7 +45,8 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer, opts
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
 	c := &streamConn{s: s, w: w, inflight: make(map[string]*inflight), work: make(chan func()), done: make(chan struct{}),
-		br: bufio.NewReaderSize(r, 64<<10), max: max, readDone: make(chan struct{})}
+		readDone: make(chan struct{})}
+	c.lines.Reset(r, max)
 	defer close(c.done)
 	c.reader = func() { c.read(ctx) } // made once: handing reading over costs no allocation
 	c.watchTimer = time.AfterFunc(time.Hour, c.watch)
@@ -77,35 +78,6 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer, opts
 	return ctx.Err()
 }
 
-var errLineTooLong = errors.New("line too long")
-
-// readLine reads one line (without the newline) of at most max bytes.
-// The returned slice is owned by the caller.
-func readLine(br *bufio.Reader, max int) ([]byte, error) {
-	var buf []byte
-	for {
-		frag, err := br.ReadSlice('\n')
-		if len(buf)+len(frag) > max+1 {
-			// Skip the rest of the oversized line.
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
-			}
-			if err != nil && err != io.EOF {
-				return nil, err
-			}
-			return nil, errLineTooLong
-		}
-		buf = append(buf, frag...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if n := len(buf); n > 0 && buf[n-1] == '\n' {
-			buf = buf[:n-1]
-		}
-		return buf, err
-	}
-}
-
 // read reads and handles lines until the input ends or ctx does. A
 // request is served on the goroutine that read it, which goes on reading
 // once the request is answered: a quick request's way from the pipe to
@@ -116,8 +88,8 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 // next request, the answer to a live request it sent) is read at once.
 func (c *streamConn) read(ctx context.Context) {
 	for {
-		line, err := readLine(c.br, c.max)
-		if errors.Is(err, errLineTooLong) {
+		line, _, err := c.lines.Next()
+		if errors.Is(err, linepipe.ErrLineTooLong) {
 			c.writeMsg(jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: message exceeds the size limit")))
 			continue
 		}
@@ -215,8 +187,7 @@ type streamConn struct {
 
 	// The input: read by one goroutine at a time (read), readErr set
 	// before readDone is closed.
-	br       *bufio.Reader
-	max      int
+	lines    linepipe.Reader
 	readErr  error
 	readDone chan struct{}
 	reader   func() // read, on the connection's context
@@ -422,143 +393,7 @@ func (o *streamOut) notify(method string, params any) error {
 // using the stdio framing: serve one end with ServeStream and give the
 // other to a client.
 func NewInMemoryTransports() (clientEnd, serverEnd io.ReadWriteCloser) {
-	up, down := newMemPipe(), newMemPipe()
-	return &pipeEnd{r: down, w: up}, &pipeEnd{r: up, w: down}
-}
-
-// pipeEnd is one end of NewInMemoryTransports: it reads one pipe and
-// writes the other.
-type pipeEnd struct {
-	r, w *memPipe
-}
-
-func (p *pipeEnd) Read(b []byte) (int, error)  { return p.r.read(b) }
-func (p *pipeEnd) Write(b []byte) (int, error) { return p.w.write(b) }
-
-// SetReadDeadline makes a Read blocked at or after d fail with
-// os.ErrDeadlineExceeded; the zero time clears it. (The client transport
-// uses it to stop a call reading its own response when its context
-// ends.)
-func (p *pipeEnd) SetReadDeadline(d time.Time) error { p.r.setDeadline(d); return nil }
-
-// Close ends both directions: the other end reads what was written
-// before it, then io.EOF; a write on either side fails with
-// io.ErrClosedPipe.
-func (p *pipeEnd) Close() error {
-	p.w.closeWrite()
-	p.r.closeRead()
-	return nil
-}
-
-// memPipeLimit bounds the bytes a memPipe holds: a writer waits while
-// the reader is that far behind (one write larger than that goes through
-// alone).
-const memPipeLimit = 1 << 20
-
-// memPipe is a one-way in-memory pipe whose writes return once the bytes
-// are buffered, not once they are read: a message crosses it with one
-// wake-up (of the reader), where io.Pipe needs two (the reader's and the
-// writer's).
-type memPipe struct {
-	mu               sync.Mutex
-	cond             sync.Cond // data, space, a close or the deadline
-	buf              []byte    // unread bytes are buf[off:]
-	off              int
-	rclosed, wclosed bool
-	expired          bool        // the read deadline passed
-	timer            *time.Timer // the read deadline, when in the future
-}
-
-func newMemPipe() *memPipe {
-	p := &memPipe{}
-	p.cond.L = &p.mu
-	return p
-}
-
-func (p *memPipe) read(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for p.off == len(p.buf) {
-		if p.rclosed {
-			return 0, io.ErrClosedPipe
-		}
-		if p.wclosed {
-			return 0, io.EOF
-		}
-		if p.expired {
-			return 0, os.ErrDeadlineExceeded
-		}
-		p.cond.Wait()
-	}
-	n := copy(b, p.buf[p.off:])
-	p.off += n
-	if p.off == len(p.buf) {
-		p.buf, p.off = p.buf[:0], 0
-		if cap(p.buf) > memPipeLimit {
-			p.buf = nil // do not keep what one large message grew
-		}
-	}
-	p.cond.Broadcast()
-	return n, nil
-}
-
-func (p *memPipe) write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for {
-		if p.rclosed || p.wclosed {
-			return 0, io.ErrClosedPipe
-		}
-		if pending := len(p.buf) - p.off; pending == 0 || pending+len(b) <= memPipeLimit {
-			break
-		}
-		p.cond.Wait()
-	}
-	p.buf = append(p.buf, b...)
-	p.cond.Broadcast()
-	return len(b), nil
-}
-
-func (p *memPipe) setDeadline(d time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.timer != nil {
-		p.timer.Stop()
-		p.timer = nil
-	}
-	p.expired = false
-	switch wait := time.Until(d); {
-	case d.IsZero():
-	case wait <= 0:
-		p.expired = true
-		p.cond.Broadcast()
-	default:
-		var t *time.Timer
-		t = time.AfterFunc(wait, func() {
-			p.mu.Lock()
-			if p.timer == t {
-				p.expired = true
-				p.cond.Broadcast()
-			}
-			p.mu.Unlock()
-		})
-		p.timer = t
-	}
-}
-
-func (p *memPipe) closeWrite() {
-	p.mu.Lock()
-	p.wclosed = true
-	p.cond.Broadcast()
-	p.mu.Unlock()
-}
-
-func (p *memPipe) closeRead() {
-	p.mu.Lock()
-	p.rclosed = true
-	p.buf, p.off = nil, 0
-	p.cond.Broadcast()
-	p.mu.Unlock()
+	return linepipe.New()
 }
 
 // cancelledRequestKey returns the id (as JSON text) that the params of a

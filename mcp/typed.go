@@ -83,7 +83,7 @@ func newTypedTool[In, Out any](t *Tool, h TypedToolHandler[In, Out]) (*typedTool
 		// Schemas inferred from Go types validate the raw arguments
 		// directly; the full validator runs for other schemas, and to
 		// explain a failure.
-		if in.fast == nil || !in.fast.valid(args) {
+		if in.fast == nil || !in.fast.Valid(args) {
 			var generic any
 			if err := json.Unmarshal(args, &generic); err != nil {
 				return ErrorResult("invalid arguments: " + err.Error()), nil
@@ -123,8 +123,8 @@ type compiledSchema struct {
 	raw      json.RawMessage
 	schema   *jsonschema.Schema
 	resolved *jsonschema.Resolved
-	fast     *fastSchema // nil when the schema leaves the fast subset
-	guard    *foldGuard  // nil when the schema declares no property names
+	fast     *ischema.Fast // nil when the schema leaves the fast subset
+	guard    *foldGuard    // nil when the schema declares no property names
 }
 
 // schemaFor infers (when given is nil) or parses the schema, and
@@ -160,7 +160,7 @@ func schemaFor[T any](given any) (*compiledSchema, error) {
 	if _, err := ischema.Compile(raw, nil); errors.Is(err, ischema.ErrCycle) {
 		return nil, err
 	}
-	return &compiledSchema{raw: raw, schema: s, resolved: res, fast: compileFast(raw), guard: newFoldGuard(s)}, nil
+	return &compiledSchema{raw: raw, schema: s, resolved: res, fast: ischema.CompileFast(raw), guard: newFoldGuard(s)}, nil
 }
 
 // foldGuard is the property names a schema declares, level by level:

@@ -24,7 +24,7 @@ import (
 // docs/design/schemas.md). The same engine names where a refused value
 // fails: a JSON pointer into structuredContent and a reason. For
 // schemas inside the small subset that inference from Go types
-// produces, the fast validator (fastschema.go) reads the raw bytes
+// produces, the fast validator (internal/jsonschema.Fast) reads the raw bytes
 // first, without decoding them, and only a value it refuses is decoded
 // and checked again. A schema that does not compile leaves the tool's
 // results unchecked (one warning logged); a check that runs out of its
@@ -63,12 +63,12 @@ func (e *OutputValidationError) Is(target error) bool { return target == ErrInva
 
 // outputValidator checks values against one schema.
 type outputValidator struct {
-	fast   *fastSchema // nil when the schema leaves the fast subset
+	fast   *schema.Fast // nil when the schema leaves the fast subset
 	schema *schema.Schema
 }
 
 // maxFastSchemaBytes bounds the schemas given a fast validator too
-// (compileFast decodes each level again; inferred schemas are far
+// (CompileFast decodes each level again; inferred schemas are far
 // smaller).
 const maxFastSchemaBytes = 64 << 10
 
@@ -83,7 +83,7 @@ func compileOutputSchema(raw []byte) (*outputValidator, error) {
 	}
 	v := &outputValidator{schema: s}
 	if len(raw) <= maxFastSchemaBytes {
-		v.fast = compileFast(raw)
+		v.fast = schema.CompileFast(raw)
 	}
 	return v, nil
 }
@@ -96,7 +96,7 @@ const reasonTooCostly = "the outputSchema is too costly to check on this result"
 // when it does not, where and why. A check that runs out of its step
 // budget fails at "" with reasonTooCostly.
 func (v *outputValidator) check(raw []byte) (pointer, reason string, ok bool) {
-	if v.fast != nil && v.fast.valid(raw) {
+	if v.fast != nil && v.fast.Valid(raw) {
 		return "", "", true
 	}
 	var generic any

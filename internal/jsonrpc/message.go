@@ -53,6 +53,13 @@ func (id ID) Raw() string {
 // String returns the JSON text of the id.
 func (id ID) String() string { return id.Raw() }
 
+// Int returns the integer of an integer id; false for a string id, the
+// zero id, or an integer beyond int64.
+func (id ID) Int() (int64, bool) {
+	n, err := ParseInt(id.raw, 64)
+	return n, err == nil
+}
+
 // MarshalJSON implements json.Marshaler.
 func (id ID) MarshalJSON() ([]byte, error) { return []byte(id.Raw()), nil }
 
@@ -84,7 +91,7 @@ func ParseID(raw []byte) (ID, *Error) {
 		return ID{raw: string(raw)}, nil
 	case KindNumber:
 		if bytes.ContainsAny(raw, ".eE") {
-			if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f == float64(int64(f)) {
+			if f, err := ParseNumber(raw); err == nil && f == float64(int64(f)) {
 				return ID{raw: strconv.FormatInt(int64(f), 10)}, nil
 			}
 			return ID{}, NewError(CodeInvalidRequest, "Invalid request: id must be a string or an integer")

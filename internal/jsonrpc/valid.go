@@ -58,7 +58,7 @@ func Valid(data []byte) bool {
 			}
 			i += 4
 		case c == '-' || isDigit(c):
-			if i, ok = validNumber(b, i); !ok {
+			if i, ok = numberEnd(b, i); !ok {
 				return false
 			}
 		default:
@@ -175,47 +175,4 @@ func validString(b []byte, i int) (int, bool) {
 			return i, false
 		}
 	}
-}
-
-// validNumber checks the number at b[i] and returns the index just past
-// it: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
-func validNumber(b []byte, i int) (int, bool) {
-	if b[i] == '-' {
-		i++
-		if i >= len(b) {
-			return i, false
-		}
-	}
-	switch {
-	case b[i] == '0':
-		i++
-	case isDigit(b[i]):
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	default:
-		return i, false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || !isDigit(b[i]) {
-			return i, false
-		}
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i >= len(b) || !isDigit(b[i]) {
-			return i, false
-		}
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	}
-	return i, true
 }

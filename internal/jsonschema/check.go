@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
 // ErrTooCostly matches the error of a check that ran out of its step
@@ -304,7 +306,7 @@ func num(v any) (float64, bool) {
 	case float64:
 		return x, true
 	case json.Number:
-		f, err := strconv.ParseFloat(string(x), 64)
+		f, err := jsonrpc.ParseNumber(x)
 		return f, err == nil || errors.Is(err, strconv.ErrRange)
 	case int:
 		return float64(x), true

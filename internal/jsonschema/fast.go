@@ -1,57 +1,48 @@
-package mcp
+package jsonschema
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
-	"strconv"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// fastSchema validates raw JSON against the small subset of JSON Schema
-// that inference from Go types produces (type, properties, required,
+// Fast validates raw JSON against the small subset of JSON Schema that
+// inference from Go types produces (type, properties, required,
 // additionalProperties, items, minimum, maximum), without decoding the
-// value first. Typed tools whose schema stays inside that subset validate
-// their arguments with it and decode them once, into the Go type; any
-// other schema goes through the full validator. A differential fuzz test
-// (FuzzFastSchemaAgrees) holds it to the full validator's verdicts.
-type fastSchema struct {
+// value first. mcp's typed tools whose schema stays inside that subset
+// validate their arguments with it and decode them once, into the Go
+// type, and the output checks run it before the full engine; any other
+// schema goes through a full validator only. A differential fuzz test
+// (FuzzFastSchemaAgrees) holds it to jsonschema-go's verdicts. It shares
+// the type bits of Compile's schemas. A Fast is safe for concurrent use.
+type Fast struct {
 	any      bool  // the schema `true`
 	never    bool  // the schema `false`
-	types    uint8 // bit set of jsonTypes; 0 = any type
-	props    map[string]*fastSchema
+	types    uint8 // bit set of the type bits (compile.go); 0 = any type
+	props    map[string]*Fast
 	required []string
-	extra    *fastSchema // additionalProperties; nil = allowed
-	items    *fastSchema
+	extra    *Fast // additionalProperties; nil = allowed
+	items    *Fast
 	min, max *float64
 }
 
-const (
-	tNull uint8 = 1 << iota
-	tBool
-	tInteger
-	tNumber
-	tString
-	tArray
-	tObject
-)
-
-var typeBits = map[string]uint8{"null": tNull, "boolean": tBool, "integer": tInteger, "number": tNumber, "string": tString, "array": tArray, "object": tObject}
-
-// compileFast returns the fast validator of raw, or nil when raw uses a
-// keyword outside the subset.
-func compileFast(raw json.RawMessage) *fastSchema {
+// CompileFast returns the fast validator of raw (a JSON Schema), or nil
+// when raw uses a keyword outside the subset or is not one. It decodes
+// each level of raw again: bound raw's size where it is untrusted.
+func CompileFast(raw []byte) *Fast {
 	switch string(jsonrpc.TrimSpace(raw)) {
 	case "true", "{}":
-		return &fastSchema{any: true}
+		return &Fast{any: true}
 	case "false":
-		return &fastSchema{never: true}
+		return &Fast{never: true}
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
 		return nil
 	}
-	f := &fastSchema{}
+	f := &Fast{}
 	for k, v := range m {
 		switch k {
 		case "description", "title", "$schema":
@@ -75,9 +66,9 @@ func compileFast(raw json.RawMessage) *fastSchema {
 			if json.Unmarshal(v, &props) != nil {
 				return nil
 			}
-			f.props = make(map[string]*fastSchema, len(props))
+			f.props = make(map[string]*Fast, len(props))
 			for name, p := range props {
-				if f.props[name] = compileFast(p); f.props[name] == nil {
+				if f.props[name] = CompileFast(p); f.props[name] == nil {
 					return nil
 				}
 			}
@@ -86,11 +77,11 @@ func compileFast(raw json.RawMessage) *fastSchema {
 				return nil
 			}
 		case "additionalProperties":
-			if f.extra = compileFast(v); f.extra == nil {
+			if f.extra = CompileFast(v); f.extra == nil {
 				return nil
 			}
 		case "items":
-			if f.items = compileFast(v); f.items == nil {
+			if f.items = CompileFast(v); f.items == nil {
 				return nil
 			}
 		case "minimum", "maximum":
@@ -110,8 +101,8 @@ func compileFast(raw json.RawMessage) *fastSchema {
 	return f
 }
 
-// valid reports whether the JSON value v (valid JSON) satisfies f.
-func (f *fastSchema) valid(v []byte) bool {
+// Valid reports whether the JSON value v (valid JSON) satisfies f.
+func (f *Fast) Valid(v []byte) bool {
 	if f.any {
 		return true
 	}
@@ -132,7 +123,7 @@ func (f *fastSchema) valid(v []byte) bool {
 	case jsonrpc.KindObject:
 		t = tObject
 	case jsonrpc.KindNumber:
-		n, err := strconv.ParseFloat(string(v), 64)
+		n, err := jsonrpc.ParseNumber(v)
 		if err != nil {
 			return false
 		}
@@ -156,9 +147,9 @@ func (f *fastSchema) valid(v []byte) bool {
 		}
 		ok := true
 		_ = jsonrpc.Elements(v, func(e []byte) error {
-			if !f.items.valid(e) {
+			if !f.items.Valid(e) {
 				ok = false
-				return errStopScan
+				return errStopFast
 			}
 			return nil
 		})
@@ -169,7 +160,10 @@ func (f *fastSchema) valid(v []byte) bool {
 	return true
 }
 
-func (f *fastSchema) validObject(v []byte) bool {
+// errStopFast stops a scan at the first member or element refused.
+var errStopFast = errors.New("stop")
+
+func (f *Fast) validObject(v []byte) bool {
 	ok := true
 	var seen map[string]bool
 	if len(f.required) > 0 {
@@ -181,12 +175,12 @@ func (f *fastSchema) validObject(v []byte) bool {
 			seen[k] = true
 		}
 		if p, known := f.props[k]; known {
-			ok = p.valid(val)
+			ok = p.Valid(val)
 		} else if f.extra != nil {
-			ok = f.extra.valid(val)
+			ok = f.extra.Valid(val)
 		}
 		if !ok {
-			return errStopScan
+			return errStopFast
 		}
 		return nil
 	})

@@ -1,4 +1,9 @@
-package mcp
+// Package httpstream is the HTTP machinery of package mcp's long-lived
+// exchanges that knows nothing of MCP: the HTTP/1.1 chunked framing of
+// a stream taken over from net/http (Hijack), and the read and write
+// deadlines that let a server's Close cut short the bodies being read
+// and the SSE streams being written (Exchanges).
+package httpstream
 
 import (
 	"net"
@@ -7,10 +12,9 @@ import (
 	"time"
 )
 
-// A session's GET stream, and a subscriptions/listen stream, over
+// An mcp session's GET stream, and a subscriptions/listen stream, over
 // HTTP/1.1 are taken over from net/http (Hijack) once they are known to
-// be long-lived: the stream is then a
-// connection, the chunks the stream writes, one small goroutine that
+// be long-lived: the stream is then a connection, the chunks the stream writes, one small goroutine that
 // notices the client leaving, and the goroutine of the stream's hold
 // loop. net/http's connection goroutine (whose stack grew serving the
 // request), its background reader and its 8 KiB of buffers are let go:
@@ -19,13 +23,14 @@ import (
 // middleware's without Unwrap), keep the stream in net/http.
 //
 // net/http's Server.Shutdown does not wait for a hijacked connection;
-// Server.Drain and Server.Close end these streams as they end the others.
+// mcp's Server.Drain and Server.Close end these streams as they end the
+// others.
 
-// hijackedResponse is the http.ResponseWriter of a hijacked exchange: the
+// Response is the http.ResponseWriter of a hijacked exchange: the
 // head as net/http would write it (with Connection: close: the
 // connection ends with the stream), the body in chunks, a flush that
 // writes them, and the connection's write deadline.
-type hijackedResponse struct {
+type Response struct {
 	conn        net.Conn
 	header      http.Header
 	buf         []byte // chunk-framed, not yet written
@@ -34,9 +39,17 @@ type hijackedResponse struct {
 	gone        chan struct{} // closed when the client's side of the connection ends
 }
 
-// hijackStream takes the exchange over from net/http, when it is an
-// HTTP/1.1 one that can be. Nothing must have been written to w.
-func hijackStream(w http.ResponseWriter, r *http.Request, onGone func()) *hijackedResponse {
+// Gone is closed when the client's side of the connection ends (or it
+// sent bytes after the request, which a client of a held stream never
+// does).
+func (h *Response) Gone() <-chan struct{} { return h.gone }
+
+// Hijack takes the exchange over from net/http, when it is an HTTP/1.1
+// one that can be, and returns nil otherwise (w is then untouched).
+// Nothing must have been written to w. onGone, if not nil, is called
+// once the client's side of the connection ends. The Response is used
+// by one goroutine at a time, which calls End when the stream is over.
+func Hijack(w http.ResponseWriter, r *http.Request, onGone func()) *Response {
 	if r.ProtoMajor != 1 || r.ProtoMinor != 1 {
 		return nil
 	}
@@ -50,7 +63,7 @@ func hijackStream(w http.ResponseWriter, r *http.Request, onGone func()) *hijack
 	// and its read only waits for the client to leave.
 	conn.SetReadDeadline(time.Time{})
 	conn.SetWriteDeadline(time.Time{})
-	h := &hijackedResponse{conn: conn, header: header, gone: make(chan struct{})}
+	h := &Response{conn: conn, header: header, gone: make(chan struct{})}
 	pipelined := brw.Reader.Buffered() > 0
 	go h.watch(pipelined, onGone)
 	return h
@@ -59,7 +72,7 @@ func hijackStream(w http.ResponseWriter, r *http.Request, onGone func()) *hijack
 // watch closes gone, and calls onGone if not nil, when the client's side
 // ends. A client sends nothing more on a held stream: bytes after the
 // request (a pipelined one) end it too.
-func (h *hijackedResponse) watch(pipelined bool, onGone func()) {
+func (h *Response) watch(pipelined bool, onGone func()) {
 	if !pipelined {
 		var b [1]byte
 		h.conn.Read(b[:])
@@ -72,14 +85,17 @@ func (h *hijackedResponse) watch(pipelined bool, onGone func()) {
 
 // Header is the head to write; once it is written, a fresh map that
 // changes nothing (the head is not kept while the stream lasts).
-func (h *hijackedResponse) Header() http.Header {
+func (h *Response) Header() http.Header {
 	if h.header == nil {
 		h.header = http.Header{}
 	}
 	return h.header
 }
 
-func (h *hijackedResponse) WriteHeader(code int) {
+// WriteHeader buffers the head: the status line and the header, with
+// Transfer-Encoding: chunked and Connection: close. Only the first call
+// counts.
+func (h *Response) WriteHeader(code int) {
 	if h.wroteHeader {
 		return
 	}
@@ -101,7 +117,9 @@ func (h *hijackedResponse) WriteHeader(code int) {
 	h.header = nil
 }
 
-func (h *hijackedResponse) Write(p []byte) (int, error) {
+// Write buffers p as one chunk (the head first, if not yet written);
+// FlushError writes it. It fails once a flush has failed.
+func (h *Response) Write(p []byte) (int, error) {
 	if !h.wroteHeader {
 		h.WriteHeader(http.StatusOK)
 	}
@@ -119,7 +137,7 @@ func (h *hijackedResponse) Write(p []byte) (int, error) {
 }
 
 // FlushError writes what is buffered to the connection.
-func (h *hijackedResponse) FlushError() error {
+func (h *Response) FlushError() error {
 	if h.err != nil {
 		return h.err
 	}
@@ -135,11 +153,13 @@ func (h *hijackedResponse) FlushError() error {
 	return h.err
 }
 
-func (h *hijackedResponse) SetWriteDeadline(t time.Time) error { return h.conn.SetWriteDeadline(t) }
+// SetWriteDeadline sets the connection's write deadline (what
+// http.ResponseController.SetWriteDeadline finds).
+func (h *Response) SetWriteDeadline(t time.Time) error { return h.conn.SetWriteDeadline(t) }
 
-// end writes the end of the body (within a second: it is five bytes) and
+// End writes the end of the body (within a second: it is five bytes) and
 // closes the connection.
-func (h *hijackedResponse) end() {
+func (h *Response) End() {
 	if h.err == nil && h.wroteHeader {
 		h.buf = append(h.buf, "0\r\n\r\n"...)
 		h.conn.SetWriteDeadline(time.Now().Add(time.Second))
@@ -153,5 +173,5 @@ type bufferWriter struct{ b *[]byte }
 
 func (w bufferWriter) Write(p []byte) (int, error) { *w.b = append(*w.b, p...); return len(p), nil }
 
-var _ http.ResponseWriter = (*hijackedResponse)(nil)
-var _ interface{ FlushError() error } = (*hijackedResponse)(nil)
+var _ http.ResponseWriter = (*Response)(nil)
+var _ interface{ FlushError() error } = (*Response)(nil)

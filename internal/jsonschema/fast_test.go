@@ -1,8 +1,10 @@
-package mcp
+package jsonschema
 
 import (
 	"encoding/json"
 	"testing"
+
+	ref "github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -25,11 +27,35 @@ type fastArgs struct {
 	U  uint8          `json:"u,omitempty"`
 }
 
-func TestFastSchemaCoversInferredSchemas(t *testing.T) {
-	cs, err := schemaFor[fastArgs](nil)
+// inferred is what mcp's typed tools make of T's schema: inferred by
+// jsonschema-go, encoded, compiled fast, and resolved as the full
+// validator the fast one is held to.
+type inferred struct {
+	raw      []byte
+	fast     *Fast
+	resolved *ref.Resolved
+}
+
+func infer[T any](tb testing.TB) *inferred {
+	tb.Helper()
+	s, err := ref.For[T](nil)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res, err := s.Resolve(nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &inferred{raw: raw, fast: CompileFast(raw), resolved: res}
+}
+
+func TestFastSchemaCoversInferredSchemas(t *testing.T) {
+	t.Parallel()
+	cs := infer[fastArgs](t)
 	if cs.fast == nil {
 		t.Fatalf("inferred schema left the fast subset: %s", cs.raw)
 	}
@@ -50,35 +76,17 @@ func TestFastSchemaCoversInferredSchemas(t *testing.T) {
 		{`{"s":"a","f":1,"b":false,"n":{"x":1},"l":[1]}`, false},
 		{`[]`, false},
 	} {
-		if got := cs.fast.valid([]byte(c.json)); got != c.ok {
+		if got := cs.fast.Valid([]byte(c.json)); got != c.ok {
 			t.Errorf("%s: fast says %v", c.json, got)
 		}
 	}
 }
 
-// hasDuplicateKeys reports whether any object in v repeats a member (the
-// fast validator checks every occurrence; a decoded map keeps the last).
+// hasDuplicateKeys reports whether any object in v repeats a member
+// (the fast validator checks every occurrence; a decoded map keeps the
+// last).
 func hasDuplicateKeys(v []byte) bool {
-	dup := false
-	var walk func(v []byte)
-	walk = func(v []byte) {
-		switch jsonrpc.KindOf(v) {
-		case jsonrpc.KindObject:
-			seen := map[string]bool{}
-			jsonrpc.Fields(v, func(k, val []byte) error {
-				key := string(jsonrpc.Key(k))
-				if seen[key] {
-					dup = true
-				}
-				seen[key] = true
-				walk(val)
-				return nil
-			})
-		case jsonrpc.KindArray:
-			jsonrpc.Elements(v, func(e []byte) error { walk(e); return nil })
-		}
-	}
-	walk(v)
+	_, dup := jsonrpc.DuplicateMember(v)
 	return dup
 }
 
@@ -93,8 +101,8 @@ func FuzzFastSchemaAgrees(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	cs, err := schemaFor[fastArgs](nil)
-	if err != nil || cs.fast == nil {
+	cs := infer[fastArgs](f)
+	if cs.fast == nil {
 		f.Fatal("no fast schema")
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -106,7 +114,7 @@ func FuzzFastSchemaAgrees(f *testing.F) {
 			return
 		}
 		full := cs.resolved.Validate(generic) == nil
-		if fast := cs.fast.valid([]byte(s)); fast != full {
+		if fast := cs.fast.Valid([]byte(s)); fast != full {
 			t.Fatalf("%s: fast %v, full %v", s, fast, full)
 		}
 	})
