@@ -109,15 +109,9 @@ func (s *Server) batchCalls(entries []jsonrpc.BatchEntry, scope func() *legacySc
 			run.out[i] = jsonrpc.AppendError(nil, m.ID, errBatchModern)
 		default:
 			c := &call{msg: m, era: scope()}
-			if f := c.era.decode(s, c); f != nil {
+			if f := s.prepare(c, h); f != nil {
 				run.out[i] = appendFailure(nil, m.ID, f)
 				continue
-			}
-			if h != nil {
-				if e := c.era.checkHeaders(s, c, h); e != nil {
-					run.out[i] = jsonrpc.AppendError(nil, m.ID, e)
-					continue
-				}
 			}
 			calls = append(calls, c)
 			slots = append(slots, i)
@@ -128,19 +122,13 @@ func (s *Server) batchCalls(entries []jsonrpc.BatchEntry, scope func() *legacySc
 
 // ---- Streamable HTTP ----
 
-// batch answers a POST whose body is a JSON array.
-func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request, body []byte) {
-	if h.legacy == nil {
-		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, batchRefusal(LatestProtocolVersion))
-		return
-	}
-	h.legacy.batch(w, r, body)
-}
-
-func (lh *legacyHTTP) batch(w http.ResponseWriter, r *http.Request, body []byte) {
+// batch answers a POST whose body is a JSON array, unless it belongs
+// to no session and names no legacy revision: that is left to the
+// modern binding (false), which refuses it.
+func (lh *legacyHTTP) batch(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	sid, ok := sessionHeader(w, r, jsonrpc.ID{})
 	if !ok {
-		return
+		return true
 	}
 	version := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion))
 	var hs *httpSession
@@ -149,34 +137,33 @@ func (lh *legacyHTTP) batch(w http.ResponseWriter, r *http.Request, body []byte)
 	case sid != "":
 		if hs = lh.session(r, sid); hs == nil {
 			sessionNotFound(w, jsonrpc.ID{})
-			return
+			return true
 		}
 		hs.enter()
 		defer hs.leave()
 		w.Header()[headerSessionID] = []string{hs.id}
 		if version != "" && version != hs.rev.version {
 			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+version+" is not the session's protocol version "+hs.rev.version))
-			return
+			return true
 		}
 		rev = hs.rev
 	case slices.Contains(legacyHeaderVersions, version) && len(r.Header[canonicalProtocolVersion]) == 1:
 		if !lh.opts.Stateless {
 			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first)"))
-			return
+			return true
 		}
 		rev = negotiateRevision(version)
 	default:
-		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, batchRefusal(LatestProtocolVersion))
-		return
+		return false // modernHTTP refuses it
 	}
 	if !rev.batches {
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, batchRefusal(rev.version))
-		return
+		return true
 	}
 	entries, e := jsonrpc.DecodeBatch(body, maxBatchMessages)
 	if e != nil {
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, e)
-		return
+		return true
 	}
 	scope := func() *legacyScope { return &legacyScope{rev: rev} }
 	note := func(jsonrpc.Message) {}
@@ -200,9 +187,10 @@ func (lh *legacyHTTP) batch(w http.ResponseWriter, r *http.Request, body []byte)
 		} else {
 			w.WriteHeader(http.StatusAccepted)
 		}
-		return
+		return true
 	}
 	lh.serveBatch(w, r, hs, rev, run, calls, slots)
+	return true
 }
 
 // serveBatch runs the requests of a batch on one response stream, as
@@ -421,7 +409,7 @@ func (c *streamConn) batch(ctx context.Context, line []byte) {
 		c.spawn(func() {
 			defer c.wg.Done()
 			defer m.cancel()
-			res, f := c.s.execute(m.ctx, m.c, &streamOut{c: c, ctx: m.ctx, rev: ls.rev})
+			res, f := c.s.execute(m.ctx, m.c, &streamOut{c: c, ctx: m.ctx, era: m.c.era})
 			c.mu.Lock()
 			delete(c.inflight, m.c.msg.ID.Raw())
 			c.mu.Unlock()

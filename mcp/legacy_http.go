@@ -152,24 +152,12 @@ func newLegacyHTTP(s *Server, o LegacyHTTPOptions, keepAlive, writeTimeout time.
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 30 * time.Minute
 	}
-	if o.MaxSessions <= 0 {
-		o.MaxSessions = 10000
-	}
-	if o.MaxSessionsPerPrincipal <= 0 {
-		o.MaxSessionsPerPrincipal = 100
-	}
-	o.MaxRequestsPerSession, o.MaxRequestsPerPrincipal = requestBounds(o)
+	o.sessionDefaults("LegacyHTTPOptions")
 	if o.StreamLifetime <= 0 {
 		o.StreamLifetime = 10 * time.Minute
 	}
-	if o.MaxEventBytes <= 0 {
-		o.MaxEventBytes = 1 << 20
-	}
 	if o.RetryInterval == 0 {
 		o.RetryInterval = time.Second
-	}
-	if len(o.SessionIDPrefix) > 64 || strings.IndexFunc(o.SessionIDPrefix, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
-		panic(fmt.Sprintf("mcp: LegacyHTTPOptions.SessionIDPrefix %q: visible ASCII only, at most 64 bytes", o.SessionIDPrefix))
 	}
 	lh := &legacyHTTP{s: s, opts: o, keepAlive: keepAlive, writeTimeout: writeTimeout,
 		sessions: make(map[string]*httpSession), quotas: make(map[string]*quota)}
@@ -177,16 +165,40 @@ func newLegacyHTTP(s *Server, o LegacyHTTPOptions, keepAlive, writeTimeout time.
 	return lh
 }
 
+// sessionDefaults applies the defaults of the session bounds both HTTP
+// handlers count (MaxSessions, MaxSessionsPerPrincipal, the requests in
+// flight, MaxEventBytes) and checks SessionIDPrefix, panicking with the
+// option's name (field) when it is not visible ASCII within 64 bytes.
+func (o *LegacyHTTPOptions) sessionDefaults(field string) {
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = 10000
+	}
+	if o.MaxSessionsPerPrincipal <= 0 {
+		o.MaxSessionsPerPrincipal = 100
+	}
+	o.MaxRequestsPerSession, o.MaxRequestsPerPrincipal = requestBounds(*o)
+	if o.MaxEventBytes <= 0 {
+		o.MaxEventBytes = 1 << 20
+	}
+	if len(o.SessionIDPrefix) > 64 || strings.IndexFunc(o.SessionIDPrefix, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
+		panic(fmt.Sprintf("mcp: %s.SessionIDPrefix %q: visible ASCII only, at most 64 bytes", field, o.SessionIDPrefix))
+	}
+}
+
 // ---- entry points from the HTTP handler ----
 
-// classify is the era decision for a POST (the one place that asks): a
+// legacyHTTP is the endpoint's binding of the 2025-era sessions
+// (httpBinding, http.go).
+var _ httpBinding = (*legacyHTTP)(nil)
+
+// claims is the era decision for a POST (the one place that asks): a
 // message is 2025-11-25 traffic when it belongs to a session
 // (Mcp-Session-Id), opens one (initialize), or names a legacy revision
 // in MCP-Protocol-Version, unless it is a request carrying the
 // 2026-07-28 _meta envelope, which is modern whatever else it carries.
 // The modern hot path (no session, the modern or no version header, not
 // initialize) is decided from the headers alone.
-func (lh *legacyHTTP) classify(r *http.Request, msg *jsonrpc.Message) bool {
+func (lh *legacyHTTP) claims(r *http.Request, msg jsonrpc.Message) bool {
 	session := len(r.Header[headerSessionID]) > 0
 	if !msg.IsRequest() {
 		return session // a session's notification or answer
@@ -204,7 +216,7 @@ func (lh *legacyHTTP) classify(r *http.Request, msg *jsonrpc.Message) bool {
 // canonicalProtocolVersion is MCP-Protocol-Version as net/http keys it.
 var canonicalProtocolVersion = http.CanonicalHeaderKey(HeaderProtocolVersion)
 
-// serve answers a POST that classify called legacy traffic.
+// serve answers a POST that claims called legacy traffic.
 func (lh *legacyHTTP) serve(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message) {
 	sid, ok := sessionHeader(w, r, msg.ID)
 	if !ok {
@@ -232,16 +244,7 @@ func (lh *legacyHTTP) serve(w http.ResponseWriter, r *http.Request, msg jsonrpc.
 			return
 		}
 		version := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion))
-		c := &call{msg: msg, era: &legacyScope{rev: negotiateRevision(version)}}
-		if f := c.era.decode(lh.s, c); f != nil {
-			writeHTTPError(w, http.StatusOK, msg.ID, f.err)
-			return
-		}
-		if e := c.era.checkHeaders(lh.s, c, r.Header); e != nil {
-			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
-			return
-		}
-		lh.serveCall(w, r, nil, c)
+		lh.serveRequest(w, r, nil, &legacyScope{rev: negotiateRevision(version)}, msg)
 	default:
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpcError(CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first)"))
 	}
@@ -258,6 +261,15 @@ func (lh *legacyHTTP) notification(w http.ResponseWriter, hs *httpSession, msg j
 	}
 	w.Header()[headerSessionID] = []string{hs.id}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// serveOther answers a batch (legacy_batch.go), or a GET or DELETE
+// naming a session. It reports whether it answered.
+func (lh *legacyHTTP) serveOther(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if body != nil {
+		return lh.batch(w, r, body)
+	}
+	return lh.other(w, r)
 }
 
 // other handles GET and DELETE. It reports whether it answered.
@@ -440,20 +452,18 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpcError(CodeInvalidRequest, "Invalid request: the session is already initialized"))
 		return
 	}
-	c := &call{msg: msg, era: hs.scope()}
-	if f := c.era.decode(lh.s, c); f != nil {
-		if e := checkMethodHeader(msg.Method, r.Header, false); e != nil {
-			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
-			return
-		}
-		writeHTTPError(w, http.StatusOK, msg.ID, f.err)
+	lh.serveRequest(w, r, hs, hs.scope(), msg)
+}
+
+// serveRequest prepares a request of the session hs (nil: a stateless
+// request) in its era, scope, and runs it.
+func (lh *legacyHTTP) serveRequest(w http.ResponseWriter, r *http.Request, hs *httpSession, scope *legacyScope, msg jsonrpc.Message) {
+	c := &call{msg: msg, era: scope}
+	if f := lh.s.prepare(c, r.Header); f != nil {
+		writeHTTPError(w, f.status, msg.ID, f.err)
 		return
 	}
-	if e := c.era.checkHeaders(lh.s, c, r.Header); e != nil {
-		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
-		return
-	}
-	lh.serveCall(w, r, hs, c)
+	lh.serveCall(w, r, hs, scope.rev, c)
 }
 
 // serveCall runs a legacy request. The handler runs in its own goroutine
@@ -464,9 +474,9 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 // its messages wait in the log for a reconnection. A response that is
 // still a plain JSON body cannot be resumed: when its exchange ends
 // first, nothing can receive the answer, and the request is cancelled.
-func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *httpSession, c *call) {
+func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *httpSession, rev *revision, c *call) {
 	jsonOnly := lh.opts.JSONResponse || !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-	st := &legacyStream{lh: lh, hs: hs, rev: revisionOf(c.era), jsonOnly: jsonOnly, req: r}
+	st := &legacyStream{lh: lh, hs: hs, rev: rev, jsonOnly: jsonOnly, req: r}
 	key := c.msg.ID.Raw()
 	var ctx context.Context
 	var cancel context.CancelFunc
