@@ -158,15 +158,9 @@ type sseLink struct {
 	ctx      context.Context
 	cancel   context.CancelFunc // closes the stream
 
-	mu      sync.Mutex
-	pending map[int64]*sseCall
-	err     error // why the stream ended; nil while it is open
-}
-
-type sseCall struct {
-	ch     chan streamReply // buffered: the reader never blocks on it
-	method string
-	notify func(method string, params []byte)
+	mu    sync.Mutex
+	calls callTable // the calls waiting for their responses (client_calls.go)
+	err   error     // why the stream ended; nil while it is open
 }
 
 // open GETs the URL and reads the stream's first event, which must be
@@ -234,7 +228,8 @@ func (s *httpSSE) open(ctx context.Context) (*sseLink, error) {
 		resp.Body.Close()
 		return fail(ctx.Err())
 	}
-	l := &sseLink{s: s, endpoint: endpoint.String(), ctx: lctx, cancel: cancel, pending: make(map[int64]*sseCall)}
+	l := &sseLink{s: s, endpoint: endpoint.String(), ctx: lctx, cancel: cancel}
+	l.calls = newCallTable(&l.mu)
 	go l.read(rd, resp.Body)
 	return l, nil
 }
@@ -259,10 +254,7 @@ func (l *sseLink) fail(err error) {
 	if l.err == nil {
 		l.err = err
 	}
-	for id, c := range l.pending {
-		delete(l.pending, id)
-		c.ch <- streamReply{err: l.err}
-	}
+	l.calls.failLocked(l.err)
 	l.mu.Unlock()
 }
 
@@ -297,53 +289,19 @@ func (l *sseLink) read(rd *sse.Reader, body io.ReadCloser) {
 // dispatch handles one message of the stream. data is the reader's
 // until the next event: what outlives the call is copied.
 func (l *sseLink) dispatch(data []byte) {
-	msg, e := jsonrpc.Decode(data)
-	if e != nil {
-		if id, ok := idOf(msg.ID); ok {
-			if c := l.take(id); c != nil {
-				c.ch <- streamReply{err: invalidResponse(c.method, "%s", e.Message)}
-				return
-			}
-		}
+	if e := l.calls.dispatch(data, true, l.route, l.serve); e != nil {
 		l.warn("mcp: client: dropped a malformed message of the HTTP+SSE stream", "err", e.Message)
-		return
 	}
-	switch {
-	case msg.IsResponse():
-		id, ok := idOf(msg.ID)
-		if !ok {
-			return
-		}
-		c := l.take(id)
-		if c == nil {
-			return // an answer to nothing we asked (or gave up on): ignored
-		}
-		msg.Result, msg.Error = bytes.Clone(msg.Result), bytes.Clone(msg.Error)
-		res, err := responseOf(c.method, &msg)
-		c.ch <- streamReply{result: res, err: err}
-	case msg.IsNotification():
-		l.route(msg.Method, msg.Params)
-	case msg.IsRequest():
-		l.serve(msg)
-	}
-}
-
-func (l *sseLink) take(id int64) *sseCall {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c := l.pending[id]
-	delete(l.pending, id)
-	return c
 }
 
 // route passes a notification to the call it belongs to (progress, by
 // its token: the request id) or to the Client (log messages, the
 // server's cancellation of its own requests, list changes).
 func (l *sseLink) route(method string, params []byte) {
-	var c *sseCall
+	var c *waitingCall
 	if id, ok := notificationRoute(method, params); ok && method != NotificationCancelled {
 		l.mu.Lock()
-		c = l.pending[id]
+		c = l.calls.getLocked(id)
 		l.mu.Unlock()
 	}
 	if c != nil {
@@ -396,14 +354,14 @@ func (l *sseLink) warn(msg string, args ...any) {
 
 // roundTrip POSTs a request and waits for its response on the stream.
 func (l *sseLink) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error) {
-	c := &sseCall{ch: make(chan streamReply, 1), method: r.method, notify: r.notify}
+	c := &waitingCall{ch: make(chan streamReply, 1), method: r.method, notify: r.notify}
 	l.mu.Lock()
 	if err := l.err; err != nil {
 		l.mu.Unlock()
 		r.status = http.StatusNotFound // the session is gone, as a Streamable session's 404 says
 		return nil, fmt.Errorf("mcp: %s: %w", r.method, err)
 	}
-	l.pending[r.id] = c
+	l.calls.addLocked(r.id, c)
 	l.mu.Unlock()
 	status, err := l.post(ctx, r.body)
 	r.status = int32(status)
@@ -416,7 +374,7 @@ func (l *sseLink) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error)
 		}
 	}
 	if err != nil {
-		l.take(r.id)
+		l.calls.take(r.id)
 		if ctx.Err() != nil {
 			// The request may have reached the server before the POST
 			// was cut short.
@@ -432,7 +390,7 @@ func (l *sseLink) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error)
 	case rep := <-c.ch:
 		return rep.result, rep.err
 	case <-ctx.Done():
-		if l.take(r.id) != nil {
+		if l.calls.take(r.id) != nil {
 			go l.sendCancelled(r.id, context.Cause(ctx))
 		}
 		return nil, ctx.Err()

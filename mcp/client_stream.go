@@ -180,9 +180,9 @@ type streamClientTransport struct {
 	rtimer *time.Timer
 	due    time.Duration
 
-	mu      sync.Mutex
-	pending map[int64]*streamCall
-	err     error // set once the transport is closed or broken
+	mu    sync.Mutex
+	calls callTable // the calls waiting for their replies (client_calls.go)
+	err   error     // set once the transport is closed or broken
 
 	// Reading, done by one goroutine at a time: a call reading for its
 	// own response (lead) or readLoop. reading, under mu, says one does;
@@ -200,19 +200,9 @@ type streamClientTransport struct {
 	answers answerSlots // bound the answers to the server's requests
 }
 
-type streamCall struct {
-	ch     chan streamReply // buffered: the reader never blocks on it
-	method string
-	notify func(method string, params []byte)
-}
-
-type streamReply struct {
-	result []byte
-	err    error
-}
-
 func newStreamClientTransport(r io.Reader, w io.Writer, closeFn func() error, opts *StreamClientOptions) *streamClientTransport {
-	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: DefaultMaxMessageBytes, pending: map[int64]*streamCall{}, answers: newAnswerSlots(), epoch: time.Now()}
+	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: DefaultMaxMessageBytes, answers: newAnswerSlots(), epoch: time.Now()}
+	t.calls = newCallTable(&t.mu)
 	t.lines.br = bufio.NewReaderSize(r, 64<<10)
 	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Time{}) == nil {
 		t.deadline = d.SetReadDeadline
@@ -278,23 +268,20 @@ func (t *streamClientTransport) fail(err error) {
 	if t.err == nil {
 		t.err = err
 	}
-	for id, c := range t.pending {
-		delete(t.pending, id)
-		c.ch <- streamReply{err: t.err}
-	}
+	t.calls.failLocked(t.err)
 	t.mu.Unlock()
 }
 
 // callPool recycles the slots of calls that got their reply (a slot
 // whose call was abandoned may still receive one, so it is not reused).
-var callPool = sync.Pool{New: func() any { return &streamCall{ch: make(chan streamReply, 1)} }}
+var callPool = sync.Pool{New: func() any { return &waitingCall{ch: make(chan streamReply, 1)} }}
 
 func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error) {
 	var due time.Duration // the bound of a call whose context cannot end; 0 for none
 	if r.timeout > 0 && ctx.Done() == nil {
 		due = time.Since(t.epoch) + r.timeout
 	}
-	c := callPool.Get().(*streamCall)
+	c := callPool.Get().(*waitingCall)
 	c.method, c.notify = r.method, r.notify
 	t.mu.Lock()
 	if t.err != nil {
@@ -302,7 +289,7 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 		t.mu.Unlock()
 		return nil, err
 	}
-	t.pending[r.id] = c
+	t.calls.addLocked(r.id, c)
 	if r.method == MethodInitialize {
 		t.session = true
 	}
@@ -357,7 +344,7 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 // deadline would: notifications/cancelled, context.DeadlineExceeded.
 // When the reply (or the transport's failure) was taken already, it is
 // what the call returns.
-func (t *streamClientTransport) expired(c *streamCall, id int64) ([]byte, error) {
+func (t *streamClientTransport) expired(c *waitingCall, id int64) ([]byte, error) {
 	if t.forget(id) {
 		t.sendCancelled(id, context.DeadlineExceeded)
 		return nil, context.DeadlineExceeded
@@ -370,11 +357,7 @@ func (t *streamClientTransport) expired(c *streamCall, id int64) ([]byte, error)
 
 // forget removes a pending call; it reports whether it was still there.
 func (t *streamClientTransport) forget(id int64) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, ok := t.pending[id]
-	delete(t.pending, id)
-	return ok
+	return t.calls.take(id) != nil
 }
 
 // write writes one line. A write still blocked when ctx ends, or at due
@@ -500,8 +483,7 @@ func (t *streamClientTransport) lead(ctx context.Context, id int64, due time.Dur
 func (t *streamClientTransport) waiting(id int64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, ok := t.pending[id]
-	return ok && !t.interrupted
+	return t.calls.getLocked(id) != nil && !t.interrupted
 }
 
 // interrupt stops the read of the leader id, whose context ended.
@@ -527,7 +509,7 @@ func (t *streamClientTransport) expire() {
 // handOver is called, under mu, by a reader about to stop: readLoop goes
 // on reading while calls are in flight or a legacy session is open.
 func (t *streamClientTransport) handOver() {
-	if t.err == nil && (len(t.pending) > 0 || t.session) {
+	if t.err == nil && (t.calls.lenLocked() > 0 || t.session) {
 		go t.readLoop()
 		return
 	}
@@ -539,7 +521,7 @@ func (t *streamClientTransport) handOver() {
 func (t *streamClientTransport) readLoop() {
 	for t.readOne() {
 		t.mu.Lock()
-		if t.err == nil && len(t.pending) == 0 && !t.session {
+		if t.err == nil && t.calls.lenLocked() == 0 && !t.session {
 			t.reading = false
 			t.mu.Unlock()
 			return
@@ -587,7 +569,7 @@ func (t *streamClientTransport) readOne() bool {
 // be read from the line's first bytes; otherwise it only logs.
 func (t *streamClientTransport) dropLine(head []byte, reason error) {
 	if id, ok := leadingID(head); ok {
-		if c := t.take(id); c != nil {
+		if c := t.calls.take(id); c != nil {
 			c.ch <- streamReply{err: &InvalidResponseError{Method: c.method, Err: reason}}
 			return
 		}
@@ -595,43 +577,9 @@ func (t *streamClientTransport) dropLine(head []byte, reason error) {
 	t.log.Warn("mcp: client: dropped a line from the server", "err", reason)
 }
 
-// take removes and returns the pending call with id.
-func (t *streamClientTransport) take(id int64) *streamCall {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c := t.pending[id]
-	delete(t.pending, id)
-	return c
-}
-
 func (t *streamClientTransport) dispatch(line []byte) {
-	msg, e := jsonrpc.Decode(line)
-	if e != nil {
-		if id, ok := idOf(msg.ID); ok {
-			if c := t.take(id); c != nil {
-				c.ch <- streamReply{err: invalidResponse(c.method, "%s", e.Message)}
-				return
-			}
-		}
+	if e := t.calls.dispatch(line, false, t.route, t.serve); e != nil {
 		t.dropLine(line[:min(len(line), 256)], errors.New(e.Message))
-		return
-	}
-	switch {
-	case msg.IsResponse():
-		id, ok := idOf(msg.ID)
-		if !ok {
-			return
-		}
-		c := t.take(id)
-		if c == nil {
-			return // an answer to nothing we asked (or cancelled): ignored
-		}
-		res, err := responseOf(c.method, &msg)
-		c.ch <- streamReply{result: res, err: err}
-	case msg.IsNotification():
-		t.route(msg.Method, msg.Params)
-	case msg.IsRequest():
-		t.serve(msg)
 	}
 }
 
@@ -673,11 +621,11 @@ func (t *streamClientTransport) route(method string, params []byte) {
 		// On a legacy session the server cancels its own requests.
 		ok = false
 	}
-	var c *streamCall
+	var c *waitingCall
 	if ok {
-		c = t.pending[id]
+		c = t.calls.getLocked(id)
 		if c != nil && method == NotificationCancelled {
-			delete(t.pending, id)
+			t.calls.takeLocked(id)
 		}
 	}
 	t.mu.Unlock()
