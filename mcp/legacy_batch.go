@@ -197,22 +197,10 @@ func (lh *legacyHTTP) batch(w http.ResponseWriter, r *http.Request, body []byte)
 // serveCall runs one request: each in its own goroutine, the stream
 // outliving the exchange on a session.
 func (lh *legacyHTTP) serveBatch(w http.ResponseWriter, r *http.Request, hs *httpSession, rev *revision, run *batchRun, calls []*call, slots []int) {
-	jsonOnly := lh.opts.JSONResponse || !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-	st := &legacyStream{lh: lh, hs: hs, rev: rev, jsonOnly: jsonOnly, req: r}
-	var ctx context.Context
-	var cancel context.CancelFunc
-	stop := func() bool { return false }
-	if hs == nil {
-		ctx, cancel = context.WithCancel(r.Context())
-	} else {
-		if !hs.addStream(st) {
-			sessionNotFound(w, jsonrpc.ID{})
-			return
-		}
-		ctx, cancel = context.WithCancel(context.WithoutCancel(r.Context()))
-		stop = context.AfterFunc(hs.ctx, cancel)
+	ps, ok := lh.openStream(w, r, hs, rev, jsonrpc.ID{})
+	if !ok {
+		return
 	}
-	st.ctx = ctx
 	type member struct {
 		c      *call
 		slot   int
@@ -232,7 +220,7 @@ func (lh *legacyHTTP) serveBatch(w http.ResponseWriter, r *http.Request, hs *htt
 				continue
 			}
 		}
-		mctx, mcancel := context.WithCancel(ctx)
+		mctx, mcancel := context.WithCancel(ps.ctx)
 		if hs != nil && !hs.addInflight(c.msg.ID.Raw(), mcancel) {
 			mcancel()
 			hs.releaseRequest()
@@ -244,10 +232,9 @@ func (lh *legacyHTTP) serveBatch(w http.ResponseWriter, r *http.Request, hs *htt
 	if len(members) == 0 {
 		// Every request was refused: the answer is their errors (503
 		// with Retry-After when a bound refused some).
-		stop()
-		cancel()
+		ps.end()
 		if hs != nil {
-			hs.removeStream(st)
+			hs.removeStream(ps.st)
 		}
 		if busy {
 			w.Header().Set("Retry-After", retryAfterHeader(busyRetryDelay))
@@ -259,45 +246,35 @@ func (lh *legacyHTTP) serveBatch(w http.ResponseWriter, r *http.Request, hs *htt
 		writeJSONBody(w, run.body())
 		return
 	}
-	st.mu.Lock()
-	conn := st.attachLocked(w)
-	st.mu.Unlock()
-	if conn == nil {
+	ps.serve(w, r, jsonrpc.ID{}, func() {
+		run.left = len(members)
+		for _, m := range members {
+			go func() {
+				defer m.cancel()
+				res, f := lh.s.execute(m.ctx, m.c, &batchOut{st: ps.st, ctx: m.ctx})
+				if hs != nil {
+					hs.removeInflight(m.c.msg.ID.Raw())
+					hs.releaseRequest()
+				}
+				var msg []byte
+				if m.ctx.Err() == nil {
+					msg, _ = lh.s.encodeResult(nil, m.c, res, f)
+				}
+				if run.done(m.slot, msg) {
+					ps.st.finishBatch(run)
+					ps.end()
+				}
+			}()
+		}
+	}, func() {
 		// The session ended in between.
 		for _, m := range members {
 			m.cancel()
 			hs.removeInflight(m.c.msg.ID.Raw())
 			hs.releaseRequest()
 		}
-		stop()
-		cancel()
-		sessionNotFound(w, jsonrpc.ID{})
-		return
-	}
-	run.left = len(members)
-	for _, m := range members {
-		go func() {
-			defer m.cancel()
-			res, f := lh.s.execute(m.ctx, m.c, &batchOut{st: st, ctx: m.ctx})
-			if hs != nil {
-				hs.removeInflight(m.c.msg.ID.Raw())
-				hs.releaseRequest()
-			}
-			var msg []byte
-			if m.ctx.Err() == nil {
-				msg, _ = lh.s.encodeResult(nil, m.c, res, f)
-			}
-			if run.done(m.slot, msg) {
-				st.finishBatch(run)
-				stop()
-				cancel()
-			}
-		}()
-	}
-	st.hold(conn, r.Context().Done(), 0)
-	if hs != nil && !st.answerable() {
-		cancel() // nothing can receive the array any more (see serveCall)
-	}
+		ps.end()
+	})
 }
 
 // finishBatch ends the stream of a batch with the array of its

@@ -475,16 +475,8 @@ func (lh *legacyHTTP) serveRequest(w http.ResponseWriter, r *http.Request, hs *h
 // still a plain JSON body cannot be resumed: when its exchange ends
 // first, nothing can receive the answer, and the request is cancelled.
 func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *httpSession, rev *revision, c *call) {
-	jsonOnly := lh.opts.JSONResponse || !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-	st := &legacyStream{lh: lh, hs: hs, rev: rev, jsonOnly: jsonOnly, req: r}
-	key := c.msg.ID.Raw()
-	var ctx context.Context
-	var cancel context.CancelFunc
-	stop := func() bool { return false }
 	release := func() {}
-	if hs == nil {
-		ctx, cancel = context.WithCancel(r.Context())
-	} else {
+	if hs != nil {
 		// It is counted against the session's and the party's bounds
 		// until its handler returns (legacy_inflight.go).
 		if e := hs.admitRequest(); e != nil {
@@ -492,50 +484,93 @@ func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *http
 			return
 		}
 		release = hs.releaseRequest
-		if !hs.addStream(st) {
-			release()
-			sessionNotFound(w, c.msg.ID)
-			return
-		}
-		// A session's request outlives its HTTP exchange (a disconnect is
-		// not a cancellation): it ends with the session or on
-		// notifications/cancelled, and keeps the request's values (the
-		// verified token, tracing) all the same.
-		ctx, cancel = context.WithCancel(context.WithoutCancel(r.Context()))
-		stop = context.AfterFunc(hs.ctx, cancel)
 	}
-	st.ctx = ctx
-	if hs != nil && !hs.addInflight(key, cancel) {
-		stop()
-		cancel()
+	ps, ok := lh.openStream(w, r, hs, rev, c.msg.ID)
+	if !ok {
 		release()
-		hs.removeStream(st)
+		return
+	}
+	key := c.msg.ID.Raw()
+	if hs != nil && !hs.addInflight(key, ps.cancel) {
+		ps.end()
+		release()
+		hs.removeStream(ps.st)
 		writeHTTPError(w, http.StatusOK, c.msg.ID, jsonrpcError(CodeInvalidRequest, "Invalid request: id is already in use by a request in flight"))
 		return
 	}
+	ps.serve(w, r, c.msg.ID, func() {
+		go func() {
+			defer release()
+			defer ps.end()
+			res, f := lh.s.execute(ps.ctx, c, ps.st)
+			if hs != nil {
+				hs.removeInflight(key)
+			}
+			ps.st.finish(c, res, f)
+		}()
+	}, func() {
+		ps.end()
+		release()
+	})
+}
+
+// A postStream is the response stream of one POST's requests (a
+// request, or the requests of a batch) and the context they run under.
+type postStream struct {
+	st     *legacyStream
+	ctx    context.Context
+	cancel context.CancelFunc
+	stop   func() bool // unties ctx from the session's end
+}
+
+// openStream makes the response stream of a POST's requests. A
+// stateless request runs under the exchange's context. A session's
+// request outlives its HTTP exchange (a disconnect is not a
+// cancellation): it ends with the session or on notifications/cancelled,
+// and keeps the request's values (the verified token, tracing) all the
+// same; the stream is the session's until it is done. When the session
+// has ended, openStream answers 404 (for the request id) and reports
+// false.
+func (lh *legacyHTTP) openStream(w http.ResponseWriter, r *http.Request, hs *httpSession, rev *revision, id jsonrpc.ID) (postStream, bool) {
+	jsonOnly := lh.opts.JSONResponse || !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	ps := postStream{st: &legacyStream{lh: lh, hs: hs, rev: rev, jsonOnly: jsonOnly, req: r}, stop: func() bool { return false }}
+	if hs == nil {
+		ps.ctx, ps.cancel = context.WithCancel(r.Context())
+	} else {
+		if !hs.addStream(ps.st) {
+			sessionNotFound(w, id)
+			return postStream{}, false
+		}
+		ps.ctx, ps.cancel = context.WithCancel(context.WithoutCancel(r.Context()))
+		ps.stop = context.AfterFunc(hs.ctx, ps.cancel)
+	}
+	ps.st.ctx = ps.ctx
+	return ps, true
+}
+
+// end cancels the stream's context.
+func (ps postStream) end() {
+	ps.stop()
+	ps.cancel()
+}
+
+// serve attaches the stream to the exchange w, starts its requests
+// (start) and holds the exchange while the stream lasts (serveCall says
+// how long). When the session ended in between, abort undoes what the
+// caller set up and the answer is 404 (for id).
+func (ps postStream) serve(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, start, abort func()) {
+	st := ps.st
 	st.mu.Lock()
 	conn := st.attachLocked(w)
 	st.mu.Unlock()
 	if conn == nil {
-		// The session ended in between.
-		stop()
-		cancel()
-		release()
-		sessionNotFound(w, c.msg.ID)
+		abort()
+		sessionNotFound(w, id)
 		return
 	}
-	go func() {
-		defer release()
-		defer cancel()
-		defer stop()
-		res, f := lh.s.execute(ctx, c, st)
-		if hs != nil {
-			hs.removeInflight(key)
-		}
-		st.finish(c, res, f)
-	}()
+	start()
 	st.hold(conn, r.Context().Done(), 0)
-	if hs != nil && !st.answerable() {
-		cancel() // nothing can receive its answer any more
+	if st.hs != nil && !st.answerable() {
+		ps.cancel() // nothing can receive its answer any more
 	}
 }
