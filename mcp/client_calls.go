@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"strconv"
 	"sync"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
@@ -107,4 +108,17 @@ func (t *callTable) dispatch(data []byte, clone bool, route func(method string, 
 		serve(msg)
 	}
 	return nil
+}
+
+// appendCancelled appends the notifications/cancelled a transport sends
+// for a call it gave up on (id), with cause as its reason when there is
+// one.
+func appendCancelled(b []byte, id int64, cause error) []byte {
+	b = append(b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
+	b = strconv.AppendInt(b, id, 10)
+	if cause != nil {
+		b = append(b, `,"reason":`...)
+		b = jsonrpc.AppendString(b, cause.Error())
+	}
+	return append(b, "}}"...)
 }

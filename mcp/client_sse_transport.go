@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -400,14 +399,7 @@ func (l *sseLink) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error)
 // sendCancelled tells the server that the client gave up on request id
 // (best effort).
 func (l *sseLink) sendCancelled(id int64, cause error) {
-	b := make([]byte, 0, 128)
-	b = append(b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
-	b = strconv.AppendInt(b, id, 10)
-	if cause != nil {
-		b = append(b, `,"reason":`...)
-		b = jsonrpc.AppendString(b, cause.Error())
-	}
-	b = append(b, "}}"...)
+	b := appendCancelled(make([]byte, 0, 128), id, cause)
 	ctx, cancel := context.WithTimeout(l.ctx, 10*time.Second)
 	defer cancel()
 	_, _ = l.post(ctx, b)

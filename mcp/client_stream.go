@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -416,14 +415,7 @@ func (t *streamClientTransport) writeExpired() {
 }
 
 func (t *streamClientTransport) sendCancelled(id int64, cause error) {
-	b := make([]byte, 0, 128)
-	b = append(b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
-	b = strconv.AppendInt(b, id, 10)
-	if cause != nil {
-		b = append(b, `,"reason":`...)
-		b = jsonrpc.AppendString(b, cause.Error())
-	}
-	b = append(b, "}}"...)
+	b := appendCancelled(make([]byte, 0, 128), id, cause)
 	// Best effort, and never blocking the caller whose context ended.
 	go t.write(context.Background(), 0, b, 0)
 }

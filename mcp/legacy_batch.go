@@ -142,8 +142,7 @@ func (lh *legacyHTTP) batch(w http.ResponseWriter, r *http.Request, body []byte)
 		hs.enter()
 		defer hs.leave()
 		w.Header()[headerSessionID] = []string{hs.id}
-		if version != "" && version != hs.rev.version {
-			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+version+" is not the session's protocol version "+hs.rev.version))
+		if !hs.versionAgrees(w, r, jsonrpc.ID{}) {
 			return true
 		}
 		rev = hs.rev

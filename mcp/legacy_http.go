@@ -289,8 +289,7 @@ func (lh *legacyHTTP) other(w http.ResponseWriter, r *http.Request) bool {
 		sessionNotFound(w, jsonrpc.ID{})
 		return true
 	}
-	if v := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion)); v != "" && v != hs.rev.version {
-		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+v+" is not the session's protocol version "+hs.rev.version))
+	if !hs.versionAgrees(w, r, jsonrpc.ID{}) {
 		return true
 	}
 	if r.Method == http.MethodDelete {
@@ -340,6 +339,18 @@ func sessionHeader(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) (strin
 	}
 	writeHTTPError(w, http.StatusBadRequest, id, jsonrpcError(CodeInvalidRequest, "Bad Request: "+headerSessionID+" appears more than once"))
 	return "", false
+}
+
+// versionAgrees reports whether the MCP-Protocol-Version of a request
+// to the session, when it has one, is the session's; when not, it
+// answers 400 (for id).
+func (hs *httpSession) versionAgrees(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) bool {
+	v := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion))
+	if v == "" || v == hs.rev.version {
+		return true
+	}
+	writeHTTPError(w, http.StatusBadRequest, id, jsonrpcError(CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+v+" is not the session's protocol version "+hs.rev.version))
+	return false
 }
 
 func sessionNotFound(w http.ResponseWriter, id jsonrpc.ID) {
@@ -436,8 +447,7 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 	hs.enter()
 	defer hs.leave()
 	w.Header()[headerSessionID] = []string{hs.id}
-	if v := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion)); v != "" && v != hs.rev.version {
-		writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpcError(CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+v+" is not the session's protocol version "+hs.rev.version))
+	if !hs.versionAgrees(w, r, msg.ID) {
 		return
 	}
 	switch {
