@@ -385,7 +385,7 @@ func (c *streamConn) batch(ctx context.Context, line []byte) {
 		c.spawn(func() {
 			defer c.wg.Done()
 			defer m.cancel()
-			res, f := c.s.execute(m.ctx, m.c, &streamOut{c: c, ctx: m.ctx, era: m.c.era})
+			res, f := c.s.execute(m.ctx, m.c, &streamOut{c: c, ctx: m.ctx, call: m.c})
 			c.mu.Lock()
 			delete(c.inflight, m.c.msg.ID.Raw())
 			c.mu.Unlock()

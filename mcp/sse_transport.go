@@ -408,7 +408,7 @@ func (sh *sseHandler) request(w http.ResponseWriter, r *http.Request, ss *sseSes
 		defer sh.releaseRequest(ss)
 		defer cancel()
 		defer stop()
-		res, f := sh.s.execute(ctx, c, &sseOut{ss: ss, ctx: ctx, req: r, era: c.era})
+		res, f := sh.s.execute(ctx, c, &sseOut{ss: ss, ctx: ctx, req: r, call: c})
 		ss.removeInflight(key)
 		if ctx.Err() != nil {
 			return // cancelled: the client expects nothing more for this id
@@ -423,10 +423,10 @@ func (sh *sseHandler) request(w http.ResponseWriter, r *http.Request, ss *sseSes
 // notifications and server-to-client requests go on the session's
 // stream, queued for the stream's own writer.
 type sseOut struct {
-	ss  *sseSession
-	ctx context.Context
-	req *http.Request // the POST that carried the request
-	era serverEra     // the request's: it encodes the notifications
+	ss   *sseSession
+	ctx  context.Context
+	req  *http.Request // the POST that carried the request
+	call *call         // the request: its era encodes the notifications
 }
 
 func (o *sseOut) exchange() (string, *http.Request) { return TransportHTTPSSE, o.req }
@@ -435,7 +435,7 @@ func (o *sseOut) notify(method string, params any) error {
 	if err := o.ctx.Err(); err != nil {
 		return err
 	}
-	b, err := o.era.appendNotification(nil, method, params)
+	b, err := o.call.era.appendNotification(nil, method, params)
 	if err != nil {
 		return err
 	}

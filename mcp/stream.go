@@ -376,7 +376,7 @@ func (c *streamConn) run(ctx context.Context, call *call) func() {
 	return func() {
 		defer c.wg.Done()
 		defer cancel()
-		out := &streamOut{c: c, ctx: rctx, era: call.era}
+		out := &streamOut{c: c, ctx: rctx, call: call}
 		res, f := c.s.execute(rctx, call, out)
 		// The id is free again before the response leaves: a client may
 		// reuse it as soon as it has the answer.
@@ -407,9 +407,9 @@ func (c *streamConn) cancelled(params []byte) {
 
 // streamOut writes a request's notifications as lines.
 type streamOut struct {
-	c   *streamConn
-	ctx context.Context
-	era serverEra // the request's: it encodes the notifications
+	c    *streamConn
+	ctx  context.Context
+	call *call // the request: its era encodes the notifications
 }
 
 func (o *streamOut) exchange() (string, *http.Request) { return TransportStream, nil }
@@ -418,7 +418,7 @@ func (o *streamOut) notify(method string, params any) error {
 	if err := o.ctx.Err(); err != nil {
 		return err
 	}
-	b, err := o.era.appendNotification(nil, method, params)
+	b, err := o.call.era.appendNotification(nil, method, params)
 	if err != nil {
 		return err
 	}
