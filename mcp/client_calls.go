@@ -2,8 +2,10 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -121,4 +123,27 @@ func appendCancelled(b []byte, id int64, cause error) []byte {
 		b = jsonrpc.AppendString(b, cause.Error())
 	}
 	return append(b, "}}"...)
+}
+
+// answer answers a request of the server (a legacy session's
+// elicitation/create, sampling/createMessage, roots/list or ping) with
+// the Client's handler (h.serve), on a goroutine of its own so that
+// reading goes on, within the transport's slots (at most
+// maxConcurrentAnswers at once, client_answers.go): send delivers the
+// response, or the busy refusal when the slots are full, within wait.
+// A request with no handler or no id gets nothing; one that finds even
+// the refusals' slots full is dropped, with a warning.
+func (a *answerSlots) answer(ctx context.Context, h *clientHooks, msg jsonrpc.Message, send func(resp []byte, wait time.Duration), warn func(msg string, args ...any)) {
+	if h == nil || h.serve == nil || msg.ID.IsZero() {
+		return
+	}
+	params := bytes.Clone(msg.Params)
+	ok := a.run(func() {
+		if resp := h.serve(ctx, msg.ID, msg.Method, params); resp != nil {
+			send(resp, answerPostTimeout)
+		}
+	}, func() { send(busyResponse(msg.ID), refusalPostTimeout) })
+	if !ok {
+		warn("mcp: client: dropped a request of the server: too many in flight", "method", msg.Method)
+	}
 }

@@ -320,29 +320,13 @@ func (l *sseLink) route(method string, params []byte) {
 // maxConcurrentAnswers at once, shared with the transport's Streamable
 // side (client_answers.go).
 func (l *sseLink) serve(msg jsonrpc.Message) {
-	h := l.s.t.hooks
-	if h == nil || h.serve == nil {
-		return
-	}
-	if msg.ID.IsZero() {
-		return
-	}
-	params := bytes.Clone(msg.Params)
-	send := func(resp []byte, wait time.Duration) {
+	l.s.t.answers.answer(l.ctx, l.s.t.hooks, msg, func(resp []byte, wait time.Duration) {
 		actx, cancel := context.WithTimeout(l.ctx, wait)
 		defer cancel()
 		if _, err := l.post(actx, resp); err != nil && l.ctx.Err() == nil {
 			l.warn("mcp: client: could not answer the server's request", "method", msg.Method, "err", err)
 		}
-	}
-	ok := l.s.t.answers.run(func() {
-		if resp := h.serve(l.ctx, msg.ID, msg.Method, params); resp != nil {
-			send(resp, answerPostTimeout)
-		}
-	}, func() { send(busyResponse(msg.ID), refusalPostTimeout) })
-	if !ok {
-		l.warn("mcp: client: dropped a request of the server: too many in flight", "method", msg.Method)
-	}
+	}, l.warn)
 }
 
 func (l *sseLink) warn(msg string, args ...any) {

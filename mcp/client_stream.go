@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -583,26 +582,11 @@ func (t *streamClientTransport) serve(msg jsonrpc.Message) {
 	t.mu.Lock()
 	h := t.hooks
 	t.mu.Unlock()
-	if h == nil || h.serve == nil {
-		return
-	}
-	if msg.ID.IsZero() {
-		return
-	}
-	params := bytes.Clone(msg.Params)
-	send := func(resp []byte) {
+	t.answers.answer(t.ctx, h, msg, func(resp []byte, _ time.Duration) {
 		if err := t.write(t.ctx, 0, resp, 0); err != nil && t.ctx.Err() == nil {
 			t.log.Warn("mcp: client: could not answer the server's request", "method", msg.Method, "err", err)
 		}
-	}
-	ok := t.answers.run(func() {
-		if resp := h.serve(t.ctx, msg.ID, msg.Method, params); resp != nil {
-			send(resp)
-		}
-	}, func() { send(busyResponse(msg.ID)) })
-	if !ok {
-		t.log.Warn("mcp: client: dropped a request of the server: too many in flight", "method", msg.Method)
-	}
+	}, t.log.Warn)
 }
 
 func (t *streamClientTransport) route(method string, params []byte) {

@@ -283,16 +283,7 @@ func (st *legacyStream) finishBatch(run *batchRun) {
 		_ = st.emit(b, true)
 		return
 	}
-	st.mu.Lock()
-	st.done = true
-	if st.conn != nil {
-		st.conn.endLocked()
-	}
-	streaming := st.streaming
-	st.mu.Unlock()
-	if st.hs != nil {
-		st.hs.streamDone(st, streaming)
-	}
+	st.abandon()
 }
 
 // batchOut is the outbound of one request of a batch: the batch's stream,
