@@ -162,10 +162,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost {
-		for _, b := range h.bindings {
-			if b.serveOther(w, r, nil) {
-				return
-			}
+		if h.other(w, r, nil) {
+			return
 		}
 		w.Header()["Allow"] = allowPost
 		http.Error(w, "method not allowed: the MCP endpoint accepts POST only", http.StatusMethodNotAllowed)
@@ -181,12 +179,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	msg, e := jsonrpc.Decode(body)
 	if e != nil {
-		if jsonrpc.IsBatch(body) {
-			for _, b := range h.bindings {
-				if b.serveOther(w, r, body) { // legacy_batch.go
-					return
-				}
-			}
+		if jsonrpc.IsBatch(body) && h.other(w, r, body) { // legacy_batch.go
+			return
 		}
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 		return
@@ -197,6 +191,17 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// other offers what is not one message (a GET or DELETE: body nil; a
+// batch: body) to the bindings in turn; it reports whether one answered.
+func (h *httpHandler) other(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	for _, b := range h.bindings {
+		if b.serveOther(w, r, body) {
+			return true
+		}
+	}
+	return false
 }
 
 // body reads the request body (readBody); when that fails, it answers
