@@ -80,9 +80,10 @@ func FuzzClientResponse(f *testing.F) {
 // fuzzStreamLines dispatches data, line by line, to a stream transport
 // waiting for request 7.
 func fuzzStreamLines(data []byte, r *wireRequest) ([]byte, error) {
-	st := &streamClientTransport{max: 64 << 10, log: slog.New(slog.DiscardHandler), pending: map[int64]*streamCall{}}
-	call := &streamCall{ch: make(chan streamReply, 1), method: r.method, notify: r.notify}
-	st.pending[7] = call
+	st := &streamClientTransport{max: 64 << 10, log: slog.New(slog.DiscardHandler)}
+	st.calls = newCallTable(&st.mu)
+	call := &waitingCall{ch: make(chan streamReply, 1), method: r.method, notify: r.notify}
+	st.calls.addLocked(7, call)
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) > 0 {
 			st.dispatch(line)

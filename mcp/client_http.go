@@ -613,14 +613,11 @@ func (t *httpClientTransport) event(ctx context.Context, data []byte, r *wireReq
 // at most maxConcurrentAnswers at once (client_answers.go).
 func (t *httpClientTransport) serve(ctx context.Context, msg jsonrpc.Message, version, session string) {
 	h := t.hooks
-	if h == nil || h.serve == nil {
-		return
+	warn := func(string, ...any) {}
+	if h != nil {
+		warn = h.log.Warn
 	}
-	if msg.ID.IsZero() {
-		return
-	}
-	params := bytes.Clone(msg.Params)
-	send := func(resp []byte, wait time.Duration) {
+	t.answers.answer(ctx, h, msg, func(resp []byte, wait time.Duration) {
 		// The answer is sent even when the call that carried the request
 		// has ended: the server is waiting for it.
 		actx, cancel := context.WithTimeout(t.ctx, wait)
@@ -628,15 +625,7 @@ func (t *httpClientTransport) serve(ctx context.Context, msg jsonrpc.Message, ve
 		if err := t.post(actx, resp, version, session); err != nil && t.ctx.Err() == nil {
 			h.log.Warn("mcp: client: could not answer the server's request", "method", msg.Method, "err", err)
 		}
-	}
-	ok := t.answers.run(func() {
-		if resp := h.serve(ctx, msg.ID, msg.Method, params); resp != nil {
-			send(resp, answerPostTimeout)
-		}
-	}, func() { send(busyResponse(msg.ID), refusalPostTimeout) })
-	if !ok {
-		h.log.Warn("mcp: client: dropped a request of the server: too many in flight", "method", msg.Method)
-	}
+	}, warn)
 }
 
 // How long the POST of an answer to a server's request, and of a

@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -158,15 +157,9 @@ type sseLink struct {
 	ctx      context.Context
 	cancel   context.CancelFunc // closes the stream
 
-	mu      sync.Mutex
-	pending map[int64]*sseCall
-	err     error // why the stream ended; nil while it is open
-}
-
-type sseCall struct {
-	ch     chan streamReply // buffered: the reader never blocks on it
-	method string
-	notify func(method string, params []byte)
+	mu    sync.Mutex
+	calls callTable // the calls waiting for their responses (client_calls.go)
+	err   error     // why the stream ended; nil while it is open
 }
 
 // open GETs the URL and reads the stream's first event, which must be
@@ -234,7 +227,8 @@ func (s *httpSSE) open(ctx context.Context) (*sseLink, error) {
 		resp.Body.Close()
 		return fail(ctx.Err())
 	}
-	l := &sseLink{s: s, endpoint: endpoint.String(), ctx: lctx, cancel: cancel, pending: make(map[int64]*sseCall)}
+	l := &sseLink{s: s, endpoint: endpoint.String(), ctx: lctx, cancel: cancel}
+	l.calls = newCallTable(&l.mu)
 	go l.read(rd, resp.Body)
 	return l, nil
 }
@@ -259,10 +253,7 @@ func (l *sseLink) fail(err error) {
 	if l.err == nil {
 		l.err = err
 	}
-	for id, c := range l.pending {
-		delete(l.pending, id)
-		c.ch <- streamReply{err: l.err}
-	}
+	l.calls.failLocked(l.err)
 	l.mu.Unlock()
 }
 
@@ -297,53 +288,19 @@ func (l *sseLink) read(rd *sse.Reader, body io.ReadCloser) {
 // dispatch handles one message of the stream. data is the reader's
 // until the next event: what outlives the call is copied.
 func (l *sseLink) dispatch(data []byte) {
-	msg, e := jsonrpc.Decode(data)
-	if e != nil {
-		if id, ok := idOf(msg.ID); ok {
-			if c := l.take(id); c != nil {
-				c.ch <- streamReply{err: invalidResponse(c.method, "%s", e.Message)}
-				return
-			}
-		}
+	if e := l.calls.dispatch(data, true, l.route, l.serve); e != nil {
 		l.warn("mcp: client: dropped a malformed message of the HTTP+SSE stream", "err", e.Message)
-		return
 	}
-	switch {
-	case msg.IsResponse():
-		id, ok := idOf(msg.ID)
-		if !ok {
-			return
-		}
-		c := l.take(id)
-		if c == nil {
-			return // an answer to nothing we asked (or gave up on): ignored
-		}
-		msg.Result, msg.Error = bytes.Clone(msg.Result), bytes.Clone(msg.Error)
-		res, err := responseOf(c.method, &msg)
-		c.ch <- streamReply{result: res, err: err}
-	case msg.IsNotification():
-		l.route(msg.Method, msg.Params)
-	case msg.IsRequest():
-		l.serve(msg)
-	}
-}
-
-func (l *sseLink) take(id int64) *sseCall {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c := l.pending[id]
-	delete(l.pending, id)
-	return c
 }
 
 // route passes a notification to the call it belongs to (progress, by
 // its token: the request id) or to the Client (log messages, the
 // server's cancellation of its own requests, list changes).
 func (l *sseLink) route(method string, params []byte) {
-	var c *sseCall
+	var c *waitingCall
 	if id, ok := notificationRoute(method, params); ok && method != NotificationCancelled {
 		l.mu.Lock()
-		c = l.pending[id]
+		c = l.calls.getLocked(id)
 		l.mu.Unlock()
 	}
 	if c != nil {
@@ -363,29 +320,13 @@ func (l *sseLink) route(method string, params []byte) {
 // maxConcurrentAnswers at once, shared with the transport's Streamable
 // side (client_answers.go).
 func (l *sseLink) serve(msg jsonrpc.Message) {
-	h := l.s.t.hooks
-	if h == nil || h.serve == nil {
-		return
-	}
-	if msg.ID.IsZero() {
-		return
-	}
-	params := bytes.Clone(msg.Params)
-	send := func(resp []byte, wait time.Duration) {
+	l.s.t.answers.answer(l.ctx, l.s.t.hooks, msg, func(resp []byte, wait time.Duration) {
 		actx, cancel := context.WithTimeout(l.ctx, wait)
 		defer cancel()
 		if _, err := l.post(actx, resp); err != nil && l.ctx.Err() == nil {
 			l.warn("mcp: client: could not answer the server's request", "method", msg.Method, "err", err)
 		}
-	}
-	ok := l.s.t.answers.run(func() {
-		if resp := h.serve(l.ctx, msg.ID, msg.Method, params); resp != nil {
-			send(resp, answerPostTimeout)
-		}
-	}, func() { send(busyResponse(msg.ID), refusalPostTimeout) })
-	if !ok {
-		l.warn("mcp: client: dropped a request of the server: too many in flight", "method", msg.Method)
-	}
+	}, l.warn)
 }
 
 func (l *sseLink) warn(msg string, args ...any) {
@@ -396,14 +337,14 @@ func (l *sseLink) warn(msg string, args ...any) {
 
 // roundTrip POSTs a request and waits for its response on the stream.
 func (l *sseLink) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error) {
-	c := &sseCall{ch: make(chan streamReply, 1), method: r.method, notify: r.notify}
+	c := &waitingCall{ch: make(chan streamReply, 1), method: r.method, notify: r.notify}
 	l.mu.Lock()
 	if err := l.err; err != nil {
 		l.mu.Unlock()
 		r.status = http.StatusNotFound // the session is gone, as a Streamable session's 404 says
 		return nil, fmt.Errorf("mcp: %s: %w", r.method, err)
 	}
-	l.pending[r.id] = c
+	l.calls.addLocked(r.id, c)
 	l.mu.Unlock()
 	status, err := l.post(ctx, r.body)
 	r.status = int32(status)
@@ -416,7 +357,7 @@ func (l *sseLink) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error)
 		}
 	}
 	if err != nil {
-		l.take(r.id)
+		l.calls.take(r.id)
 		if ctx.Err() != nil {
 			// The request may have reached the server before the POST
 			// was cut short.
@@ -432,7 +373,7 @@ func (l *sseLink) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error)
 	case rep := <-c.ch:
 		return rep.result, rep.err
 	case <-ctx.Done():
-		if l.take(r.id) != nil {
+		if l.calls.take(r.id) != nil {
 			go l.sendCancelled(r.id, context.Cause(ctx))
 		}
 		return nil, ctx.Err()
@@ -442,14 +383,7 @@ func (l *sseLink) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error)
 // sendCancelled tells the server that the client gave up on request id
 // (best effort).
 func (l *sseLink) sendCancelled(id int64, cause error) {
-	b := make([]byte, 0, 128)
-	b = append(b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
-	b = strconv.AppendInt(b, id, 10)
-	if cause != nil {
-		b = append(b, `,"reason":`...)
-		b = jsonrpc.AppendString(b, cause.Error())
-	}
-	b = append(b, "}}"...)
+	b := appendCancelled(make([]byte, 0, 128), id, cause)
 	ctx, cancel := context.WithTimeout(l.ctx, 10*time.Second)
 	defer cancel()
 	_, _ = l.post(ctx, b)

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -180,9 +178,9 @@ type streamClientTransport struct {
 	rtimer *time.Timer
 	due    time.Duration
 
-	mu      sync.Mutex
-	pending map[int64]*streamCall
-	err     error // set once the transport is closed or broken
+	mu    sync.Mutex
+	calls callTable // the calls waiting for their replies (client_calls.go)
+	err   error     // set once the transport is closed or broken
 
 	// Reading, done by one goroutine at a time: a call reading for its
 	// own response (lead) or readLoop. reading, under mu, says one does;
@@ -200,19 +198,9 @@ type streamClientTransport struct {
 	answers answerSlots // bound the answers to the server's requests
 }
 
-type streamCall struct {
-	ch     chan streamReply // buffered: the reader never blocks on it
-	method string
-	notify func(method string, params []byte)
-}
-
-type streamReply struct {
-	result []byte
-	err    error
-}
-
 func newStreamClientTransport(r io.Reader, w io.Writer, closeFn func() error, opts *StreamClientOptions) *streamClientTransport {
-	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: DefaultMaxMessageBytes, pending: map[int64]*streamCall{}, answers: newAnswerSlots(), epoch: time.Now()}
+	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: DefaultMaxMessageBytes, answers: newAnswerSlots(), epoch: time.Now()}
+	t.calls = newCallTable(&t.mu)
 	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Time{}) == nil {
 		t.deadline = d.SetReadDeadline
 	}
@@ -277,23 +265,20 @@ func (t *streamClientTransport) fail(err error) {
 	if t.err == nil {
 		t.err = err
 	}
-	for id, c := range t.pending {
-		delete(t.pending, id)
-		c.ch <- streamReply{err: t.err}
-	}
+	t.calls.failLocked(t.err)
 	t.mu.Unlock()
 }
 
 // callPool recycles the slots of calls that got their reply (a slot
 // whose call was abandoned may still receive one, so it is not reused).
-var callPool = sync.Pool{New: func() any { return &streamCall{ch: make(chan streamReply, 1)} }}
+var callPool = sync.Pool{New: func() any { return &waitingCall{ch: make(chan streamReply, 1)} }}
 
 func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error) {
 	var due time.Duration // the bound of a call whose context cannot end; 0 for none
 	if r.timeout > 0 && ctx.Done() == nil {
 		due = time.Since(t.epoch) + r.timeout
 	}
-	c := callPool.Get().(*streamCall)
+	c := callPool.Get().(*waitingCall)
 	c.method, c.notify = r.method, r.notify
 	t.mu.Lock()
 	if t.err != nil {
@@ -301,7 +286,7 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 		t.mu.Unlock()
 		return nil, err
 	}
-	t.pending[r.id] = c
+	t.calls.addLocked(r.id, c)
 	if r.method == MethodInitialize {
 		t.session = true
 	}
@@ -356,7 +341,7 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 // deadline would: notifications/cancelled, context.DeadlineExceeded.
 // When the reply (or the transport's failure) was taken already, it is
 // what the call returns.
-func (t *streamClientTransport) expired(c *streamCall, id int64) ([]byte, error) {
+func (t *streamClientTransport) expired(c *waitingCall, id int64) ([]byte, error) {
 	if t.forget(id) {
 		t.sendCancelled(id, context.DeadlineExceeded)
 		return nil, context.DeadlineExceeded
@@ -369,11 +354,7 @@ func (t *streamClientTransport) expired(c *streamCall, id int64) ([]byte, error)
 
 // forget removes a pending call; it reports whether it was still there.
 func (t *streamClientTransport) forget(id int64) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, ok := t.pending[id]
-	delete(t.pending, id)
-	return ok
+	return t.calls.take(id) != nil
 }
 
 // write writes one line. A write still blocked when ctx ends, or at due
@@ -432,14 +413,7 @@ func (t *streamClientTransport) writeExpired() {
 }
 
 func (t *streamClientTransport) sendCancelled(id int64, cause error) {
-	b := make([]byte, 0, 128)
-	b = append(b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
-	b = strconv.AppendInt(b, id, 10)
-	if cause != nil {
-		b = append(b, `,"reason":`...)
-		b = jsonrpc.AppendString(b, cause.Error())
-	}
-	b = append(b, "}}"...)
+	b := appendCancelled(make([]byte, 0, 128), id, cause)
 	// Best effort, and never blocking the caller whose context ended.
 	go t.write(context.Background(), 0, b, 0)
 }
@@ -499,8 +473,7 @@ func (t *streamClientTransport) lead(ctx context.Context, id int64, due time.Dur
 func (t *streamClientTransport) waiting(id int64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, ok := t.pending[id]
-	return ok && !t.interrupted
+	return t.calls.getLocked(id) != nil && !t.interrupted
 }
 
 // interrupt stops the read of the leader id, whose context ended.
@@ -526,7 +499,7 @@ func (t *streamClientTransport) expire() {
 // handOver is called, under mu, by a reader about to stop: readLoop goes
 // on reading while calls are in flight or a legacy session is open.
 func (t *streamClientTransport) handOver() {
-	if t.err == nil && (len(t.pending) > 0 || t.session) {
+	if t.err == nil && (t.calls.lenLocked() > 0 || t.session) {
 		go t.readLoop()
 		return
 	}
@@ -538,7 +511,7 @@ func (t *streamClientTransport) handOver() {
 func (t *streamClientTransport) readLoop() {
 	for t.readOne() {
 		t.mu.Lock()
-		if t.err == nil && len(t.pending) == 0 && !t.session {
+		if t.err == nil && t.calls.lenLocked() == 0 && !t.session {
 			t.reading = false
 			t.mu.Unlock()
 			return
@@ -586,7 +559,7 @@ func (t *streamClientTransport) readOne() bool {
 // be read from the line's first bytes; otherwise it only logs.
 func (t *streamClientTransport) dropLine(head []byte, reason error) {
 	if id, ok := leadingID(head); ok {
-		if c := t.take(id); c != nil {
+		if c := t.calls.take(id); c != nil {
 			c.ch <- streamReply{err: &InvalidResponseError{Method: c.method, Err: reason}}
 			return
 		}
@@ -594,43 +567,9 @@ func (t *streamClientTransport) dropLine(head []byte, reason error) {
 	t.log.Warn("mcp: client: dropped a line from the server", "err", reason)
 }
 
-// take removes and returns the pending call with id.
-func (t *streamClientTransport) take(id int64) *streamCall {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c := t.pending[id]
-	delete(t.pending, id)
-	return c
-}
-
 func (t *streamClientTransport) dispatch(line []byte) {
-	msg, e := jsonrpc.Decode(line)
-	if e != nil {
-		if id, ok := idOf(msg.ID); ok {
-			if c := t.take(id); c != nil {
-				c.ch <- streamReply{err: invalidResponse(c.method, "%s", e.Message)}
-				return
-			}
-		}
+	if e := t.calls.dispatch(line, false, t.route, t.serve); e != nil {
 		t.dropLine(line[:min(len(line), 256)], errors.New(e.Message))
-		return
-	}
-	switch {
-	case msg.IsResponse():
-		id, ok := idOf(msg.ID)
-		if !ok {
-			return
-		}
-		c := t.take(id)
-		if c == nil {
-			return // an answer to nothing we asked (or cancelled): ignored
-		}
-		res, err := responseOf(c.method, &msg)
-		c.ch <- streamReply{result: res, err: err}
-	case msg.IsNotification():
-		t.route(msg.Method, msg.Params)
-	case msg.IsRequest():
-		t.serve(msg)
 	}
 }
 
@@ -642,26 +581,11 @@ func (t *streamClientTransport) serve(msg jsonrpc.Message) {
 	t.mu.Lock()
 	h := t.hooks
 	t.mu.Unlock()
-	if h == nil || h.serve == nil {
-		return
-	}
-	if msg.ID.IsZero() {
-		return
-	}
-	params := bytes.Clone(msg.Params)
-	send := func(resp []byte) {
+	t.answers.answer(t.ctx, h, msg, func(resp []byte, _ time.Duration) {
 		if err := t.write(t.ctx, 0, resp, 0); err != nil && t.ctx.Err() == nil {
 			t.log.Warn("mcp: client: could not answer the server's request", "method", msg.Method, "err", err)
 		}
-	}
-	ok := t.answers.run(func() {
-		if resp := h.serve(t.ctx, msg.ID, msg.Method, params); resp != nil {
-			send(resp)
-		}
-	}, func() { send(busyResponse(msg.ID)) })
-	if !ok {
-		t.log.Warn("mcp: client: dropped a request of the server: too many in flight", "method", msg.Method)
-	}
+	}, t.log.Warn)
 }
 
 func (t *streamClientTransport) route(method string, params []byte) {
@@ -672,11 +596,11 @@ func (t *streamClientTransport) route(method string, params []byte) {
 		// On a legacy session the server cancels its own requests.
 		ok = false
 	}
-	var c *streamCall
+	var c *waitingCall
 	if ok {
-		c = t.pending[id]
+		c = t.calls.getLocked(id)
 		if c != nil && method == NotificationCancelled {
-			delete(t.pending, id)
+			t.calls.takeLocked(id)
 		}
 	}
 	t.mu.Unlock()

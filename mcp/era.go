@@ -37,6 +37,9 @@ type serverEra interface {
 	// inputRequired answers a handler's own InputRequiredResult: nil to
 	// send it, else the failure to send instead.
 	inputRequired(s *Server, c *call) *failure
+	// appendNotification appends a notification of the request as the
+	// era defines it (a session era leaves out what its revision lacks).
+	appendNotification(dst []byte, method string, params any) ([]byte, error)
 	// appendResult appends the response to a successful request.
 	appendResult(s *Server, dst []byte, id jsonrpc.ID, res Result) ([]byte, error)
 	// extra serves the methods that only this era has.
@@ -49,6 +52,32 @@ type serverEra interface {
 	// era, and with them the extensions' checks (extension.go) and the
 	// tasks extension.
 	extensions() bool
+}
+
+// prepare is the one prelude of every transport between a decoded
+// message and execute: the call's params are decoded as its era defines
+// them, its HTTP header bindings checked (h; nil where the transport has
+// no headers) and its protocol version accepted. It returns the failure
+// to answer instead, or nil. Its status is what an HTTP transport
+// answers with; http.StatusOK marks an in-band failure (a session era's
+// JSON-RPC error, sent as a result would be), for which the Mcp-Method
+// header, which an intermediary may have routed on, must still agree
+// (else 400).
+func (s *Server) prepare(c *call, h http.Header) *failure {
+	if f := c.era.decode(s, c); f != nil {
+		if h != nil && f.status == http.StatusOK {
+			if e := checkMethodHeader(c.msg.Method, h, false); e != nil {
+				return &failure{e, http.StatusBadRequest}
+			}
+		}
+		return f
+	}
+	if h != nil {
+		if e := c.era.checkHeaders(s, c, h); e != nil {
+			return &failure{e, http.StatusBadRequest}
+		}
+	}
+	return c.era.checkVersion(s, c)
 }
 
 // modernEra is 2026-07-28. It holds nothing, so choosing it costs
@@ -134,6 +163,10 @@ func (modernEra) inputRequired(s *Server, c *call) *failure {
 		return &failure{errInternal, http.StatusOK}
 	}
 	return nil
+}
+
+func (modernEra) appendNotification(dst []byte, method string, params any) ([]byte, error) {
+	return encodeNotification(dst, method, params)
 }
 
 func (modernEra) appendResult(s *Server, dst []byte, id jsonrpc.ID, res Result) ([]byte, error) {

@@ -84,10 +84,24 @@ type HTTPOptions struct {
 // connection and two small goroutines; http.Server.Shutdown does not
 // wait for such connections, Server.Drain and Server.Close end them.
 func NewHTTPHandler(s *Server, opts *HTTPOptions) http.Handler {
-	h := &httpHandler{s: s}
+	var o HTTPOptions
 	if opts != nil {
-		h.opts = *opts
+		o = *opts
 	}
+	h := newHTTPHandler(s, o)
+	if s.legacyEnabled() {
+		h.legacy = newLegacyHTTP(s, h.opts.Legacy, h.opts.KeepAlive, h.opts.StreamWriteTimeout)
+		h.bindings = append(h.bindings, h.legacy)
+	}
+	h.bindings = append(h.bindings, modernHTTP{h})
+	return h
+}
+
+// newHTTPHandler applies the defaults of o and makes the protections
+// both HTTP handlers share (host checks, body reading, deadlines):
+// NewHTTPHandler and NewSSEHandler start from it.
+func newHTTPHandler(s *Server, o HTTPOptions) *httpHandler {
+	h := &httpHandler{s: s, opts: o}
 	if h.opts.MaxBodyBytes <= 0 {
 		h.opts.MaxBodyBytes = DefaultMaxMessageBytes
 	}
@@ -106,18 +120,35 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) http.Handler {
 	for _, a := range h.opts.AllowedOrigins {
 		h.origins = append(h.origins, strings.ToLower(strings.TrimSuffix(a, "/")))
 	}
-	if s.legacyEnabled() {
-		h.legacy = newLegacyHTTP(s, h.opts.Legacy, h.opts.KeepAlive, h.opts.StreamWriteTimeout)
-	}
 	return h
 }
 
 type httpHandler struct {
-	s       *Server
-	opts    HTTPOptions
-	hosts   []string
-	origins []string
-	legacy  *legacyHTTP // 2025-11-25 sessions (legacy_http.go); nil when disabled
+	s        *Server
+	opts     HTTPOptions
+	hosts    []string
+	origins  []string
+	legacy   *legacyHTTP   // 2025-11-25 sessions (legacy_http.go); nil when disabled
+	bindings []httpBinding // the eras served, in the order they are asked; the last (modern) claims everything
+}
+
+// An httpBinding is one protocol era's side of the Streamable HTTP
+// endpoint, connect-go's way: ServeHTTP does the checks every era shares
+// (host and origin, method, content type, the body, the JSON-RPC
+// envelope) and then asks its bindings in turn. The handler holds the
+// 2025-era sessions' binding (legacyHTTP, when the server has the legacy
+// era) and then the 2026-07-28 one (modernHTTP), which claims whatever
+// is left.
+type httpBinding interface {
+	// claims reports whether msg, a decoded POST, is this era's traffic.
+	claims(r *http.Request, msg jsonrpc.Message) bool
+	// serve answers a message the binding claimed.
+	serve(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message)
+	// serveOther answers what is not one message: a GET or DELETE (body
+	// nil) or a POSTed JSON-RPC batch (body, the array). It reports
+	// whether it answered; when no binding does, the request gets 405
+	// (GET, DELETE) or the modern binding's refusal (a batch).
+	serveOther(w http.ResponseWriter, r *http.Request, body []byte) bool
 }
 
 var (
@@ -130,7 +161,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost {
-		if h.legacy != nil && h.legacy.other(w, r) {
+		if h.other(w, r, nil) {
 			return
 		}
 		w.Header()["Allow"] = allowPost
@@ -141,33 +172,74 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: Content-Type must be application/json"))
 		return
 	}
-	body, err := h.readBody(w, r)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeHTTPError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: body exceeds the size limit"))
-			return
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			writeHTTPError(w, http.StatusRequestTimeout, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: the body did not arrive within the read timeout"))
-			return
-		}
-		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(CodeParseError, "Parse error: reading body failed"))
+	body, ok := h.body(w, r)
+	if !ok {
 		return
 	}
 	msg, e := jsonrpc.Decode(body)
 	if e != nil {
-		if jsonrpc.IsBatch(body) {
-			h.batch(w, r, body) // legacy_batch.go
+		if jsonrpc.IsBatch(body) && h.other(w, r, body) { // legacy_batch.go
 			return
 		}
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 		return
 	}
-	if h.legacy != nil && h.legacy.classify(r, &msg) {
-		h.legacy.serve(w, r, msg) // 2025-11-25 traffic (legacy_http.go)
-		return
+	for _, b := range h.bindings {
+		if b.claims(r, msg) {
+			b.serve(w, r, msg)
+			return
+		}
 	}
+}
+
+// other offers what is not one message (a GET or DELETE: body nil; a
+// batch: body) to the bindings in turn; it reports whether one answered.
+func (h *httpHandler) other(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	for _, b := range h.bindings {
+		if b.serveOther(w, r, body) {
+			return true
+		}
+	}
+	return false
+}
+
+// body reads the request body (readBody); when that fails, it answers
+// the request (413, 408 or 400) and reports false.
+func (h *httpHandler) body(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := h.readBody(w, r)
+	if err == nil {
+		return body, true
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		writeHTTPError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: body exceeds the size limit"))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		writeHTTPError(w, http.StatusRequestTimeout, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: the body did not arrive within the read timeout"))
+	default:
+		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(CodeParseError, "Parse error: reading body failed"))
+	}
+	return nil, false
+}
+
+// modernHTTP is the 2026-07-28 binding of the endpoint: no session, one
+// POST per request, claiming every message no earlier binding claimed.
+type modernHTTP struct{ h *httpHandler }
+
+func (modernHTTP) claims(*http.Request, jsonrpc.Message) bool { return true }
+
+// serveOther refuses a batch (2026-07-28 has none) and leaves GET and
+// DELETE to the 405.
+func (modernHTTP) serveOther(w http.ResponseWriter, _ *http.Request, body []byte) bool {
+	if body == nil {
+		return false
+	}
+	writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, batchRefusal(LatestProtocolVersion))
+	return true
+}
+
+func (m modernHTTP) serve(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message) {
+	h := m.h
 	switch {
 	case msg.IsResponse():
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: clients send no responses in protocol revision "+LatestProtocolVersion))
@@ -179,16 +251,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := &call{msg: msg, era: modern}
-	if f := c.era.decode(h.s, c); f != nil {
+	if f := h.s.prepare(c, r.Header); f != nil {
 		writeHTTPError(w, f.status, msg.ID, f.err)
-		return
-	}
-	if e := c.era.checkHeaders(h.s, c, r.Header); e != nil {
-		writeHTTPError(w, http.StatusBadRequest, c.msg.ID, e)
-		return
-	}
-	if f := c.era.checkVersion(h.s, c); f != nil {
-		writeHTTPError(w, f.status, c.msg.ID, f.err)
 		return
 	}
 	if c.msg.Method == MethodSubscriptionsListen {

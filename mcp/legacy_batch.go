@@ -109,15 +109,9 @@ func (s *Server) batchCalls(entries []jsonrpc.BatchEntry, scope func() *legacySc
 			run.out[i] = jsonrpc.AppendError(nil, m.ID, errBatchModern)
 		default:
 			c := &call{msg: m, era: scope()}
-			if f := c.era.decode(s, c); f != nil {
+			if f := s.prepare(c, h); f != nil {
 				run.out[i] = appendFailure(nil, m.ID, f)
 				continue
-			}
-			if h != nil {
-				if e := c.era.checkHeaders(s, c, h); e != nil {
-					run.out[i] = jsonrpc.AppendError(nil, m.ID, e)
-					continue
-				}
 			}
 			calls = append(calls, c)
 			slots = append(slots, i)
@@ -128,19 +122,13 @@ func (s *Server) batchCalls(entries []jsonrpc.BatchEntry, scope func() *legacySc
 
 // ---- Streamable HTTP ----
 
-// batch answers a POST whose body is a JSON array.
-func (h *httpHandler) batch(w http.ResponseWriter, r *http.Request, body []byte) {
-	if h.legacy == nil {
-		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, batchRefusal(LatestProtocolVersion))
-		return
-	}
-	h.legacy.batch(w, r, body)
-}
-
-func (lh *legacyHTTP) batch(w http.ResponseWriter, r *http.Request, body []byte) {
+// batch answers a POST whose body is a JSON array, unless it belongs
+// to no session and names no legacy revision: that is left to the
+// modern binding (false), which refuses it.
+func (lh *legacyHTTP) batch(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	sid, ok := sessionHeader(w, r, jsonrpc.ID{})
 	if !ok {
-		return
+		return true
 	}
 	version := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion))
 	var hs *httpSession
@@ -149,34 +137,32 @@ func (lh *legacyHTTP) batch(w http.ResponseWriter, r *http.Request, body []byte)
 	case sid != "":
 		if hs = lh.session(r, sid); hs == nil {
 			sessionNotFound(w, jsonrpc.ID{})
-			return
+			return true
 		}
 		hs.enter()
 		defer hs.leave()
 		w.Header()[headerSessionID] = []string{hs.id}
-		if version != "" && version != hs.rev.version {
-			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+version+" is not the session's protocol version "+hs.rev.version))
-			return
+		if !hs.versionAgrees(w, r, jsonrpc.ID{}) {
+			return true
 		}
 		rev = hs.rev
 	case slices.Contains(legacyHeaderVersions, version) && len(r.Header[canonicalProtocolVersion]) == 1:
 		if !lh.opts.Stateless {
 			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first)"))
-			return
+			return true
 		}
 		rev = negotiateRevision(version)
 	default:
-		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, batchRefusal(LatestProtocolVersion))
-		return
+		return false // modernHTTP refuses it
 	}
 	if !rev.batches {
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, batchRefusal(rev.version))
-		return
+		return true
 	}
 	entries, e := jsonrpc.DecodeBatch(body, maxBatchMessages)
 	if e != nil {
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, e)
-		return
+		return true
 	}
 	scope := func() *legacyScope { return &legacyScope{rev: rev} }
 	note := func(jsonrpc.Message) {}
@@ -200,31 +186,20 @@ func (lh *legacyHTTP) batch(w http.ResponseWriter, r *http.Request, body []byte)
 		} else {
 			w.WriteHeader(http.StatusAccepted)
 		}
-		return
+		return true
 	}
 	lh.serveBatch(w, r, hs, rev, run, calls, slots)
+	return true
 }
 
 // serveBatch runs the requests of a batch on one response stream, as
 // serveCall runs one request: each in its own goroutine, the stream
 // outliving the exchange on a session.
 func (lh *legacyHTTP) serveBatch(w http.ResponseWriter, r *http.Request, hs *httpSession, rev *revision, run *batchRun, calls []*call, slots []int) {
-	jsonOnly := lh.opts.JSONResponse || !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-	st := &legacyStream{lh: lh, hs: hs, rev: rev, jsonOnly: jsonOnly, req: r}
-	var ctx context.Context
-	var cancel context.CancelFunc
-	stop := func() bool { return false }
-	if hs == nil {
-		ctx, cancel = context.WithCancel(r.Context())
-	} else {
-		if !hs.addStream(st) {
-			sessionNotFound(w, jsonrpc.ID{})
-			return
-		}
-		ctx, cancel = context.WithCancel(context.WithoutCancel(r.Context()))
-		stop = context.AfterFunc(hs.ctx, cancel)
+	ps, ok := lh.openStream(w, r, hs, rev, jsonrpc.ID{})
+	if !ok {
+		return
 	}
-	st.ctx = ctx
 	type member struct {
 		c      *call
 		slot   int
@@ -244,7 +219,7 @@ func (lh *legacyHTTP) serveBatch(w http.ResponseWriter, r *http.Request, hs *htt
 				continue
 			}
 		}
-		mctx, mcancel := context.WithCancel(ctx)
+		mctx, mcancel := context.WithCancel(ps.ctx)
 		if hs != nil && !hs.addInflight(c.msg.ID.Raw(), mcancel) {
 			mcancel()
 			hs.releaseRequest()
@@ -256,10 +231,9 @@ func (lh *legacyHTTP) serveBatch(w http.ResponseWriter, r *http.Request, hs *htt
 	if len(members) == 0 {
 		// Every request was refused: the answer is their errors (503
 		// with Retry-After when a bound refused some).
-		stop()
-		cancel()
+		ps.end()
 		if hs != nil {
-			hs.removeStream(st)
+			hs.removeStream(ps.st)
 		}
 		if busy {
 			w.Header().Set("Retry-After", retryAfterHeader(busyRetryDelay))
@@ -271,45 +245,35 @@ func (lh *legacyHTTP) serveBatch(w http.ResponseWriter, r *http.Request, hs *htt
 		writeJSONBody(w, run.body())
 		return
 	}
-	st.mu.Lock()
-	conn := st.attachLocked(w)
-	st.mu.Unlock()
-	if conn == nil {
+	ps.serve(w, r, jsonrpc.ID{}, func() {
+		run.left = len(members)
+		for _, m := range members {
+			go func() {
+				defer m.cancel()
+				res, f := lh.s.execute(m.ctx, m.c, &batchOut{st: ps.st, ctx: m.ctx})
+				if hs != nil {
+					hs.removeInflight(m.c.msg.ID.Raw())
+					hs.releaseRequest()
+				}
+				var msg []byte
+				if m.ctx.Err() == nil {
+					msg, _ = lh.s.encodeResult(nil, m.c, res, f)
+				}
+				if run.done(m.slot, msg) {
+					ps.st.finishBatch(run)
+					ps.end()
+				}
+			}()
+		}
+	}, func() {
 		// The session ended in between.
 		for _, m := range members {
 			m.cancel()
 			hs.removeInflight(m.c.msg.ID.Raw())
 			hs.releaseRequest()
 		}
-		stop()
-		cancel()
-		sessionNotFound(w, jsonrpc.ID{})
-		return
-	}
-	run.left = len(members)
-	for _, m := range members {
-		go func() {
-			defer m.cancel()
-			res, f := lh.s.execute(m.ctx, m.c, &batchOut{st: st, ctx: m.ctx})
-			if hs != nil {
-				hs.removeInflight(m.c.msg.ID.Raw())
-				hs.releaseRequest()
-			}
-			var msg []byte
-			if m.ctx.Err() == nil {
-				msg, _ = lh.s.encodeResult(nil, m.c, res, f)
-			}
-			if run.done(m.slot, msg) {
-				st.finishBatch(run)
-				stop()
-				cancel()
-			}
-		}()
-	}
-	st.hold(conn, r.Context().Done(), 0)
-	if hs != nil && !st.answerable() {
-		cancel() // nothing can receive the array any more (see serveCall)
-	}
+		ps.end()
+	})
 }
 
 // finishBatch ends the stream of a batch with the array of its
@@ -319,16 +283,7 @@ func (st *legacyStream) finishBatch(run *batchRun) {
 		_ = st.emit(b, true)
 		return
 	}
-	st.mu.Lock()
-	st.done = true
-	if st.conn != nil {
-		st.conn.endLocked()
-	}
-	streaming := st.streaming
-	st.mu.Unlock()
-	if st.hs != nil {
-		st.hs.streamDone(st, streaming)
-	}
+	st.abandon()
 }
 
 // batchOut is the outbound of one request of a batch: the batch's stream,
@@ -421,7 +376,7 @@ func (c *streamConn) batch(ctx context.Context, line []byte) {
 		c.spawn(func() {
 			defer c.wg.Done()
 			defer m.cancel()
-			res, f := c.s.execute(m.ctx, m.c, &streamOut{c: c, ctx: m.ctx, rev: ls.rev})
+			res, f := c.s.execute(m.ctx, m.c, &streamOut{c: c, ctx: m.ctx, call: m.c})
 			c.mu.Lock()
 			delete(c.inflight, m.c.msg.ID.Raw())
 			c.mu.Unlock()

@@ -52,6 +52,12 @@ func (ls *legacyScope) appendResult(s *Server, dst []byte, id jsonrpc.ID, res Re
 	return s.appendLegacyResult(dst, id, ls.rev.result(res))
 }
 
+// appendNotification encodes the notification as the session's revision
+// defines it (legacy_revisions.go).
+func (ls *legacyScope) appendNotification(dst []byte, method string, params any) ([]byte, error) {
+	return encodeNotification(dst, method, ls.rev.notification(method, params))
+}
+
 func (ls *legacyScope) protocolVersion() string { return ls.rev.version }
 
 func (ls *legacyScope) sessionID() string {

@@ -153,24 +153,12 @@ func newLegacyHTTP(s *Server, o LegacyHTTPOptions, keepAlive, writeTimeout time.
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 30 * time.Minute
 	}
-	if o.MaxSessions <= 0 {
-		o.MaxSessions = 10000
-	}
-	if o.MaxSessionsPerPrincipal <= 0 {
-		o.MaxSessionsPerPrincipal = 100
-	}
-	o.MaxRequestsPerSession, o.MaxRequestsPerPrincipal = requestBounds(o)
+	o.sessionDefaults("LegacyHTTPOptions")
 	if o.StreamLifetime <= 0 {
 		o.StreamLifetime = 10 * time.Minute
 	}
-	if o.MaxEventBytes <= 0 {
-		o.MaxEventBytes = 1 << 20
-	}
 	if o.RetryInterval == 0 {
 		o.RetryInterval = time.Second
-	}
-	if len(o.SessionIDPrefix) > 64 || strings.IndexFunc(o.SessionIDPrefix, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
-		panic(fmt.Sprintf("mcp: LegacyHTTPOptions.SessionIDPrefix %q: visible ASCII only, at most 64 bytes", o.SessionIDPrefix))
 	}
 	lh := &legacyHTTP{s: s, opts: o, keepAlive: keepAlive, writeTimeout: writeTimeout,
 		sessions: make(map[string]*httpSession), quotas: make(map[string]*quota)}
@@ -178,16 +166,40 @@ func newLegacyHTTP(s *Server, o LegacyHTTPOptions, keepAlive, writeTimeout time.
 	return lh
 }
 
+// sessionDefaults applies the defaults of the session bounds both HTTP
+// handlers count (MaxSessions, MaxSessionsPerPrincipal, the requests in
+// flight, MaxEventBytes) and checks SessionIDPrefix, panicking with the
+// option's name (field) when it is not visible ASCII within 64 bytes.
+func (o *LegacyHTTPOptions) sessionDefaults(field string) {
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = 10000
+	}
+	if o.MaxSessionsPerPrincipal <= 0 {
+		o.MaxSessionsPerPrincipal = 100
+	}
+	o.MaxRequestsPerSession, o.MaxRequestsPerPrincipal = requestBounds(*o)
+	if o.MaxEventBytes <= 0 {
+		o.MaxEventBytes = 1 << 20
+	}
+	if len(o.SessionIDPrefix) > 64 || strings.IndexFunc(o.SessionIDPrefix, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
+		panic(fmt.Sprintf("mcp: %s.SessionIDPrefix %q: visible ASCII only, at most 64 bytes", field, o.SessionIDPrefix))
+	}
+}
+
 // ---- entry points from the HTTP handler ----
 
-// classify is the era decision for a POST (the one place that asks): a
+// legacyHTTP is the endpoint's binding of the 2025-era sessions
+// (httpBinding, http.go).
+var _ httpBinding = (*legacyHTTP)(nil)
+
+// claims is the era decision for a POST (the one place that asks): a
 // message is 2025-11-25 traffic when it belongs to a session
 // (Mcp-Session-Id), opens one (initialize), or names a legacy revision
 // in MCP-Protocol-Version, unless it is a request carrying the
 // 2026-07-28 _meta envelope, which is modern whatever else it carries.
 // The modern hot path (no session, the modern or no version header, not
 // initialize) is decided from the headers alone.
-func (lh *legacyHTTP) classify(r *http.Request, msg *jsonrpc.Message) bool {
+func (lh *legacyHTTP) claims(r *http.Request, msg jsonrpc.Message) bool {
 	session := len(r.Header[headerSessionID]) > 0
 	if !msg.IsRequest() {
 		return session // a session's notification or answer
@@ -205,7 +217,7 @@ func (lh *legacyHTTP) classify(r *http.Request, msg *jsonrpc.Message) bool {
 // canonicalProtocolVersion is MCP-Protocol-Version as net/http keys it.
 var canonicalProtocolVersion = http.CanonicalHeaderKey(HeaderProtocolVersion)
 
-// serve answers a POST that classify called legacy traffic.
+// serve answers a POST that claims called legacy traffic.
 func (lh *legacyHTTP) serve(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message) {
 	sid, ok := sessionHeader(w, r, msg.ID)
 	if !ok {
@@ -233,16 +245,7 @@ func (lh *legacyHTTP) serve(w http.ResponseWriter, r *http.Request, msg jsonrpc.
 			return
 		}
 		version := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion))
-		c := &call{msg: msg, era: &legacyScope{rev: negotiateRevision(version)}}
-		if f := c.era.decode(lh.s, c); f != nil {
-			writeHTTPError(w, http.StatusOK, msg.ID, f.err)
-			return
-		}
-		if e := c.era.checkHeaders(lh.s, c, r.Header); e != nil {
-			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
-			return
-		}
-		lh.serveCall(w, r, nil, c)
+		lh.serveRequest(w, r, nil, &legacyScope{rev: negotiateRevision(version)}, msg)
 	default:
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpcError(CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first)"))
 	}
@@ -259,6 +262,15 @@ func (lh *legacyHTTP) notification(w http.ResponseWriter, hs *httpSession, msg j
 	}
 	w.Header()[headerSessionID] = []string{hs.id}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// serveOther answers a batch (legacy_batch.go), or a GET or DELETE
+// naming a session. It reports whether it answered.
+func (lh *legacyHTTP) serveOther(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if body != nil {
+		return lh.batch(w, r, body)
+	}
+	return lh.other(w, r)
 }
 
 // other handles GET and DELETE. It reports whether it answered.
@@ -278,8 +290,7 @@ func (lh *legacyHTTP) other(w http.ResponseWriter, r *http.Request) bool {
 		sessionNotFound(w, jsonrpc.ID{})
 		return true
 	}
-	if v := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion)); v != "" && v != hs.rev.version {
-		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+v+" is not the session's protocol version "+hs.rev.version))
+	if !hs.versionAgrees(w, r, jsonrpc.ID{}) {
 		return true
 	}
 	if r.Method == http.MethodDelete {
@@ -329,6 +340,18 @@ func sessionHeader(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) (strin
 	}
 	writeHTTPError(w, http.StatusBadRequest, id, jsonrpcError(CodeInvalidRequest, "Bad Request: "+headerSessionID+" appears more than once"))
 	return "", false
+}
+
+// versionAgrees reports whether the MCP-Protocol-Version of a request
+// to the session, when it has one, is the session's; when not, it
+// answers 400 (for id).
+func (hs *httpSession) versionAgrees(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) bool {
+	v := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion))
+	if v == "" || v == hs.rev.version {
+		return true
+	}
+	writeHTTPError(w, http.StatusBadRequest, id, jsonrpcError(CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+v+" is not the session's protocol version "+hs.rev.version))
+	return false
 }
 
 func sessionNotFound(w http.ResponseWriter, id jsonrpc.ID) {
@@ -425,8 +448,7 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 	hs.enter()
 	defer hs.leave()
 	w.Header()[headerSessionID] = []string{hs.id}
-	if v := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion)); v != "" && v != hs.rev.version {
-		writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpcError(CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+v+" is not the session's protocol version "+hs.rev.version))
+	if !hs.versionAgrees(w, r, msg.ID) {
 		return
 	}
 	switch {
@@ -441,20 +463,18 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpcError(CodeInvalidRequest, "Invalid request: the session is already initialized"))
 		return
 	}
-	c := &call{msg: msg, era: hs.scope()}
-	if f := c.era.decode(lh.s, c); f != nil {
-		if e := checkMethodHeader(msg.Method, r.Header, false); e != nil {
-			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
-			return
-		}
-		writeHTTPError(w, http.StatusOK, msg.ID, f.err)
+	lh.serveRequest(w, r, hs, hs.scope(), msg)
+}
+
+// serveRequest prepares a request of the session hs (nil: a stateless
+// request) in its era, scope, and runs it.
+func (lh *legacyHTTP) serveRequest(w http.ResponseWriter, r *http.Request, hs *httpSession, scope *legacyScope, msg jsonrpc.Message) {
+	c := &call{msg: msg, era: scope}
+	if f := lh.s.prepare(c, r.Header); f != nil {
+		writeHTTPError(w, f.status, msg.ID, f.err)
 		return
 	}
-	if e := c.era.checkHeaders(lh.s, c, r.Header); e != nil {
-		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
-		return
-	}
-	lh.serveCall(w, r, hs, c)
+	lh.serveCall(w, r, hs, scope.rev, c)
 }
 
 // serveCall runs a legacy request. The handler runs in its own goroutine
@@ -465,17 +485,9 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 // its messages wait in the log for a reconnection. A response that is
 // still a plain JSON body cannot be resumed: when its exchange ends
 // first, nothing can receive the answer, and the request is cancelled.
-func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *httpSession, c *call) {
-	jsonOnly := lh.opts.JSONResponse || !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-	st := &legacyStream{lh: lh, hs: hs, rev: revisionOf(c.era), jsonOnly: jsonOnly, req: r}
-	key := c.msg.ID.Raw()
-	var ctx context.Context
-	var cancel context.CancelFunc
-	stop := func() bool { return false }
+func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *httpSession, rev *revision, c *call) {
 	release := func() {}
-	if hs == nil {
-		ctx, cancel = context.WithCancel(r.Context())
-	} else {
+	if hs != nil {
 		// It is counted against the session's and the party's bounds
 		// until its handler returns (legacy_inflight.go).
 		if e := hs.admitRequest(); e != nil {
@@ -483,50 +495,93 @@ func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *http
 			return
 		}
 		release = hs.releaseRequest
-		if !hs.addStream(st) {
-			release()
-			sessionNotFound(w, c.msg.ID)
-			return
-		}
-		// A session's request outlives its HTTP exchange (a disconnect is
-		// not a cancellation): it ends with the session or on
-		// notifications/cancelled, and keeps the request's values (the
-		// verified token, tracing) all the same.
-		ctx, cancel = context.WithCancel(context.WithoutCancel(r.Context()))
-		stop = context.AfterFunc(hs.ctx, cancel)
 	}
-	st.ctx = ctx
-	if hs != nil && !hs.addInflight(key, cancel) {
-		stop()
-		cancel()
+	ps, ok := lh.openStream(w, r, hs, rev, c.msg.ID)
+	if !ok {
 		release()
-		hs.removeStream(st)
+		return
+	}
+	key := c.msg.ID.Raw()
+	if hs != nil && !hs.addInflight(key, ps.cancel) {
+		ps.end()
+		release()
+		hs.removeStream(ps.st)
 		writeHTTPError(w, http.StatusOK, c.msg.ID, jsonrpcError(CodeInvalidRequest, "Invalid request: id is already in use by a request in flight"))
 		return
 	}
+	ps.serve(w, r, c.msg.ID, func() {
+		go func() {
+			defer release()
+			defer ps.end()
+			res, f := lh.s.execute(ps.ctx, c, ps.st)
+			if hs != nil {
+				hs.removeInflight(key)
+			}
+			ps.st.finish(c, res, f)
+		}()
+	}, func() {
+		ps.end()
+		release()
+	})
+}
+
+// A postStream is the response stream of one POST's requests (a
+// request, or the requests of a batch) and the context they run under.
+type postStream struct {
+	st     *legacyStream
+	ctx    context.Context
+	cancel context.CancelFunc
+	stop   func() bool // unties ctx from the session's end
+}
+
+// openStream makes the response stream of a POST's requests. A
+// stateless request runs under the exchange's context. A session's
+// request outlives its HTTP exchange (a disconnect is not a
+// cancellation): it ends with the session or on notifications/cancelled,
+// and keeps the request's values (the verified token, tracing) all the
+// same; the stream is the session's until it is done. When the session
+// has ended, openStream answers 404 (for the request id) and reports
+// false.
+func (lh *legacyHTTP) openStream(w http.ResponseWriter, r *http.Request, hs *httpSession, rev *revision, id jsonrpc.ID) (postStream, bool) {
+	jsonOnly := lh.opts.JSONResponse || !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	ps := postStream{st: &legacyStream{lh: lh, hs: hs, rev: rev, jsonOnly: jsonOnly, req: r}, stop: func() bool { return false }}
+	if hs == nil {
+		ps.ctx, ps.cancel = context.WithCancel(r.Context())
+	} else {
+		if !hs.addStream(ps.st) {
+			sessionNotFound(w, id)
+			return postStream{}, false
+		}
+		ps.ctx, ps.cancel = context.WithCancel(context.WithoutCancel(r.Context()))
+		ps.stop = context.AfterFunc(hs.ctx, ps.cancel)
+	}
+	ps.st.ctx = ps.ctx
+	return ps, true
+}
+
+// end cancels the stream's context.
+func (ps postStream) end() {
+	ps.stop()
+	ps.cancel()
+}
+
+// serve attaches the stream to the exchange w, starts its requests
+// (start) and holds the exchange while the stream lasts (serveCall says
+// how long). When the session ended in between, abort undoes what the
+// caller set up and the answer is 404 (for id).
+func (ps postStream) serve(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, start, abort func()) {
+	st := ps.st
 	st.mu.Lock()
 	conn := st.attachLocked(w)
 	st.mu.Unlock()
 	if conn == nil {
-		// The session ended in between.
-		stop()
-		cancel()
-		release()
-		sessionNotFound(w, c.msg.ID)
+		abort()
+		sessionNotFound(w, id)
 		return
 	}
-	go func() {
-		defer release()
-		defer cancel()
-		defer stop()
-		res, f := lh.s.execute(ctx, c, st)
-		if hs != nil {
-			hs.removeInflight(key)
-		}
-		st.finish(c, res, f)
-	}()
+	start()
 	st.hold(conn, r.Context().Done(), 0)
-	if hs != nil && !st.answerable() {
-		cancel() // nothing can receive its answer any more
+	if st.hs != nil && !st.answerable() {
+		ps.cancel() // nothing can receive its answer any more
 	}
 }

@@ -467,12 +467,3 @@ func (r *revision) notification(method string, params any) any {
 	}
 	return params
 }
-
-// revisionOf returns the revision of a request's era: nil for
-// 2026-07-28, whose messages are sent as they are.
-func revisionOf(era serverEra) *revision {
-	if ls, ok := era.(*legacyScope); ok {
-		return ls.rev
-	}
-	return nil
-}

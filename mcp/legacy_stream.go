@@ -15,6 +15,23 @@ import (
 // lines once the client sent notifications/initialized. A request with
 // the modern envelope stays modern on the same connection.
 
+// streamInitialize is the binding of initialize on a stream connection:
+// it opens the connection's session.
+type streamInitialize struct{}
+
+func (streamInitialize) serveStream(ctx context.Context, c *streamConn, msg jsonrpc.Message) func() {
+	c.initialize(ctx, msg)
+	return nil
+}
+
+// streamSession serves a request of the connection's session in its
+// legacy era.
+type streamSession struct{ ls *legacySession }
+
+func (b streamSession) serveStream(ctx context.Context, c *streamConn, msg jsonrpc.Message) func() {
+	return c.request(ctx, &call{msg: msg, era: b.ls.scope()})
+}
+
 // initialize opens the connection's session.
 func (c *streamConn) initialize(ctx context.Context, msg jsonrpc.Message) {
 	if c.legacy.Load() != nil {

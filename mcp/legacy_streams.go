@@ -465,20 +465,26 @@ func (st *legacyStream) startSSELocked(c *sseConn) {
 // nothing more is sent and the exchange is let go).
 func (st *legacyStream) finish(c *call, res Result, f *failure) {
 	if st.ctx.Err() != nil {
-		st.mu.Lock()
-		st.done = true
-		if st.conn != nil {
-			st.conn.endLocked()
-		}
-		streaming := st.streaming
-		st.mu.Unlock()
-		if st.hs != nil {
-			st.hs.streamDone(st, streaming)
-		}
+		st.abandon()
 		return
 	}
 	b, _ := st.lh.s.encodeResult(nil, c, res, f)
 	_ = st.emit(b, true)
+}
+
+// abandon ends the stream with nothing more sent (its requests were
+// cancelled, or left nothing to answer) and lets its exchange go.
+func (st *legacyStream) abandon() {
+	st.mu.Lock()
+	st.done = true
+	if st.conn != nil {
+		st.conn.endLocked()
+	}
+	streaming := st.streaming
+	st.mu.Unlock()
+	if st.hs != nil {
+		st.hs.streamDone(st, streaming)
+	}
 }
 
 // outbound and requestSender.

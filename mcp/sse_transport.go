@@ -2,11 +2,9 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -124,37 +122,8 @@ func NewSSEHandler(s *Server, opts *SSEOptions) http.Handler {
 		panic(fmt.Sprintf("mcp: SSEOptions.MessageURL %q holds a line break", o.MessageURL))
 	}
 	l := &o.Legacy
-	if l.MaxSessions <= 0 {
-		l.MaxSessions = 10000
-	}
-	if l.MaxSessionsPerPrincipal <= 0 {
-		l.MaxSessionsPerPrincipal = 100
-	}
-	if l.MaxEventBytes <= 0 {
-		l.MaxEventBytes = 1 << 20
-	}
-	if len(l.SessionIDPrefix) > 64 || strings.IndexFunc(l.SessionIDPrefix, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
-		panic(fmt.Sprintf("mcp: SSEOptions.Legacy.SessionIDPrefix %q: visible ASCII only, at most 64 bytes", l.SessionIDPrefix))
-	}
-	h := &httpHandler{s: s, opts: o.HTTPOptions}
-	if h.opts.MaxBodyBytes <= 0 {
-		h.opts.MaxBodyBytes = DefaultMaxMessageBytes
-	}
-	if h.opts.KeepAlive == 0 {
-		h.opts.KeepAlive = 15 * time.Second
-	}
-	if h.opts.BodyReadTimeout <= 0 {
-		h.opts.BodyReadTimeout = 30 * time.Second
-	}
-	if h.opts.StreamWriteTimeout <= 0 {
-		h.opts.StreamWriteTimeout = 10 * time.Second
-	}
-	for _, a := range h.opts.AllowedHosts {
-		h.hosts = append(h.hosts, strings.ToLower(a))
-	}
-	for _, a := range h.opts.AllowedOrigins {
-		h.origins = append(h.origins, strings.ToLower(strings.TrimSuffix(a, "/")))
-	}
+	l.sessionDefaults("SSEOptions.Legacy")
+	h := newHTTPHandler(s, o.HTTPOptions)
 	return &sseHandler{s: s, h: h, opts: o, maxQueue: l.MaxEventBytes + 64<<10,
 		sessions: make(map[string]*sseSession), quotas: make(map[string]*sseQuota)}
 }
@@ -326,17 +295,8 @@ func (sh *sseHandler) post(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Invalid request: Content-Type must be application/json"))
 		return
 	}
-	body, err := sh.h.readBody(w, r)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		switch {
-		case errors.As(err, &mbe):
-			writeHTTPError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Invalid request: body exceeds the size limit"))
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			writeHTTPError(w, http.StatusRequestTimeout, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Invalid request: the body did not arrive within the read timeout"))
-		default:
-			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpcError(CodeParseError, "Parse error: reading body failed"))
-		}
+	body, ok := sh.h.body(w, r)
+	if !ok {
 		return
 	}
 	msg, e := jsonrpc.Decode(body)
@@ -415,21 +375,14 @@ func (ss *sseSession) initialize(r *http.Request, msg jsonrpc.Message) {
 // answered with an HTTP error instead of 202.
 func (sh *sseHandler) request(w http.ResponseWriter, r *http.Request, ss *sseSession, ls *legacySession, msg jsonrpc.Message) bool {
 	c := &call{msg: msg, era: ls.scope()}
-	if f := c.era.decode(sh.s, c); f != nil {
-		if e := checkMethodHeader(msg.Method, r.Header, false); e != nil {
-			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
+	if f := sh.s.prepare(c, r.Header); f != nil {
+		if f.status != http.StatusOK {
+			// As on Streamable HTTP: an intermediary routing on headers
+			// sees what the server would execute, or the handler does not
+			// run.
+			writeHTTPError(w, f.status, msg.ID, f.err)
 			return false
 		}
-		_ = ss.send(appendFailure(nil, msg.ID, f))
-		return true
-	}
-	if e := c.era.checkHeaders(sh.s, c, r.Header); e != nil {
-		// As on Streamable HTTP: an intermediary routing on headers sees
-		// what the server would execute, or the handler does not run.
-		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
-		return false
-	}
-	if f := c.era.checkVersion(sh.s, c); f != nil {
 		_ = ss.send(appendFailure(nil, msg.ID, f))
 		return true
 	}
@@ -455,7 +408,7 @@ func (sh *sseHandler) request(w http.ResponseWriter, r *http.Request, ss *sseSes
 		defer sh.releaseRequest(ss)
 		defer cancel()
 		defer stop()
-		res, f := sh.s.execute(ctx, c, &sseOut{ss: ss, ctx: ctx, req: r})
+		res, f := sh.s.execute(ctx, c, &sseOut{ss: ss, ctx: ctx, req: r, call: c})
 		ss.removeInflight(key)
 		if ctx.Err() != nil {
 			return // cancelled: the client expects nothing more for this id
@@ -470,9 +423,10 @@ func (sh *sseHandler) request(w http.ResponseWriter, r *http.Request, ss *sseSes
 // notifications and server-to-client requests go on the session's
 // stream, queued for the stream's own writer.
 type sseOut struct {
-	ss  *sseSession
-	ctx context.Context
-	req *http.Request // the POST that carried the request
+	ss   *sseSession
+	ctx  context.Context
+	req  *http.Request // the POST that carried the request
+	call *call         // the request: its era encodes the notifications
 }
 
 func (o *sseOut) exchange() (string, *http.Request) { return TransportHTTPSSE, o.req }
@@ -481,7 +435,7 @@ func (o *sseOut) notify(method string, params any) error {
 	if err := o.ctx.Err(); err != nil {
 		return err
 	}
-	b, err := encodeNotification(nil, method, params)
+	b, err := o.call.era.appendNotification(nil, method, params)
 	if err != nil {
 		return err
 	}

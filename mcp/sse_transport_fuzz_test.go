@@ -148,9 +148,10 @@ func FuzzClientSSEStream(f *testing.F) {
 			serve:    func(context.Context, jsonrpc.ID, string, []byte) []byte { return nil },
 		})
 		ctx, cancel := context.WithCancel(tr.ctx)
-		l := &sseLink{s: &tr.sse, endpoint: "http://127.0.0.1:1/sse?sessionId=x", ctx: ctx, cancel: cancel, pending: map[int64]*sseCall{}}
-		c := &sseCall{ch: make(chan streamReply, 1), method: MethodToolsList, notify: func(string, []byte) {}}
-		l.pending[1] = c
+		l := &sseLink{s: &tr.sse, endpoint: "http://127.0.0.1:1/sse?sessionId=x", ctx: ctx, cancel: cancel}
+		l.calls = newCallTable(&l.mu)
+		c := &waitingCall{ch: make(chan streamReply, 1), method: MethodToolsList, notify: func(string, []byte) {}}
+		l.calls.addLocked(1, c)
 		l.read(sse.NewReader(bytes.NewReader(stream), 4096, 0), io.NopCloser(nil))
 		select {
 		case <-c.ch:

@@ -669,3 +669,30 @@ func TestSSEStreamWritesHaveADeadline(t *testing.T) {
 		t.Fatalf("%d sessions %v after the client stopped reading", n, time.Since(start))
 	}
 }
+
+// An HTTP+SSE session's notifications are encoded by its era, as on the
+// other transports: a 2024-11-05 session's progress carries no message
+// (2025-03-26 added it), a 2025-03-26 session's does.
+func TestSSENotificationsSpeakTheSessionRevision(t *testing.T) {
+	t.Parallel()
+	for _, rev := range []string{"2025-03-26", "2024-11-05"} {
+		u, _ := sseServer(t, richServer(t), nil)
+		c := openRawSSE(t, u, "")
+		if got := c.initialize(rev, `{}`); got != rev {
+			t.Fatalf("negotiated %q, want %s", got, rev)
+		}
+		c.mustPost(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rich","arguments":{},"_meta":{"progressToken":7}}}`)
+		var p map[string]any
+		for m := c.next(); m["id"] == nil; m = c.next() {
+			if m["method"] == NotificationProgress {
+				p = m["params"].(map[string]any)
+			}
+		}
+		if p == nil {
+			t.Fatalf("%s: no progress notification before the result", rev)
+		}
+		if _, has := p["message"]; has != (rev == "2025-03-26") {
+			t.Errorf("%s: progress %v", rev, p)
+		}
+	}
+}

@@ -281,37 +281,50 @@ func (c *streamConn) handle(ctx context.Context, line []byte) (work func()) {
 		}
 		return nil
 	}
-	call := &call{msg: msg, era: c.classify(&msg)}
-	if call.era == nil {
-		c.initialize(ctx, msg) // opens the connection's 2025-11-25 session
-		return nil
-	}
-	if f := call.era.decode(c.s, call); f != nil {
-		c.writeMsg(appendFailure(nil, msg.ID, f))
-		return nil
-	}
-	if f := call.era.checkVersion(c.s, call); f != nil {
-		c.writeMsg(appendFailure(nil, msg.ID, f))
-		return nil
-	}
-	return c.run(ctx, call)
+	return c.classify(&msg).serveStream(ctx, c, msg)
+}
+
+// A streamBinding serves a request on a stream connection: classify
+// chooses it, once per request, from what the request carries.
+type streamBinding interface {
+	// serveStream answers what can be answered at once and returns the
+	// work that serves the rest (nil: nothing is left), as handle does.
+	serveStream(ctx context.Context, c *streamConn, msg jsonrpc.Message) (work func())
 }
 
 // classify is the era decision for a request on the connection (the one
 // place that asks): a request carrying the 2026-07-28 _meta envelope is
-// modern, always; otherwise initialize opens the legacy session (nil is
-// returned for it) and the requests after it are the session's. Without
-// a session nothing needs a look at the params.
-func (c *streamConn) classify(msg *jsonrpc.Message) serverEra {
+// modern, always; otherwise initialize opens the legacy session
+// (streamInitialize, legacy_stream.go) and the requests after it are the
+// session's (streamSession). Without a session nothing needs a look at
+// the params.
+func (c *streamConn) classify(msg *jsonrpc.Message) streamBinding {
 	ls := c.legacy.Load()
 	legacy := c.s.legacyEnabled()
 	if !legacy || ls == nil && msg.Method != MethodInitialize || hasModernMeta(msg.Params) {
-		return modern
+		return streamModern{}
 	}
 	if msg.Method == MethodInitialize {
+		return streamInitialize{}
+	}
+	return streamSession{ls}
+}
+
+// streamModern serves a request in the 2026-07-28 era.
+type streamModern struct{}
+
+func (streamModern) serveStream(ctx context.Context, c *streamConn, msg jsonrpc.Message) func() {
+	return c.request(ctx, &call{msg: msg, era: modern})
+}
+
+// request prepares a call in its era and puts it in flight (run); a call
+// that cannot run is answered here.
+func (c *streamConn) request(ctx context.Context, call *call) func() {
+	if f := c.s.prepare(call, nil); f != nil {
+		c.writeMsg(appendFailure(nil, call.msg.ID, f))
 		return nil
 	}
-	return ls.scope()
+	return c.run(ctx, call)
 }
 
 // run puts a request in flight and returns the work that serves it.
@@ -331,7 +344,7 @@ func (c *streamConn) run(ctx context.Context, call *call) func() {
 	return func() {
 		defer c.wg.Done()
 		defer cancel()
-		out := &streamOut{c: c, ctx: rctx, rev: revisionOf(call.era)}
+		out := &streamOut{c: c, ctx: rctx, call: call}
 		res, f := c.s.execute(rctx, call, out)
 		// The id is free again before the response leaves: a client may
 		// reuse it as soon as it has the answer.
@@ -362,9 +375,9 @@ func (c *streamConn) cancelled(params []byte) {
 
 // streamOut writes a request's notifications as lines.
 type streamOut struct {
-	c   *streamConn
-	ctx context.Context
-	rev *revision // a legacy session's revision (legacy_revisions.go); nil for 2026-07-28
+	c    *streamConn
+	ctx  context.Context
+	call *call // the request: its era encodes the notifications
 }
 
 func (o *streamOut) exchange() (string, *http.Request) { return TransportStream, nil }
@@ -373,7 +386,7 @@ func (o *streamOut) notify(method string, params any) error {
 	if err := o.ctx.Err(); err != nil {
 		return err
 	}
-	b, err := encodeNotification(nil, method, o.rev.notification(method, params))
+	b, err := o.call.era.appendNotification(nil, method, params)
 	if err != nil {
 		return err
 	}
