@@ -222,7 +222,7 @@ func (ls *legacySession) isInitialized() bool {
 	return ls.initialized
 }
 
-// meta fills the RequestMeta of a legacy request from the session.
+// fillMeta fills the RequestMeta of a legacy request from the session.
 func (ls *legacySession) fillMeta(m *RequestMeta) {
 	ls.mu.Lock()
 	m.LogLevel = ls.level

@@ -71,7 +71,6 @@ func (lh *legacyHTTP) closeAll() {
 	}
 }
 
-// httpSession is a legacy session of an HTTP handler. Lock order: the
 // sessionCount reports the sessions open (for tests and benchmarks).
 func (lh *legacyHTTP) sessionCount() int {
 	lh.mu.Lock()

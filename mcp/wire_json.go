@@ -37,10 +37,11 @@ func marshalAppend(dst []byte, v any) ([]byte, error) {
 	return dst, err
 }
 
-// errStopScan, returned from a jsonrpc.Fields callback, ends the scan
-// early without an error of its own.
+// stopScan is the type of errStopScan.
 type stopScan struct{}
 
 func (stopScan) Error() string { return "stop" }
 
+// errStopScan, returned from a jsonrpc.Fields callback, ends the scan
+// early without an error of its own.
 var errStopScan error = stopScan{}
