@@ -127,7 +127,7 @@ type ClientOptions struct {
 	MaxRounds int
 	// MaxInputRequests bounds the input requests of one input_required
 	// round: a round asking more fails the call with an
-	// *InvalidResponseError matching ErrTooManyInputRequests before any
+	// *InvalidResponseError matching errTooManyInputRequests before any
 	// handler runs (with a sampling handler, each would be a model call)
 	// or a retry is sent, in Manual mode too. Zero means 64; negative
 	// means no bound. (A task's input_required status is bounded by
@@ -393,16 +393,16 @@ func (c *Client) servesRequests() bool {
 
 func (c *Client) newEra(version string) *clientEra {
 	b := make([]byte, 0, 256)
-	b = append(b, `{"`+MetaProtocolVersion+`":`...)
+	b = append(b, `{"`+metaProtocolVersion+`":`...)
 	b = jsonrpc.AppendString(b, version)
 	caps, _ := json.Marshal(c.modernCapabilities())
 	b = append(b, `,"`+MetaClientCapabilities+`":`...)
 	b = append(b, caps...)
 	info, _ := json.Marshal(c.opts.Info)
-	b = append(b, `,"`+MetaClientInfo+`":`...)
+	b = append(b, `,"`+metaClientInfo+`":`...)
 	b = append(b, info...)
 	if c.opts.LogLevel != "" {
-		b = append(b, `,"`+MetaLogLevel+`":`...)
+		b = append(b, `,"`+metaLogLevel+`":`...)
 		b = jsonrpc.AppendString(b, string(c.opts.LogLevel))
 	}
 	return &clientEra{clientProtocol: modernProtocol{}, version: version, meta: b}
@@ -501,7 +501,7 @@ func (c *Client) timeout(ctx context.Context, l *wireRequest) time.Duration {
 	if c.opts.RequestTimeout > 0 {
 		return c.opts.RequestTimeout
 	}
-	if c.opts.DefaultTimeout < 0 || l.method == MethodSubscriptionsListen || c.memory {
+	if c.opts.DefaultTimeout < 0 || l.method == methodSubscriptionsListen || c.memory {
 		return 0
 	}
 	if _, ok := ctx.Deadline(); ok {
@@ -539,7 +539,7 @@ func (c *Client) negotiate(era *clientEra, e *Error) (*clientEra, error) {
 // deliver routes a notification that belongs to request l.
 func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 	switch method {
-	case NotificationProgress:
+	case notificationProgress:
 		if l.onProgress == nil {
 			return
 		}
@@ -549,10 +549,10 @@ func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 			return
 		}
 		l.onProgress(p)
-	case NotificationMessage:
+	case notificationMessage:
 		c.unrouted(method, params)
 	default:
-		if method == NotificationCancelled && l.era.servesRequests() {
+		if method == notificationCancelled && l.era.servesRequests() {
 			c.unrouted(method, params) // the server cancels its own request
 			return
 		}
@@ -572,13 +572,13 @@ func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 // legacy session's streams (which make cached results stale).
 func (c *Client) unrouted(method string, params []byte) {
 	c.invalidateFor(method, params)
-	if method == NotificationCancelled {
+	if method == notificationCancelled {
 		if c.servesRequests() {
 			c.cancelServing(params)
 		}
 		return
 	}
-	if method != NotificationMessage {
+	if method != notificationMessage {
 		c.extensionNotification(method, params)
 		return
 	}

@@ -316,12 +316,12 @@ func (cc *clientCache) invalidate(method string, params []byte) {
 	switch method {
 	case NotificationToolListChanged:
 		cc.purge(groupTools, MethodToolsList)
-	case NotificationPromptListChanged:
-		cc.purge(groupPrompts, MethodPromptsList)
-	case NotificationResourceListChanged:
+	case notificationPromptListChanged:
+		cc.purge(groupPrompts, methodPromptsList)
+	case notificationResourceListChanged:
 		cc.gen[groupResources].Add(1)
 		cc.store.Purge(cc.ns + MethodResourcesList + "\x00")
-		cc.store.Purge(cc.ns + MethodResourceTemplatesList + "\x00")
+		cc.store.Purge(cc.ns + methodResourceTemplatesList + "\x00")
 	case NotificationResourceUpdated:
 		cc.gen[groupReads].Add(1)
 		uri, ok := updatedURI(params)
@@ -378,7 +378,7 @@ func (c *Client) invalidateFor(method string, params []byte) {
 		return
 	}
 	switch method {
-	case NotificationToolListChanged, NotificationPromptListChanged, NotificationResourceListChanged, NotificationResourceUpdated:
+	case NotificationToolListChanged, notificationPromptListChanged, notificationResourceListChanged, NotificationResourceUpdated:
 		c.cache.invalidate(method, params)
 	}
 }

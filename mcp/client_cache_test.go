@@ -145,7 +145,7 @@ func TestCachedResultWithinTTLMakesNoRequest(t *testing.T) {
 					t.Fatal(r, err)
 				}
 			}
-			want := map[string]int{MethodToolsList: 3, MethodPromptsList: 1, MethodResourcesList: 1, MethodResourceTemplatesList: 1, MethodDiscover: 1, MethodResourcesRead: 1}
+			want := map[string]int{MethodToolsList: 3, methodPromptsList: 1, MethodResourcesList: 1, methodResourceTemplatesList: 1, MethodDiscover: 1, MethodResourcesRead: 1}
 			check := func(times int) {
 				t.Helper()
 				for m, n := range want {
@@ -189,7 +189,7 @@ func TestListChangedNotificationInvalidatesTheCache(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		before := map[string]int{}
-		for _, m := range []string{MethodToolsList, MethodPromptsList, MethodResourcesList, MethodResourceTemplatesList, MethodResourcesRead} {
+		for _, m := range []string{MethodToolsList, methodPromptsList, MethodResourcesList, methodResourceTemplatesList, MethodResourcesRead} {
 			before[m] = mc.count(m)
 		}
 		sent := func(m string) int { return mc.count(m) - before[m] }
@@ -212,7 +212,7 @@ func TestListChangedNotificationInvalidatesTheCache(t *testing.T) {
 		tools := s.tools.len()
 		fill()
 		fill()
-		if sent(MethodToolsList) != pages(tools) || sent(MethodResourcesRead) != 2 || sent(MethodPromptsList) != 1 {
+		if sent(MethodToolsList) != pages(tools) || sent(MethodResourcesRead) != 2 || sent(methodPromptsList) != 1 {
 			t.Fatalf("before any notification: %v", mc.n)
 		}
 		got := make(chan string, 16)
@@ -248,7 +248,7 @@ func TestListChangedNotificationInvalidatesTheCache(t *testing.T) {
 			t.Fatalf("tools/list after list_changed: %d requests in all, want %d (every page again)", n, want)
 		}
 		fill()
-		if sent(MethodPromptsList) != 1 || sent(MethodResourcesList) != 1 || sent(MethodResourcesRead) != 2 {
+		if sent(methodPromptsList) != 1 || sent(MethodResourcesList) != 1 || sent(MethodResourcesRead) != 2 {
 			t.Fatalf("a tools notification touched other results: %v", mc.n)
 		}
 
@@ -260,11 +260,11 @@ func TestListChangedNotificationInvalidatesTheCache(t *testing.T) {
 		}
 
 		s.AddPrompt(&Prompt{Name: name}, func(context.Context, *GetPromptRequest) (PromptResponse, error) { return nil, nil })
-		wait(NotificationPromptListChanged)
+		wait(notificationPromptListChanged)
 		s.AddResource(&Resource{URI: "test://" + name, Name: name}, func(context.Context, *ReadResourceRequest) (*ReadResourceResult, error) { return nil, nil })
-		wait(NotificationResourceListChanged)
+		wait(notificationResourceListChanged)
 		fill()
-		if sent(MethodPromptsList) != 2 || sent(MethodResourcesList) != 2 || sent(MethodResourceTemplatesList) != 2 {
+		if sent(methodPromptsList) != 2 || sent(MethodResourcesList) != 2 || sent(methodResourceTemplatesList) != 2 {
 			t.Fatalf("after prompts and resources list_changed: %v", mc.n)
 		}
 		cancel()
@@ -732,7 +732,7 @@ func TestCacheHonoursHintsInBothEras(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { _, err := c.ListTools(ctx, nil); done <- err }()
 			if answer {
-				l := f.nextNot(NotificationCancelled)
+				l := f.nextNot(notificationCancelled)
 				if l["method"] != MethodToolsList {
 					t.Fatalf("want tools/list, got %v", l)
 				}

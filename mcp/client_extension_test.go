@@ -179,8 +179,8 @@ func TestClientRefusesCallsThatAreNotCustomMethods(t *testing.T) {
 		{Method: mDelete, Params: map[string]any{"name": "a"}, TargetMember: "index"},
 		{Method: mDelete, Params: map[string]any{"index": 3}, TargetMember: "index"},
 	} {
-		if _, err := c.CallMethod(context.Background(), call, nil); !errors.Is(err, ErrCustomMethod) {
-			t.Errorf("CallMethod(%+v) = %v, want ErrCustomMethod", call, err)
+		if _, err := c.CallMethod(context.Background(), call, nil); !errors.Is(err, errCustomMethod) {
+			t.Errorf("CallMethod(%+v) = %v, want errCustomMethod", call, err)
 		}
 	}
 }
@@ -346,8 +346,8 @@ func FuzzClientCustomMethodCall(f *testing.F) {
 			if !cc.custom.hasTarget {
 				t.Fatal("a call with a TargetMember has no target")
 			}
-		} else if !errors.Is(err, ErrCustomMethod) {
-			t.Fatalf("params %q: %v is not ErrCustomMethod", params, err)
+		} else if !errors.Is(err, errCustomMethod) {
+			t.Fatalf("params %q: %v is not errCustomMethod", params, err)
 		}
 		cu := &customCall{carrier: carrier}
 		rt, err := cu.resultType(mDelete, result)

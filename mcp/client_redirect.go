@@ -79,7 +79,7 @@ func mcpOwnHeader(k string) bool {
 	case "Content-Type", "Accept", "Last-Event-Id", "Mcp-Protocol-Version", HeaderMethod, HeaderName:
 		return true
 	}
-	return strings.HasPrefix(k, HeaderParamPrefix)
+	return strings.HasPrefix(k, headerParamPrefix)
 }
 
 // origin is the scheme, host and port of u (the default port made

@@ -23,7 +23,7 @@ import (
 // value is valid.
 type StreamClientOptions struct {
 	// MaxMessageBytes bounds one incoming line. Zero means
-	// DefaultMaxMessageBytes (4 MiB). A longer line is skipped; the
+	// defaultMaxMessageBytes (4 MiB). A longer line is skipped; the
 	// request it answers (when its id can be read from its first bytes)
 	// fails with ErrMessageTooLarge.
 	MaxMessageBytes int
@@ -212,7 +212,7 @@ type streamReply struct {
 }
 
 func newStreamClientTransport(r io.Reader, w io.Writer, closeFn func() error, opts *StreamClientOptions) *streamClientTransport {
-	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: DefaultMaxMessageBytes, pending: map[int64]*streamCall{}, answers: newAnswerSlots(), epoch: time.Now()}
+	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: defaultMaxMessageBytes, pending: map[int64]*streamCall{}, answers: newAnswerSlots(), epoch: time.Now()}
 	t.lines.br = bufio.NewReaderSize(r, 64<<10)
 	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Time{}) == nil {
 		t.deadline = d.SetReadDeadline
@@ -303,7 +303,7 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 		return nil, err
 	}
 	t.pending[r.id] = c
-	if r.method == MethodInitialize {
+	if r.method == methodInitialize {
 		t.session = true
 	}
 	t.mu.Unlock()
@@ -669,14 +669,14 @@ func (t *streamClientTransport) route(method string, params []byte) {
 	id, ok := notificationRoute(method, params)
 	t.mu.Lock()
 	h := t.hooks
-	if ok && method == NotificationCancelled && h != nil && h.legacy != nil && h.legacy() {
+	if ok && method == notificationCancelled && h != nil && h.legacy != nil && h.legacy() {
 		// On a legacy session the server cancels its own requests.
 		ok = false
 	}
 	var c *streamCall
 	if ok {
 		c = t.pending[id]
-		if c != nil && method == NotificationCancelled {
+		if c != nil && method == notificationCancelled {
 			delete(t.pending, id)
 		}
 	}
@@ -686,7 +686,7 @@ func (t *streamClientTransport) route(method string, params []byte) {
 		unrouted = h.unrouted
 	}
 	switch {
-	case c != nil && method == NotificationCancelled:
+	case c != nil && method == notificationCancelled:
 		c.ch <- streamReply{err: errServerCancelled}
 	case c != nil:
 		if c.notify != nil {

@@ -100,18 +100,19 @@ func CallToolAs[T any](ctx context.Context, c *Client, name string, args any, op
 	return v, err
 }
 
-// ErrNotAForm is returned by ElicitRequest.Form for a URL-mode request.
-var ErrNotAForm = errors.New("mcp: a URL-mode elicitation has no form")
+// errNotAForm is returned by ElicitRequest.Form for a URL-mode request.
+var errNotAForm = errors.New("mcp: a URL-mode elicitation has no form")
 
 // Form reads the request's requestedSchema as a form. A request without
-// a schema is a form without fields; a URL-mode one is ErrNotAForm.
+// a schema is a form without fields; a URL-mode one is an error (a URL
+// question has no form: check Mode first).
 // Keywords the form description has no place for are ignored; a schema
 // that is not an object of properties, or a property that is not a
 // string, number, integer, boolean or multi-select, is an error naming
 // the property.
 func (r *ElicitRequest) Form() (*Form, error) {
 	if r.Mode == ElicitModeURL {
-		return nil, ErrNotAForm
+		return nil, errNotAForm
 	}
 	if r.RequestedSchema == nil {
 		return &Form{}, nil

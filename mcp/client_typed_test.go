@@ -145,7 +145,7 @@ func TestElicitRequestFormDescribesTheFields(t *testing.T) {
 
 // What Form refuses, and what it needs no schema for.
 func TestElicitRequestFormRefusesWhatIsNotAForm(t *testing.T) {
-	if _, err := (&ElicitRequest{Mode: ElicitModeURL, URL: "https://x"}).Form(); !errors.Is(err, ErrNotAForm) {
+	if _, err := (&ElicitRequest{Mode: ElicitModeURL, URL: "https://x"}).Form(); !errors.Is(err, errNotAForm) {
 		t.Fatal(err)
 	}
 	if f, err := (&ElicitRequest{Message: "ok?"}).Form(); err != nil || len(f.Fields) != 0 {

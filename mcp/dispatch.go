@@ -34,13 +34,13 @@ var methods = map[string]*methodSpec{
 	MethodDiscover:              {decode: decodeDiscover},
 	MethodToolsList:             {decode: decodeList},
 	MethodToolsCall:             {decode: decodeCallTool, carrier: true},
-	MethodPromptsList:           {decode: decodeList},
+	methodPromptsList:           {decode: decodeList},
 	MethodPromptsGet:            {decode: decodeGetPrompt, carrier: true},
 	MethodResourcesList:         {decode: decodeList},
-	MethodResourceTemplatesList: {decode: decodeList},
+	methodResourceTemplatesList: {decode: decodeList},
 	MethodResourcesRead:         {decode: decodeReadResource, carrier: true},
-	MethodComplete:              {decode: decodeCompleteParams},
-	MethodSubscriptionsListen:   {decode: decodeListen},
+	methodComplete:              {decode: decodeCompleteParams},
+	methodSubscriptionsListen:   {decode: decodeListen},
 	// Methods outside the specification (the tasks extension's among
 	// them) are the server's own: AddMethod (extension.go).
 }
@@ -342,7 +342,7 @@ func ReportProgress(ctx context.Context, progress, total float64, message string
 	if total > 0 {
 		p.Total = &total
 	}
-	return sc.out.notify(NotificationProgress, p)
+	return sc.out.notify(notificationProgress, p)
 }
 
 // Log sends notifications/message for the request ctx belongs to, when
@@ -356,7 +356,7 @@ func Log(ctx context.Context, level LoggingLevel, logger string, data any) error
 	if level.rank() < sc.meta.LogLevel.rank() {
 		return nil
 	}
-	return sc.out.notify(NotificationMessage, &LoggingMessageParams{Level: level, Logger: logger, Data: data})
+	return sc.out.notify(notificationMessage, &LoggingMessageParams{Level: level, Logger: logger, Data: data})
 }
 
 // removedMethods were part of 2025-11-25 and are gone from 2026-07-28.

@@ -352,7 +352,7 @@ func derefKind(t reflect.Type) reflect.Kind {
 // reservedMethod reports whether name is a method of some revision of
 // the specification (either era), or in a reserved namespace.
 func reservedMethod(name string) bool {
-	if methods[name] != nil || legacyMethods[name] != nil || name == MethodInitialize {
+	if methods[name] != nil || legacyMethods[name] != nil || name == methodInitialize {
 		return true
 	}
 	return strings.HasPrefix(name, "notifications/") || strings.HasPrefix(name, "rpc.")
@@ -546,21 +546,21 @@ func missingExtension(what, ext string) *Error {
 // Notify does not send them (ReportProgress and Log do, with their
 // rules; the others are the SDK's own).
 var specNotifications = map[string]bool{
-	NotificationCancelled: true, NotificationProgress: true, NotificationMessage: true,
-	NotificationResourceUpdated: true, NotificationResourceListChanged: true,
-	NotificationToolListChanged: true, NotificationPromptListChanged: true,
-	NotificationSubscriptionsAck: true, NotificationInitialized: true,
-	NotificationRootsListChanged: true, NotificationElicitationComplete: true,
+	notificationCancelled: true, notificationProgress: true, notificationMessage: true,
+	NotificationResourceUpdated: true, notificationResourceListChanged: true,
+	NotificationToolListChanged: true, notificationPromptListChanged: true,
+	NotificationSubscriptionsAck: true, notificationInitialized: true,
+	notificationRootsListChanged: true, notificationElicitationComplete: true,
 }
 
-// ErrNotificationMethod is returned by Notify and Server.NotifyListeners
+// errNotificationMethod is returned by Notify and Server.NotifyListeners
 // for a method they do not send: empty, not visible ASCII, or one the
 // specification defines.
-var ErrNotificationMethod = errors.New("mcp: not an extension notification method")
+var errNotificationMethod = errors.New("mcp: not an extension notification method")
 
 func checkNotificationMethod(method string) error {
 	if !methodNameRE.MatchString(method) || specNotifications[method] {
-		return ErrNotificationMethod
+		return errNotificationMethod
 	}
 	return nil
 }
@@ -572,7 +572,7 @@ func checkNotificationMethod(method string) error {
 // custom method's (or any) handler. params must encode as a JSON object
 // (nil means {}). It is a no-op outside a request and once the request
 // can no longer send (a task after StartTask); it returns the stream's
-// error when the client went away, and ErrNotificationMethod for a
+// error when the client went away, and errNotificationMethod for a
 // notification of the specification (use ReportProgress or Log).
 func Notify(ctx context.Context, method string, params any) error {
 	if err := checkNotificationMethod(method); err != nil {
@@ -617,7 +617,7 @@ func newExtensionNote(method string, params json.RawMessage) *extensionNote {
 	_ = jsonrpc.Fields(params, func(k, v []byte) error {
 		if string(jsonrpc.Key(k)) == "_meta" && jsonrpc.KindOf(v) == jsonrpc.KindObject {
 			_ = jsonrpc.Fields(v, func(mk, mv []byte) error {
-				if string(jsonrpc.Key(mk)) == MetaSubscriptionID {
+				if string(jsonrpc.Key(mk)) == metaSubscriptionID {
 					return nil // the stream's own goes there
 				}
 				n.meta = appendMember(n.meta, mk, mv)
@@ -644,7 +644,7 @@ func appendMember(dst, k, v []byte) []byte {
 // params returns the notification's params for the stream subID.
 func (n *extensionNote) params(subID json.RawMessage) json.RawMessage {
 	b := make([]byte, 0, 64+len(subID)+len(n.meta)+len(n.rest))
-	b = append(b, `{"_meta":{"`+MetaSubscriptionID+`":`...)
+	b = append(b, `{"_meta":{"`+metaSubscriptionID+`":`...)
 	b = append(b, subID...)
 	if len(n.meta) > 0 {
 		b = append(b, ',')
@@ -667,7 +667,7 @@ func (n *extensionNote) params(subID json.RawMessage) json.RawMessage {
 // than 32 notifications behind does not get it, other instances of a
 // fleet are not told (Fanout carries list changes only), and sessions of
 // earlier revisions, which have no extensions, never get it. It returns
-// ErrNotificationMethod for a notification of the specification, and an
+// errNotificationMethod for a notification of the specification, and an
 // error for an invalid extension identifier or params.
 func (s *Server) NotifyListeners(extension, method string, params any) error {
 	if !validExtensionName(extension) {

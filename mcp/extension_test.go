@@ -405,8 +405,8 @@ func TestCustomMethodRegistrationRejectsInvalidSpecs(t *testing.T) {
 	for _, spec := range []*MethodSpec{
 		nil,
 		{Name: MethodToolsCall, Extension: extSearch},
-		{Name: MethodPing, Extension: extSearch},
-		{Name: MethodInitialize, Extension: extSearch},
+		{Name: methodPing, Extension: extSearch},
+		{Name: methodInitialize, Extension: extSearch},
 		{Name: "notifications/x", Extension: extSearch},
 		{Name: "rpc.x", Extension: extSearch},
 		{Name: "has space", Extension: extSearch},
@@ -495,7 +495,7 @@ func TestNotifySendsOnTheRequestStreamBeforeTheResponse(t *testing.T) {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	var refused error
 	s.AddMethod(&MethodSpec{Name: "x/work", Extension: extSearch}, func(ctx context.Context, r *ExtensionRequest) (Result, error) {
-		refused = Notify(ctx, NotificationProgress, nil)
+		refused = Notify(ctx, notificationProgress, nil)
 		if err := Notify(ctx, "com.example/search/progress", map[string]int{"done": 1}); err != nil {
 			return nil, err
 		}
@@ -509,7 +509,7 @@ func TestNotifySendsOnTheRequestStreamBeforeTheResponse(t *testing.T) {
 	if n := decodeMsg(t, msgs[0]); n["method"] != "com.example/search/progress" || n["params"].(map[string]any)["done"] != 1.0 {
 		t.Fatalf("HTTP notification %v", n)
 	}
-	if !errors.Is(refused, ErrNotificationMethod) {
+	if !errors.Is(refused, errNotificationMethod) {
 		t.Fatalf("Notify of notifications/progress: %v", refused)
 	}
 
@@ -532,8 +532,8 @@ func TestNotifyListenersReachesOnlyStreamsThatDeclaredTheExtension(t *testing.T)
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	with, without := newStreamClient(t, s), newStreamClient(t, s)
 	listen := `"notifications":{"resourceSubscriptions":["test://marker"]}`
-	with.send(extRequest(11, MethodSubscriptionsListen, extCaps, listen))
-	without.send(extRequest(12, MethodSubscriptionsListen, `{}`, listen))
+	with.send(extRequest(11, methodSubscriptionsListen, extCaps, listen))
+	without.send(extRequest(12, methodSubscriptionsListen, `{}`, listen))
 	with.next() // acknowledged
 	without.next()
 	if err := s.NotifyListeners(extSearch, "com.example/search/reindexed", json.RawMessage(`{"_meta":{"k":"v"},"index":"logs"}`)); err != nil {
@@ -543,13 +543,13 @@ func TestNotifyListenersReachesOnlyStreamsThatDeclaredTheExtension(t *testing.T)
 	n := with.next()
 	p, _ := n["params"].(map[string]any)
 	meta, _ := p["_meta"].(map[string]any)
-	if n["method"] != "com.example/search/reindexed" || p["index"] != "logs" || meta["k"] != "v" || meta[MetaSubscriptionID] != 11.0 {
+	if n["method"] != "com.example/search/reindexed" || p["index"] != "logs" || meta["k"] != "v" || meta[metaSubscriptionID] != 11.0 {
 		t.Fatalf("stream with the extension got %v", n)
 	}
 	if n := without.next(); n["method"] != NotificationResourceUpdated {
 		t.Fatalf("stream without the extension got %v first", n)
 	}
-	if err := s.NotifyListeners(extSearch, NotificationToolListChanged, nil); !errors.Is(err, ErrNotificationMethod) {
+	if err := s.NotifyListeners(extSearch, NotificationToolListChanged, nil); !errors.Is(err, errNotificationMethod) {
 		t.Fatalf("a specification notification: %v", err)
 	}
 }

@@ -33,7 +33,7 @@ import (
 // for them to apply.
 type HTTPOptions struct {
 	// MaxBodyBytes bounds a request body. Zero means
-	// DefaultMaxMessageBytes (4 MiB); larger bodies get 413.
+	// defaultMaxMessageBytes (4 MiB); larger bodies get 413.
 	MaxBodyBytes int64
 	// AllowedHosts are extra Host header values (host or host:port,
 	// case-insensitive) accepted in addition to loopback names. When the
@@ -89,7 +89,7 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) http.Handler {
 		h.opts = *opts
 	}
 	if h.opts.MaxBodyBytes <= 0 {
-		h.opts.MaxBodyBytes = DefaultMaxMessageBytes
+		h.opts.MaxBodyBytes = defaultMaxMessageBytes
 	}
 	if h.opts.KeepAlive == 0 {
 		h.opts.KeepAlive = 15 * time.Second
@@ -192,7 +192,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, f.status, c.msg.ID, f.err)
 		return
 	}
-	if c.msg.Method == MethodSubscriptionsListen {
+	if c.msg.Method == methodSubscriptionsListen {
 		// A listen stream lasts: it goes on without net/http's goroutines
 		// (hijack.go), its context ended when the client leaves.
 		ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))

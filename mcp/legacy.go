@@ -48,15 +48,15 @@ const LegacyProtocolVersion = "2025-11-25"
 
 // Methods and notifications of 2025-11-25 that 2026-07-28 removed.
 const (
-	MethodInitialize  = "initialize"
-	MethodPing        = "ping"
-	MethodSetLevel    = "logging/setLevel"
-	MethodSubscribe   = "resources/subscribe"
-	MethodUnsubscribe = "resources/unsubscribe"
+	methodInitialize  = "initialize"
+	methodPing        = "ping"
+	methodSetLevel    = "logging/setLevel"
+	methodSubscribe   = "resources/subscribe"
+	methodUnsubscribe = "resources/unsubscribe"
 
-	NotificationInitialized         = "notifications/initialized"
-	NotificationRootsListChanged    = "notifications/roots/list_changed"
-	NotificationElicitationComplete = "notifications/elicitation/complete"
+	notificationInitialized         = "notifications/initialized"
+	notificationRootsListChanged    = "notifications/roots/list_changed"
+	notificationElicitationComplete = "notifications/elicitation/complete"
 )
 
 // Per-session bounds: what one legacy session may hold, whatever its
@@ -197,7 +197,7 @@ func (s *Server) newLegacySession(id string, p *legacyInitParams, from sessionOr
 		// is the initialize request's, its values kept past its end.
 		meta := new(RequestMeta)
 		ls.fillMeta(meta)
-		l.ctx = &requestScope{Context: context.WithoutCancel(from.ctx), s: s, id: from.id, method: MethodInitialize, meta: meta, out: &from, era: ls.scope()}
+		l.ctx = &requestScope{Context: context.WithoutCancel(from.ctx), s: s, id: from.id, method: methodInitialize, meta: meta, out: &from, era: ls.scope()}
 	}
 	ls.listener = s.hub.addListener(l)
 	ls.opened = time.Now()
@@ -397,7 +397,7 @@ func (ls *legacySession) send(ctx context.Context, rs requestSender, method stri
 // cancelQuestion tells the client to stop working on the question id
 // (best effort).
 func (ls *legacySession) cancelQuestion(rs requestSender, id int64, reason string) {
-	if b, err := encodeNotification(nil, NotificationCancelled, &legacyCancelParams{RequestID: id, Reason: reason}); err == nil {
+	if b, err := encodeNotification(nil, notificationCancelled, &legacyCancelParams{RequestID: id, Reason: reason}); err == nil {
 		_ = rs.sendRequest(b, true)
 	}
 }
@@ -454,9 +454,9 @@ func changeNotification(c change) (string, any) {
 	case changeTools:
 		return NotificationToolListChanged, struct{}{}
 	case changePrompts:
-		return NotificationPromptListChanged, struct{}{}
+		return notificationPromptListChanged, struct{}{}
 	case changeResources:
-		return NotificationResourceListChanged, struct{}{}
+		return notificationResourceListChanged, struct{}{}
 	}
 	return NotificationResourceUpdated, &struct {
 		URI string `json:"uri"`
@@ -535,7 +535,7 @@ func (s *Server) CompleteElicitation(elicitationID string) bool {
 	ls.mu.Lock()
 	ls.elicits = slices.DeleteFunc(ls.elicits, func(id string) bool { return id == elicitationID })
 	ls.mu.Unlock()
-	ls.sendUnrelated(NotificationElicitationComplete, &struct {
+	ls.sendUnrelated(notificationElicitationComplete, &struct {
 		ElicitationID string `json:"elicitationId"`
 	}{elicitationID})
 	return true

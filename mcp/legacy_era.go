@@ -68,14 +68,14 @@ func (ls *legacyScope) extensions() bool { return false }
 
 var legacyMethods = func() map[string]*methodSpec {
 	m := map[string]*methodSpec{
-		MethodPing:        {decode: decodePing},
-		MethodSetLevel:    {decode: decodeSetLevel},
-		MethodSubscribe:   {decode: decodeSubscribe},
-		MethodUnsubscribe: {decode: decodeSubscribe},
+		methodPing:        {decode: decodePing},
+		methodSetLevel:    {decode: decodeSetLevel},
+		methodSubscribe:   {decode: decodeSubscribe},
+		methodUnsubscribe: {decode: decodeSubscribe},
 	}
 	for name, spec := range methods {
 		switch name {
-		case MethodDiscover, MethodSubscriptionsListen:
+		case MethodDiscover, methodSubscriptionsListen:
 			// 2026-07-28 only
 		default:
 			m[name] = spec
@@ -186,7 +186,7 @@ func hasModernMeta(params []byte) bool {
 			return nil
 		}
 		_ = jsonrpc.Fields(v, func(k, _ []byte) error {
-			if string(jsonrpc.Key(k)) == MetaProtocolVersion {
+			if string(jsonrpc.Key(k)) == metaProtocolVersion {
 				found = true
 				return errStopScan
 			}
@@ -219,7 +219,7 @@ func (scope *legacyScope) extra(ctx context.Context, method string, params Param
 		if len(p.URI) > maxLegacySubscriptionURI {
 			return nil, jsonrpcError(CodeInvalidParams, "Invalid params: uri is too long")
 		}
-		if e := ls.subscribe(p.URI, method == MethodSubscribe); e != nil {
+		if e := ls.subscribe(p.URI, method == methodSubscribe); e != nil {
 			return nil, e
 		}
 		return EmptyResult{}, nil

@@ -192,13 +192,13 @@ func (lh *legacyHTTP) classify(r *http.Request, msg *jsonrpc.Message) bool {
 		return session // a session's notification or answer
 	}
 	v := r.Header[canonicalProtocolVersion]
-	if !session && msg.Method != MethodInitialize && (len(v) == 0 || strings.TrimSpace(v[0]) == LatestProtocolVersion) {
+	if !session && msg.Method != methodInitialize && (len(v) == 0 || strings.TrimSpace(v[0]) == LatestProtocolVersion) {
 		return false
 	}
 	if hasModernMeta(msg.Params) {
 		return false
 	}
-	return session || msg.Method == MethodInitialize || len(v) == 1 && slices.Contains(legacyHeaderVersions, strings.TrimSpace(v[0]))
+	return session || msg.Method == methodInitialize || len(v) == 1 && slices.Contains(legacyHeaderVersions, strings.TrimSpace(v[0]))
 }
 
 // canonicalProtocolVersion is MCP-Protocol-Version as net/http keys it.
@@ -224,7 +224,7 @@ func (lh *legacyHTTP) serve(w http.ResponseWriter, r *http.Request, msg jsonrpc.
 		return
 	}
 	switch {
-	case msg.Method == MethodInitialize:
+	case msg.Method == methodInitialize:
 		lh.initialize(w, r, msg)
 	case lh.opts.Stateless:
 		if !msg.IsRequest() {
@@ -251,9 +251,9 @@ func (lh *legacyHTTP) serve(w http.ResponseWriter, r *http.Request, msg jsonrpc.
 func (lh *legacyHTTP) notification(w http.ResponseWriter, hs *httpSession, msg jsonrpc.Message) {
 	hs.touch()
 	switch msg.Method {
-	case NotificationInitialized:
+	case notificationInitialized:
 		hs.setInitialized()
-	case NotificationCancelled:
+	case notificationCancelled:
 		hs.cancelled(msg.Params)
 	}
 	w.Header()[headerSessionID] = []string{hs.id}
@@ -436,7 +436,7 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 	case !msg.IsRequest():
 		w.WriteHeader(http.StatusAccepted)
 		return
-	case msg.Method == MethodInitialize:
+	case msg.Method == methodInitialize:
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpcError(CodeInvalidRequest, "Invalid request: the session is already initialized"))
 		return
 	}

@@ -34,7 +34,7 @@ func newTypedPromptServer(t testing.TB) *Server {
 // their jsonschema tags, embedded structs included.
 func TestTypedPromptArgumentsAreInferredFromTheStruct(t *testing.T) {
 	s := newTypedPromptServer(t)
-	r := result(t, post(t, NewHTTPHandler(s, nil), req(1, MethodPromptsList, "")).last(t))
+	r := result(t, post(t, NewHTTPHandler(s, nil), req(1, methodPromptsList, "")).last(t))
 	got, _ := json.Marshal(r["prompts"].([]any)[0].(map[string]any)["arguments"])
 	want := `[{"description":"the language of the code","name":"language","required":true},{"name":"style"},{"name":"tone"}]`
 	if string(got) != want {

@@ -12,12 +12,12 @@ const (
 
 // Reserved _meta keys of 2026-07-28.
 const (
-	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
 	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaLogLevel           = "io.modelcontextprotocol/logLevel"
 	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
-	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 	metaProgressToken      = "progressToken"
 )
 

@@ -64,7 +64,7 @@ func TestCapabilitiesFollowRegistrations(t *testing.T) {
 
 func TestEveryCompleteResultCarriesResultTypeAndCacheHints(t *testing.T) {
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
-	for _, m := range []string{MethodToolsList, MethodPromptsList, MethodResourcesList, MethodResourceTemplatesList} {
+	for _, m := range []string{MethodToolsList, methodPromptsList, MethodResourcesList, methodResourceTemplatesList} {
 		r := result(t, post(t, h, req(1, m, "")).last(t))
 		if r["resultType"] != "complete" {
 			t.Errorf("%s: resultType %v", m, r["resultType"])
@@ -627,7 +627,7 @@ func TestNotificationsTurnTheResponseIntoSSE(t *testing.T) {
 			}
 		}
 		json.Unmarshal(m, &n)
-		if n.Method != NotificationProgress || n.Params.ProgressToken != "tok" || n.Params.Progress < last {
+		if n.Method != notificationProgress || n.Params.ProgressToken != "tok" || n.Params.Progress < last {
 			t.Errorf("notification %s", m)
 		}
 		last = n.Params.Progress

@@ -138,7 +138,7 @@ func NewSSEHandler(s *Server, opts *SSEOptions) http.Handler {
 	}
 	h := &httpHandler{s: s, opts: o.HTTPOptions}
 	if h.opts.MaxBodyBytes <= 0 {
-		h.opts.MaxBodyBytes = DefaultMaxMessageBytes
+		h.opts.MaxBodyBytes = defaultMaxMessageBytes
 	}
 	if h.opts.KeepAlive == 0 {
 		h.opts.KeepAlive = 15 * time.Second
@@ -354,20 +354,20 @@ func (sh *sseHandler) post(w http.ResponseWriter, r *http.Request) {
 	case msg.IsNotification():
 		switch {
 		case ls == nil:
-		case msg.Method == NotificationInitialized:
+		case msg.Method == notificationInitialized:
 			ls.setInitialized()
 			ss.kick() // the stream now carries list changes
-		case msg.Method == NotificationCancelled:
+		case msg.Method == notificationCancelled:
 			ss.cancelled(msg.Params)
 		}
-	case msg.Method == MethodInitialize:
+	case msg.Method == methodInitialize:
 		if e := checkMethodHeader(msg.Method, r.Header, false); e != nil {
 			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 			return
 		}
 		ss.initialize(r, msg)
 	case ls == nil:
-		if msg.Method == MethodPing {
+		if msg.Method == methodPing {
 			// A ping may come before initialize.
 			_ = ss.send(jsonrpc.AppendResponse(nil, msg.ID, []byte(`{}`)))
 			break

@@ -14,12 +14,12 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// DefaultMaxMessageBytes bounds one incoming message on every transport.
-const DefaultMaxMessageBytes = 4 << 20
+// defaultMaxMessageBytes bounds one incoming message on every transport.
+const defaultMaxMessageBytes = 4 << 20
 
 // StreamOptions configure ServeStream. The zero value is valid.
 type StreamOptions struct {
-	// MaxMessageBytes bounds one line. Zero means DefaultMaxMessageBytes.
+	// MaxMessageBytes bounds one line. Zero means defaultMaxMessageBytes.
 	MaxMessageBytes int
 	// ShutdownGrace is how long requests in flight may still run after
 	// the input ends before they are cancelled. Zero means 10 s.
@@ -38,7 +38,7 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // the requests in flight have answered (listen streams are ended), or
 // when ctx ends.
 func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer, opts *StreamOptions) error {
-	max, grace := DefaultMaxMessageBytes, 10*time.Second
+	max, grace := defaultMaxMessageBytes, 10*time.Second
 	if opts != nil && opts.MaxMessageBytes > 0 {
 		max = opts.MaxMessageBytes
 	}
@@ -306,7 +306,7 @@ func (c *streamConn) handle(ctx context.Context, line []byte) (work func()) {
 		c.writeMsg(jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: clients send no responses in protocol revision "+LatestProtocolVersion)))
 		return nil
 	case msg.IsNotification():
-		if msg.Method == NotificationCancelled {
+		if msg.Method == notificationCancelled {
 			c.cancelled(msg.Params)
 		} else {
 			c.legacyNotification(msg)
@@ -337,10 +337,10 @@ func (c *streamConn) handle(ctx context.Context, line []byte) (work func()) {
 func (c *streamConn) classify(msg *jsonrpc.Message) serverEra {
 	ls := c.legacy.Load()
 	legacy := c.s.legacyEnabled()
-	if !legacy || ls == nil && msg.Method != MethodInitialize || hasModernMeta(msg.Params) {
+	if !legacy || ls == nil && msg.Method != methodInitialize || hasModernMeta(msg.Params) {
 		return modern
 	}
-	if msg.Method == MethodInitialize {
+	if msg.Method == methodInitialize {
 		return nil
 	}
 	return ls.scope()
@@ -357,7 +357,7 @@ func (c *streamConn) run(ctx context.Context, call *call) func() {
 		c.writeMsg(jsonrpc.AppendError(nil, call.msg.ID, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: id is already in use by a request in flight")))
 		return nil
 	}
-	c.inflight[key] = &inflight{cancel: cancel, listen: call.msg.Method == MethodSubscriptionsListen}
+	c.inflight[key] = &inflight{cancel: cancel, listen: call.msg.Method == methodSubscriptionsListen}
 	c.wg.Add(1)
 	c.mu.Unlock()
 	return func() {

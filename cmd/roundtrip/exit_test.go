@@ -280,7 +280,7 @@ func TestClassifyMapsEachErrorClassToItsExitStatus(t *testing.T) {
 		{mcp.NewError(mcp.CodeInvalidParams, "wrong password", nil), exitProtocol, "protocol"},
 		{errToolError, exitToolError, "tool"},
 		{usagef("bad"), exitUsage, "usage"},
-		{mcp.ErrUnsupportedVersion, exitProtocol, "protocol"},
+		{&mcp.UnsupportedVersionError{Requested: "x"}, exitProtocol, "protocol"},
 		{errors.New("something else"), exitFailure, "failure"},
 	}
 	for _, c := range cases {
