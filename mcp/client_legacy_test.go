@@ -67,7 +67,7 @@ func newAskingServer(t testing.TB) *Server {
 		for i := range 3 {
 			ReportProgress(ctx, float64(i), 2, "step")
 		}
-		Log(ctx, LevelWarning, "asking", "a warning")
+		logMessage(ctx, LevelWarning, "asking", "a warning")
 		return TextResult("done"), nil
 	})
 	return s

@@ -128,35 +128,40 @@ func (r *ElicitRequest) Form() (*Form, error) {
 	return &fs.form, nil
 }
 
-// AcceptElicit returns an accepted answer with content (the form's
-// values by field name: strings, booleans, numbers, string lists).
-func AcceptElicit(content map[string]any) *ElicitResult {
-	return &ElicitResult{Action: ElicitAccept, Content: content}
-}
-
-// AcceptElicitAs returns an accepted answer whose content is v encoded
-// (a struct with json tags, or a map): v must encode to a JSON object
-// whose members are strings, booleans, numbers or lists of strings.
-func AcceptElicitAs(v any) (*ElicitResult, error) {
-	b, err := json.Marshal(v)
+// ElicitAnswer returns the answer to an elicitation: action is
+// ElicitAccept, ElicitDecline or ElicitCancel. An accepted answer's
+// content is content encoded (a struct with json tags, or a map; nil for
+// none): it must encode to a JSON object whose members are strings,
+// booleans, numbers or lists of strings, read back as an answer is
+// (integers as int64). A declined or cancelled answer carries no
+// content; content must be nil.
+func ElicitAnswer(action ElicitAction, content any) (*ElicitResult, error) {
+	switch action {
+	case ElicitDecline, ElicitCancel:
+		if content != nil {
+			return nil, fmt.Errorf("mcp: ElicitAnswer: a %s answer carries no content", action)
+		}
+		return &ElicitResult{Action: action}, nil
+	case ElicitAccept:
+	default:
+		return nil, fmt.Errorf("mcp: ElicitAnswer: invalid action %q", action)
+	}
+	if content == nil {
+		return &ElicitResult{Action: ElicitAccept}, nil
+	}
+	b, err := json.Marshal(content)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: AcceptElicitAs: %w", err)
+		return nil, fmt.Errorf("mcp: ElicitAnswer: %w", err)
 	}
 	if jsonrpc.KindOf(b) != jsonrpc.KindObject {
-		return nil, fmt.Errorf("mcp: AcceptElicitAs: %T does not encode to a JSON object", v)
+		return nil, fmt.Errorf("mcp: ElicitAnswer: %T does not encode to a JSON object", content)
 	}
 	r, err := decodeElicitResult(append(append([]byte(`{"action":"accept","content":`), b...), '}'))
 	if err != nil {
-		return nil, fmt.Errorf("mcp: AcceptElicitAs: %w", err)
+		return nil, fmt.Errorf("mcp: ElicitAnswer: %w", err)
 	}
 	return r, nil
 }
-
-// DeclineElicit returns the answer of a user who declined.
-func DeclineElicit() *ElicitResult { return &ElicitResult{Action: ElicitDecline} }
-
-// CancelElicit returns the answer of a user who dismissed the request.
-func CancelElicit() *ElicitResult { return &ElicitResult{Action: ElicitCancel} }
 
 // SetElicit puts the answer to the elicitation under key (making the map
 // when it is nil), as the automatic path would send it. An unknown

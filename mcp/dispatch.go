@@ -345,10 +345,11 @@ func ReportProgress(ctx context.Context, progress, total float64, message string
 	return sc.out.notify(notificationProgress, p)
 }
 
-// Log sends notifications/message for the request ctx belongs to, when
-// the client asked for logs at level or below (_meta logLevel). Without
-// a requested level nothing is sent.
-func Log(ctx context.Context, level LoggingLevel, logger string, data any) error {
+// logMessage sends notifications/message for the request ctx belongs
+// to, when the client asked for logs at level or below (_meta logLevel).
+// Without a requested level nothing is sent. Users log to the client
+// with NewLogHandler, the one way (tests send fixed lines with this).
+func logMessage(ctx context.Context, level LoggingLevel, logger string, data any) error {
 	sc := scopeFrom(ctx)
 	if sc == nil || sc.meta == nil || sc.meta.LogLevel == "" || sc.out == nil {
 		return nil

@@ -347,7 +347,7 @@ func richServer(t testing.TB) *Server {
 			if err := ReportProgress(ctx, 1, 2, "halfway"); err != nil {
 				return nil, err
 			}
-			if err := Log(ctx, LevelInfo, "rich", "a log line"); err != nil {
+			if err := logMessage(ctx, LevelInfo, "rich", "a log line"); err != nil {
 				return nil, err
 			}
 			return &CallToolResult{Content: blocks(), StructuredContent: map[string]any{"n": 1}, Meta: meta}, nil

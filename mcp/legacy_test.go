@@ -453,8 +453,8 @@ func TestLegacyGETStreamCarriesListChangesAndSubscriptions(t *testing.T) {
 func TestLegacyLoggingFollowsSetLevel(t *testing.T) {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "chatty"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		Log(ctx, LevelDebug, "t", "debug line")
-		Log(ctx, LevelWarning, "t", "warning line")
+		logMessage(ctx, LevelDebug, "t", "debug line")
+		logMessage(ctx, LevelWarning, "t", "warning line")
 		return TextResult("ok"), nil
 	})
 	ts, _ := legacyServer(t, s, nil)

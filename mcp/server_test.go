@@ -645,8 +645,8 @@ func TestNotificationsTurnTheResponseIntoSSE(t *testing.T) {
 func TestLogNotificationsOnlyWhenRequested(t *testing.T) {
 	s := NewServer(Implementation{Name: "s", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "logs"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		Log(ctx, LevelDebug, "t", "debug line")
-		Log(ctx, LevelError, "t", "error line")
+		logMessage(ctx, LevelDebug, "t", "debug line")
+		logMessage(ctx, LevelError, "t", "error line")
 		return TextResult("ok"), nil
 	})
 	h := NewHTTPHandler(s, nil)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -65,8 +66,9 @@ func hostileServer() *mcp.Server {
 			return mcp.TextResult(evil("never called")), nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "evil", Description: evil("asks and logs")}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
-		mcp.Log(ctx, mcp.LoggingLevel("warning"), evilMark, evil("log message"))
-		mcp.Log(ctx, mcp.LoggingLevel("warning"), "data", map[string]any{"k": evil("log data")})
+		toClient := slog.New(mcp.NewLogHandler(&mcp.LogHandlerOptions{Logger: evilMark}))
+		toClient.WarnContext(ctx, evil("log message"))
+		toClient.WarnContext(ctx, "data", "k", evil("log data"))
 		mcp.ReportProgress(ctx, 1, 2, evil("progress"))
 		r, err := mcp.ElicitForm(ctx, evil("elicitation message"), json.RawMessage(`{"type":"object","properties":{
  "secret":{"type":"string","title":"`+evilMark+`","description":"`+evilMark+`","default":"`+evilMark+`"},

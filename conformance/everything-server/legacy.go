@@ -143,7 +143,8 @@ func (e *everything) addLegacy() {
 						return nil, err
 					}
 				}
-				if err := mcp.Log(ctx, mcp.LevelInfo, "everything-server", msg); err != nil && ctx.Err() != nil {
+				toClient.InfoContext(ctx, msg)
+				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
 			}
