@@ -145,7 +145,7 @@ type AskOption func(*askOptions)
 
 type askOptions struct {
 	key           string
-	elicitationID string // URL mode on a 2025-11-25 session (WithElicitationID)
+	elicitationID string // URL mode on a 2025-11-25 session (WithLegacyElicitationID)
 }
 
 // WithKey sets the key of a question in inputRequests instead of the

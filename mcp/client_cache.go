@@ -503,15 +503,17 @@ func (m *MemoryCache) Purge(prefix string) {
 	}
 }
 
-// Len returns the number of entries held.
-func (m *MemoryCache) Len() int {
+// Entries returns the number of entries held (what NewMemoryCache's
+// maxEntries bounds).
+func (m *MemoryCache) Entries() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.entries)
 }
 
-// Size returns the bytes held, as counted against maxBytes.
-func (m *MemoryCache) Size() int64 {
+// Bytes returns the bytes held (keys, results and a fixed overhead per
+// entry), as counted against NewMemoryCache's maxBytes.
+func (m *MemoryCache) Bytes() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.bytes

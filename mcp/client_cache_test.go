@@ -449,8 +449,8 @@ func TestCacheIsBoundedInEntriesAndBytes(t *testing.T) {
 		if _, err := c.ReadResource(ctx, fmt.Sprintf("test://items/%d", i), nil); err != nil {
 			t.Fatal(err)
 		}
-		if store.Len() > 8 || store.Size() > 4<<10 {
-			t.Fatalf("after %d reads: %d entries, %d bytes", i+1, store.Len(), store.Size())
+		if store.Entries() > 8 || store.Bytes() > 4<<10 {
+			t.Fatalf("after %d reads: %d entries, %d bytes", i+1, store.Entries(), store.Bytes())
 		}
 	}
 	if _, err := c.ReadResource(ctx, "test://items/99", nil); err != nil {
@@ -469,13 +469,13 @@ func TestCacheIsBoundedInEntriesAndBytes(t *testing.T) {
 	m := NewMemoryCache(100, 1000)
 	big := CacheEntry{Result: json.RawMessage(`{"x":"` + strings.Repeat("a", 2000) + `"}`)}
 	m.Set("big", big)
-	if m.Len() != 0 {
+	if m.Entries() != 0 {
 		t.Fatal("an entry larger than the byte bound was kept")
 	}
 	for i := range 50 {
 		m.Set(fmt.Sprint(i), CacheEntry{Result: json.RawMessage(`{"x":"` + strings.Repeat("a", 100) + `"}`)})
-		if m.Size() > 1000 {
-			t.Fatalf("%d bytes held, bound 1000", m.Size())
+		if m.Bytes() > 1000 {
+			t.Fatalf("%d bytes held, bound 1000", m.Bytes())
 		}
 	}
 	if _, ok := m.Get("49"); !ok {

@@ -38,7 +38,7 @@ func newAskingServer(t testing.TB) *Server {
 		return TextResult(fmt.Sprintf("Hello %s, capital %s, %d roots", name.Content.Name, capital.Content[0].(*TextContent).Text, len(roots))), nil
 	})
 	s.AddTool(&Tool{Name: "url_consent"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		action, err := ElicitURL(ctx, "Sign in", "https://example.com/login", WithElicitationID("flow-7"))
+		action, err := ElicitURL(ctx, "Sign in", "https://example.com/login", WithLegacyElicitationID("flow-7"))
 		if err != nil {
 			return nil, err
 		}
@@ -54,7 +54,7 @@ func newAskingServer(t testing.TB) *Server {
 	})
 	s.AddTool(&Tool{Name: "reconnect"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		ReportProgress(ctx, 1, 2, "before the disconnection")
-		closed := CloseSSEStream(ctx)
+		closed := CloseLegacySSEStream(ctx)
 		name, err := Elicit[struct {
 			Name string `json:"name"`
 		}](ctx, "Your name, after the reconnection?")

@@ -281,7 +281,7 @@ func ExampleWithoutCache() {
 		}
 	}
 	fmt.Println("tools/list requests sent:", lists.Load())
-	fmt.Println("entries held:", store.Len())
+	fmt.Println("entries held:", store.Entries())
 	// Output:
 	// tools/list requests sent: 2
 	// entries held: 1

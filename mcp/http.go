@@ -379,7 +379,7 @@ func (o *httpOut) finish(s *Server, c *call, res Result, f *failure, ctx context
 	} else {
 		o.w.Header()["Content-Type"] = ctJSON
 		if status == http.StatusServiceUnavailable && f != nil {
-			d, _ := RetryAfter(f.err)
+			d, _ := retryAfter(f.err)
 			o.w.Header().Set("Retry-After", retryAfterHeader(d))
 		}
 		o.w.WriteHeader(status)

@@ -519,7 +519,7 @@ func (st *legacyState) forget(ls *legacySession, ids []string) {
 }
 
 // CompleteElicitation tells the client that asked the URL-mode
-// elicitation elicitationID (see WithElicitationID) that the out-of-band
+// elicitation elicitationID (see WithLegacyElicitationID) that the out-of-band
 // interaction finished, with notifications/elicitation/complete. Only
 // 2025-11-25 sessions have that notification (2026-07-28 correlates URL
 // elicitations through requestState): it reports whether a session was

@@ -22,7 +22,7 @@ import (
 // which turns it into an SSE stream whose first event primes resumption
 // (an id, the retry interval, no data). Every later event has an id
 // "<stream>-<seq>" and is kept in a bounded per-session log: a client that
-// lost the connection (or was disconnected on purpose, CloseSSEStream)
+// lost the connection (or was disconnected on purpose, CloseLegacySSEStream)
 // reconnects with GET and Last-Event-ID, receives what it missed and the
 // rest of the stream on the new connection. As 2025-11-25 says, a
 // disconnect does not cancel the request; notifications/cancelled and
@@ -459,7 +459,7 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 // serveCall runs a legacy request. The handler runs in its own goroutine
 // so that its response stream can outlive this HTTP exchange: the
 // exchange ends when the response is written, when the handler closes
-// the stream (CloseSSEStream), or when the client goes away; the handler
+// the stream (CloseLegacySSEStream), or when the client goes away; the handler
 // goes on in the last two cases when its response is an SSE stream, and
 // its messages wait in the log for a reconnection. A response that is
 // still a plain JSON body cannot be resumed: when its exchange ends

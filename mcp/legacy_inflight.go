@@ -59,7 +59,7 @@ func tooManyRequests(session bool, bound int) *Error {
 	if session {
 		why = "too many requests in flight on this session (at most " + strconv.Itoa(bound) + "): retry once one of them ended"
 	}
-	return jsonrpc.NewErrorData(CodeTemporarilyUnavailable, ErrTemporarilyUnavailable.Message, struct {
+	return jsonrpc.NewErrorData(codeTemporarilyUnavailable, ErrTemporarilyUnavailable.Message, struct {
 		Reason       string `json:"reason"`
 		RetryAfterMs int64  `json:"retryAfterMs"`
 		Detail       string `json:"detail"`

@@ -80,7 +80,7 @@ func retryableBusy(raw json.RawMessage) bool {
 	if json.Unmarshal(raw, &e) != nil {
 		return false
 	}
-	d, ok := RetryAfter(&e)
+	d, ok := retryAfter(&e)
 	return ok && d > 0 && errors.Is(&e, ErrTemporarilyUnavailable)
 }
 

@@ -116,7 +116,7 @@ func TestLegacySessionMemoryIsBounded(t *testing.T) {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	release := make(chan struct{})
 	s.AddTool(&Tool{Name: "flood"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		CloseSSEStream(ctx)
+		CloseLegacySSEStream(ctx)
 		for i := range 2000 {
 			ReportProgress(ctx, float64(i), 2000, strings.Repeat("x", 100))
 		}

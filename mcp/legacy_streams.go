@@ -513,7 +513,7 @@ func (st *legacyStream) sendRequest(msg []byte, late bool) error {
 
 // closeSSE ends the HTTP exchange once what is queued is written, leaving
 // the request running; its later messages wait in the log for a
-// reconnection (CloseSSEStream).
+// reconnection (CloseLegacySSEStream).
 func (st *legacyStream) closeSSE() bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()

@@ -474,7 +474,7 @@ func TestLegacyProgressAndURLElicitation(t *testing.T) {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "connect"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		ReportProgress(ctx, 1, 2, "asking")
-		a, err := ElicitURL(ctx, "Sign in", "https://example.com/login", WithElicitationID("flow-7"))
+		a, err := ElicitURL(ctx, "Sign in", "https://example.com/login", WithLegacyElicitationID("flow-7"))
 		if err != nil {
 			return nil, err
 		}
@@ -559,7 +559,7 @@ func TestLegacyResumeWithLastEventID(t *testing.T) {
 	release := make(chan struct{})
 	s.AddTool(&Tool{Name: "poll"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		ReportProgress(ctx, 1, 3, "started")
-		if !CloseSSEStream(ctx) {
+		if !CloseLegacySSEStream(ctx) {
 			return nil, errors.New("no stream to close")
 		}
 		ReportProgress(ctx, 2, 3, "while disconnected")

@@ -75,7 +75,7 @@ func TestLegacyResumeFromAnIDWhoseLaterEventsAreGoneIs404(t *testing.T) {
 	release := make(chan struct{})
 	s.AddTool(&Tool{Name: "burst"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		ReportProgress(ctx, 0, 200, "before the burst")
-		CloseSSEStream(ctx)
+		CloseLegacySSEStream(ctx)
 		for i := 1; i <= 200; i++ {
 			ReportProgress(ctx, float64(i), 200, strings.Repeat("x", 100))
 		}

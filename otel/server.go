@@ -267,7 +267,7 @@ func serverOutcome(res mcp.Result, err error) outcome {
 	var e *mcp.Error
 	switch {
 	case errors.Is(err, mcp.ErrTemporarilyUnavailable):
-		o.code, o.message = mcp.CodeTemporarilyUnavailable, mcp.ErrTemporarilyUnavailable.Message
+		o.code, o.message = mcp.ErrTemporarilyUnavailable.Code, mcp.ErrTemporarilyUnavailable.Message
 	case errors.As(err, &e):
 		o.code, o.message = e.Code, e.Message
 	default:

@@ -155,7 +155,7 @@ func (e *everything) addLegacy() {
 	// back with GET and Last-Event-ID and gets the result there.
 	s.AddTool(&mcp.Tool{Name: "test_reconnection", Description: "Closes the SSE response stream mid-call, then answers (SEP-1699: the client reconnects with Last-Event-ID)", InputSchema: noArgs},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			mcp.CloseSSEStream(ctx)
+			mcp.CloseLegacySSEStream(ctx)
 			if err := sleep(ctx, 100*time.Millisecond); err != nil {
 				return nil, err
 			}
