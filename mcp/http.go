@@ -306,7 +306,7 @@ type httpOut struct {
 	r    *http.Request
 }
 
-func (o *httpOut) exchange() (string, *http.Request) { return TransportHTTP, o.r }
+func (o *httpOut) exchange() (TransportKind, *http.Request) { return TransportHTTP, o.r }
 
 func (o *httpOut) startSSE() error {
 	o.sw = sse.NewWriter(o.w, o.h.opts.StreamWriteTimeout)

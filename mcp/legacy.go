@@ -172,7 +172,7 @@ type legacySession struct {
 // nil for a stateless request, whose session never hears of a change.
 type sessionOrigin struct {
 	ctx       context.Context
-	transport string        // TransportHTTP, TransportHTTPSSE or TransportStream
+	transport TransportKind // TransportHTTP, TransportHTTPSSE or TransportStream
 	req       *http.Request // the POST that carried initialize; nil on a byte stream
 	id        jsonrpc.ID
 }
@@ -180,8 +180,8 @@ type sessionOrigin struct {
 // exchange and notify make the origin the outbound of the listener's
 // context, so that RequestInfoFrom and RequestHeader in a Visible hook
 // see the initialize request; nothing can be sent on it.
-func (o *sessionOrigin) exchange() (string, *http.Request) { return o.transport, o.req }
-func (o *sessionOrigin) notify(string, any) error          { return errRequestDone }
+func (o *sessionOrigin) exchange() (TransportKind, *http.Request) { return o.transport, o.req }
+func (o *sessionOrigin) notify(string, any) error                 { return errRequestDone }
 
 func (s *Server) newLegacySession(id string, p *legacyInitParams, from sessionOrigin) *legacySession {
 	ls := &legacySession{

@@ -45,7 +45,7 @@ type legacyStream struct {
 	done      bool
 }
 
-func (st *legacyStream) exchange() (string, *http.Request) { return TransportHTTP, st.req }
+func (st *legacyStream) exchange() (TransportKind, *http.Request) { return TransportHTTP, st.req }
 
 // Kinds of queued frames.
 const (

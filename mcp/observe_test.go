@@ -71,7 +71,7 @@ func TestObserverHearsWhyAStateWasRejected(t *testing.T) {
 	if got := rawError(t, s.call(t, 2, "flow", `{"x":"other"}`, &st)); got != fixedRejection {
 		t.Fatalf("wire: %s", got)
 	}
-	var causes []string
+	var causes []StateCause
 	log.mu.Lock()
 	for _, e := range log.ev {
 		if e.Kind == EventStateRejected {
@@ -104,7 +104,7 @@ func TestObserverHearsOfListenStreams(t *testing.T) {
 }
 
 func TestStateCausesCoverTheReasons(t *testing.T) {
-	for reason, want := range map[string]string{
+	for reason, want := range map[string]StateCause{
 		"malformed: prefix": StateCauseMalformed, "unknown key": StateCauseKey, "seal": StateCauseSeal,
 		"expired": StateCauseExpired, "issued in the future": StateCauseExpired, "target mismatch": StateCauseBinding,
 		"arguments mismatch": StateCauseBinding, "audience mismatch": StateCauseBinding, "principal mismatch": StateCausePrincipal,

@@ -60,7 +60,7 @@ func TestHandlerReadsTheRequestHeadersInEveryEra(t *testing.T) {
 		url       string
 		opts      *ClientOptions
 		sse       bool
-		transport string
+		transport TransportKind
 		version   string
 		session   bool
 	}{

@@ -228,8 +228,8 @@ func (sh *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 	if ss.wr.WriteEvent(sse.Event{Name: "endpoint", Data: []byte(sh.endpoint(r, ss.id))}) != nil {
 		return
 	}
-	sh.s.observe(Event{Kind: EventStreamOpened, Stream: TransportHTTPSSE})
-	defer sh.s.observe(Event{Kind: EventStreamClosed, Stream: TransportHTTPSSE})
+	sh.s.observe(Event{Kind: EventStreamOpened, Stream: string(TransportHTTPSSE)})
+	defer sh.s.observe(Event{Kind: EventStreamClosed, Stream: string(TransportHTTPSSE)})
 	ss.hold(r)
 }
 
@@ -475,7 +475,7 @@ type sseOut struct {
 	req *http.Request // the POST that carried the request
 }
 
-func (o *sseOut) exchange() (string, *http.Request) { return TransportHTTPSSE, o.req }
+func (o *sseOut) exchange() (TransportKind, *http.Request) { return TransportHTTPSSE, o.req }
 
 func (o *sseOut) notify(method string, params any) error {
 	if err := o.ctx.Err(); err != nil {

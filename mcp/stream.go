@@ -399,7 +399,7 @@ type streamOut struct {
 	rev *revision // a legacy session's revision (legacy_revisions.go); nil for 2026-07-28
 }
 
-func (o *streamOut) exchange() (string, *http.Request) { return TransportStream, nil }
+func (o *streamOut) exchange() (TransportKind, *http.Request) { return TransportStream, nil }
 
 func (o *streamOut) notify(method string, params any) error {
 	if err := o.ctx.Err(); err != nil {

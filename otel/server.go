@@ -109,7 +109,7 @@ func ServerMiddleware(o *Options) mcp.Middleware {
 				return res, err
 			}
 			info, _ := mcp.RequestInfoFrom(ctx)
-			k := opKey{method: method, target: target, version: info.ProtocolVersion, transport: info.Transport, carrier: carrierMethod(method)}
+			k := opKey{method: method, target: target, version: info.ProtocolVersion, transport: string(info.Transport), carrier: carrierMethod(method)}
 			if k.version == "" && meta != nil {
 				k.version = meta.ProtocolVersion
 			}
@@ -121,7 +121,7 @@ func ServerMiddleware(o *Options) mcp.Middleware {
 				if k.version != "" {
 					attrs = append(attrs, semconv.McpProtocolVersionKey.String(k.version))
 				}
-				attrs = transportAttrs(attrs, info.Transport)
+				attrs = transportAttrs(attrs, string(info.Transport))
 				if id := requestID(info.ID); id != "" {
 					attrs = append(attrs, semconv.JSONRPCRequestIDKey.String(id))
 				}
@@ -313,7 +313,7 @@ func Outgoing(o *Options) mcp.OutgoingMiddleware {
 			}
 			k := opKey{method: req.Method, version: req.ProtocolVersion}
 			if info, ok := mcp.RequestInfoFrom(ctx); ok {
-				k.transport = info.Transport
+				k.transport = string(info.Transport)
 			}
 			var attrs []attribute.KeyValue
 			if recording {
