@@ -12,7 +12,7 @@ import (
 
 // The client side of extensions: declaring them
 // (ClientOptions.Extensions), calling a server's custom methods
-// (Client.CallMethod, CallMethod) and receiving the extensions'
+// (Client.CallMethod, CallMethodAs) and receiving the extensions'
 // notifications. A carrier method runs the same loop as CallTool
 // (client_loop.go): its input requests are answered with the client's
 // handlers and the call sent again with inputResponses and the
@@ -119,11 +119,11 @@ func (c *Client) CallMethod(ctx context.Context, call *MethodCall, opts *CallOpt
 	return &MethodResult{ResultType: rt, Result: json.RawMessage(raw)}, nil
 }
 
-// CallMethod calls a custom method (see Client.CallMethod) and decodes
+// CallMethodAs calls a custom method (see Client.CallMethod) and decodes
 // its result object into a new Out. An answer whose resultType is not
 // "complete" (a type the extension defines) is an *InvalidResponseError
 // wrapping ErrUnknownResultType: use Client.CallMethod to read those.
-func CallMethod[Out any](ctx context.Context, c *Client, call *MethodCall, opts *CallOptions) (*Out, error) {
+func CallMethodAs[Out any](ctx context.Context, c *Client, call *MethodCall, opts *CallOptions) (*Out, error) {
 	res, err := c.CallMethod(ctx, call, opts)
 	if err != nil {
 		return nil, err

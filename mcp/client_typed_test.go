@@ -18,7 +18,7 @@ type weather struct {
 
 func weatherServer() *Server {
 	s := NewServer(Implementation{Name: "w", Version: "1"}, nil)
-	AddTool(s, &Tool{Name: "weather"}, func(ctx context.Context, r *CallToolRequest, in struct {
+	AddTypedTool(s, &Tool{Name: "weather"}, func(ctx context.Context, r *CallToolRequest, in struct {
 		City string `json:"city"`
 	}) (weather, error) {
 		return weather{City: in.City, TempC: 21.5}, nil
@@ -217,7 +217,7 @@ func TestElicitAnswerConstructors(t *testing.T) {
 		Nights int    `json:"nights"`
 	}
 	s := NewServer(Implementation{Name: "ask", Version: "1"}, nil)
-	AddTool(s, &Tool{Name: "book"}, func(ctx context.Context, r *CallToolRequest, in struct{}) (*CallToolResult, error) {
+	AddTypedTool(s, &Tool{Name: "book"}, func(ctx context.Context, r *CallToolRequest, in struct{}) (*CallToolResult, error) {
 		got, err := Elicit[trip](ctx, "Where?")
 		if err != nil {
 			return nil, err

@@ -178,7 +178,7 @@ func TestServerWithOutputValidationRefusesInvalidResults(t *testing.T) {
 		N int `json:"n"`
 	}
 	s := NewServer(Implementation{Name: "out", Version: "1"}, nil)
-	AddTool(s, &Tool{Name: "typed", OutputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":0}},"required":["n"]}`)},
+	AddTypedTool(s, &Tool{Name: "typed", OutputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":0}},"required":["n"]}`)},
 		func(ctx context.Context, r *CallToolRequest, in struct {
 			N int `json:"n"`
 		}) (out, error) {
@@ -494,7 +494,7 @@ func TestClientCatchesATypedToolsInvalidStructuredContent(t *testing.T) {
 		Lines []line `json:"lines"`
 	}
 	s := NewServer(Implementation{Name: "typed", Version: "1"}, nil)
-	AddTool(s, &Tool{Name: "order"}, func(ctx context.Context, r *CallToolRequest, in struct {
+	AddTypedTool(s, &Tool{Name: "order"}, func(ctx context.Context, r *CallToolRequest, in struct {
 		Price float64 `json:"price"`
 	}) (order, error) {
 		return order{ID: "o1", Lines: []line{{SKU: "a", Price: 1}, {SKU: "b", Price: quotedCost(in.Price)}}}, nil

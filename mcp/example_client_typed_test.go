@@ -23,7 +23,7 @@ type Quote struct {
 // from Quote) on loopback HTTP and returns a Client for it.
 func quoteServer() (*mcp.Client, func()) {
 	srv := mcp.NewServer(mcp.Implementation{Name: "quotes", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "quote"}, func(ctx context.Context, r *mcp.CallToolRequest, in struct {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "quote"}, func(ctx context.Context, r *mcp.CallToolRequest, in struct {
 		Symbol string `json:"symbol"`
 	}) (Quote, error) {
 		return Quote{Symbol: in.Symbol, Price: 187.5}, nil
@@ -180,7 +180,7 @@ func ExampleElicitAnswer() {
 // Answering a pending call in manual mode without writing JSON by hand.
 func ExampleInputResponses_SetElicit() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "provision"}, func(ctx context.Context, req *mcp.CallToolRequest, in ProvisionArgs) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision"}, func(ctx context.Context, req *mcp.CallToolRequest, in ProvisionArgs) (*mcp.CallToolResult, error) {
 		region, err := mcp.Elicit[Region](ctx, "Which region?", mcp.WithKey("region"))
 		if err != nil {
 			return nil, err

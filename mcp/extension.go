@@ -31,7 +31,7 @@ import (
 type ExtensionHandler func(ctx context.Context, req *ExtensionRequest) (Result, error)
 
 // TypedMethodHandler handles a custom method whose params decode into In
-// and whose result is Out (see AddMethod).
+// and whose result is Out (see AddTypedMethod).
 type TypedMethodHandler[In, Out any] func(ctx context.Context, req *ExtensionRequest, in In) (Out, error)
 
 // MethodSpec describes a custom method.
@@ -271,7 +271,7 @@ func (s *Server) addCustomMethod(m *customMethod) {
 	}
 }
 
-// AddMethod registers a typed custom method on s. The params (without
+// AddTypedMethod registers a typed custom method on s. The params (without
 // _meta, and for a carrier without inputResponses and requestState) are
 // validated against the JSON Schema inferred from In, a struct or a map
 // (exported fields, json tags, `jsonschema` tags for descriptions; a
@@ -285,7 +285,7 @@ func (s *Server) addCustomMethod(m *customMethod) {
 // when In's schema cannot be inferred or is not an object, on an invalid
 // spec, or when another extension already registered a method of that
 // name.
-func AddMethod[In, Out any](s *Server, spec *MethodSpec, h TypedMethodHandler[In, Out]) {
+func AddTypedMethod[In, Out any](s *Server, spec *MethodSpec, h TypedMethodHandler[In, Out]) {
 	if h == nil {
 		panic("mcp: AddMethod needs a handler")
 	}

@@ -44,12 +44,12 @@ type confirmation struct {
 func newExtServer(t testing.TB, opts *ServerOptions) (*Server, *atomic.Int32) {
 	s := NewServer(Implementation{Name: "ext-server", Version: "1"}, opts)
 	s.AddExtension(extSearch, map[string]any{"maxLimit": 10})
-	AddMethod(s, &MethodSpec{Name: mQuery, Extension: extSearch, Legacy: true},
+	AddTypedMethod(s, &MethodSpec{Name: mQuery, Extension: extSearch, Legacy: true},
 		func(ctx context.Context, req *ExtensionRequest, in searchIn) (searchOut, error) {
 			return searchOut{Query: in.Query, Hits: []string{in.Query + "-1"}}, nil
 		})
 	var runs atomic.Int32
-	AddMethod(s, &MethodSpec{Name: mDelete, Extension: extSearch, Carrier: true, TargetMember: "index", Legacy: true},
+	AddTypedMethod(s, &MethodSpec{Name: mDelete, Extension: extSearch, Carrier: true, TargetMember: "index", Legacy: true},
 		func(ctx context.Context, req *ExtensionRequest, in deleteIn) (map[string]any, error) {
 			runs.Add(1)
 			c, err := Elicit[confirmation](ctx, "Delete index "+req.Target+"?")
@@ -420,7 +420,7 @@ func TestCustomMethodRegistrationRejectsInvalidSpecs(t *testing.T) {
 		func() {
 			defer func() {
 				if recover() == nil {
-					t.Errorf("AddMethod(%+v) did not panic", spec)
+					t.Errorf("AddTypedMethod(%+v) did not panic", spec)
 				}
 			}()
 			s.AddMethod(spec, h)
@@ -438,10 +438,10 @@ func TestCustomMethodRegistrationRejectsInvalidSpecs(t *testing.T) {
 	mustPanic("AddExtension(bad id)", func() { s.AddExtension("bad", nil) })
 	mustPanic("AddExtension(array settings)", func() { s.AddExtension(extSearch, []int{1}) })
 	mustPanic("typed, string params", func() {
-		AddMethod(s, &MethodSpec{Name: "x/y", Extension: extSearch}, func(context.Context, *ExtensionRequest, string) (searchOut, error) { return searchOut{}, nil })
+		AddTypedMethod(s, &MethodSpec{Name: "x/y", Extension: extSearch}, func(context.Context, *ExtensionRequest, string) (searchOut, error) { return searchOut{}, nil })
 	})
 	mustPanic("typed, int result", func() {
-		AddMethod(s, &MethodSpec{Name: "x/y", Extension: extSearch}, func(context.Context, *ExtensionRequest, searchIn) (int, error) { return 0, nil })
+		AddTypedMethod(s, &MethodSpec{Name: "x/y", Extension: extSearch}, func(context.Context, *ExtensionRequest, searchIn) (int, error) { return 0, nil })
 	})
 }
 
@@ -659,7 +659,7 @@ func TestAMethodNameOfAnotherExtensionIsRefused(t *testing.T) {
 		s.AddMethod(&MethodSpec{Name: mQuery, Extension: other}, func(context.Context, *ExtensionRequest) (Result, error) { return EmptyResult{}, nil })
 	})
 	mustPanic("typed AddMethod", func() {
-		AddMethod(s, &MethodSpec{Name: mQuery, Extension: other}, func(context.Context, *ExtensionRequest, searchIn) (searchOut, error) { return searchOut{}, nil })
+		AddTypedMethod(s, &MethodSpec{Name: mQuery, Extension: other}, func(context.Context, *ExtensionRequest, searchIn) (searchOut, error) { return searchOut{}, nil })
 	})
 	body := extRequest(1, mQuery, extCaps, `"query":"cats"`)
 	_, msgs := postTo(t, loopback(t, s), body, extHeaders(t, body, ""))

@@ -370,7 +370,7 @@ type addOut struct {
 func TestTypedToolInfersSchemasAndValidatesArguments(t *testing.T) {
 	s := NewServer(Implementation{Name: "s", Version: "1"}, nil)
 	called := 0
-	AddTool(s, &Tool{Name: "add", Description: "adds"}, func(ctx context.Context, r *CallToolRequest, in addArgs) (addOut, error) {
+	AddTypedTool(s, &Tool{Name: "add", Description: "adds"}, func(ctx context.Context, r *CallToolRequest, in addArgs) (addOut, error) {
 		called++
 		return addOut{Sum: in.A + in.B}, nil
 	})
