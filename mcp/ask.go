@@ -247,7 +247,7 @@ var errMixedForms = jsonrpcError(CodeInternalError, "Internal error: the handler
 // multi round-trip scope that turns the questions still open into an
 // InputRequiredResult when the handler unwinds, or live requests on a
 // session.
-func (srv *Server) askMiddleware(next MethodHandler) MethodHandler {
+func (srv *Server) askMiddleware(next ServerHandler) ServerHandler {
 	return func(ctx context.Context, method string, params Params) (Result, error) {
 		sc := scopeFrom(ctx)
 		rp, caps := srv.askable(params)

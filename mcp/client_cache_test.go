@@ -19,7 +19,7 @@ type methodCounter struct {
 	n  map[string]int
 }
 
-func (m *methodCounter) middleware(next MethodHandler) MethodHandler {
+func (m *methodCounter) middleware(next ServerHandler) ServerHandler {
 	return func(ctx context.Context, method string, p Params) (Result, error) {
 		m.mu.Lock()
 		if m.n == nil {
@@ -67,7 +67,7 @@ func (f *fakeClock) advance(d time.Duration) {
 // in scope, counting the requests it handles.
 func cacheServer(t testing.TB, ttl time.Duration, scope CacheScope) (*Server, *methodCounter) {
 	mc := &methodCounter{}
-	s := NewServer(Implementation{Name: "cache", Version: "1"}, &ServerOptions{ListTTL: ttl, CacheScope: scope, PageSize: 2, Middleware: []Middleware{mc.middleware}})
+	s := NewServer(Implementation{Name: "cache", Version: "1"}, &ServerOptions{ListTTL: ttl, CacheScope: scope, PageSize: 2, Middleware: []ServerMiddleware{mc.middleware}})
 	for i := range 5 {
 		s.AddTool(&Tool{Name: fmt.Sprintf("t%d", i)}, func(context.Context, *CallToolRequest) (ToolResponse, error) { return TextResult("ok"), nil })
 	}

@@ -36,7 +36,7 @@ type metaSeen struct {
 	meta   map[string]json.RawMessage
 }
 
-func (ml *metaLog) middleware(next MethodHandler) MethodHandler {
+func (ml *metaLog) middleware(next ServerHandler) ServerHandler {
 	return func(ctx context.Context, method string, params Params) (Result, error) {
 		var m map[string]json.RawMessage
 		if params != nil {
@@ -79,7 +79,7 @@ func (ml *metaLog) count() int {
 func newObservedServer(t testing.TB, ml *metaLog) *Server {
 	t.Helper()
 	s := NewServer(Implementation{Name: "observed", Version: "1"}, &ServerOptions{
-		Middleware: []Middleware{ml.middleware},
+		Middleware: []ServerMiddleware{ml.middleware},
 		Completions: func(ctx context.Context, r *CompleteRequest) (*CompleteResult, error) {
 			return &CompleteResult{Completion: Completion{Values: []string{"a"}}}, nil
 		},

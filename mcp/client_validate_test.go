@@ -121,7 +121,7 @@ func TestClientRejectsAMissingStructuredContent(t *testing.T) {
 // listed is not checked, and no tools/list is sent for it.
 func TestClientDoesNotValidateToolsItHasNotListed(t *testing.T) {
 	mc := &methodCounter{}
-	srv := NewServer(Implementation{Name: "out", Version: "1"}, &ServerOptions{Middleware: []Middleware{mc.middleware}})
+	srv := NewServer(Implementation{Name: "out", Version: "1"}, &ServerOptions{Middleware: []ServerMiddleware{mc.middleware}})
 	srv.AddTool(&Tool{Name: "order", OutputSchema: orderSchema}, func(context.Context, *CallToolRequest) (ToolResponse, error) {
 		return structured(`{"wrong":true}`), nil
 	})

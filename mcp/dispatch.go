@@ -10,18 +10,18 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// MethodHandler handles one decoded request. params is the method's
+// ServerHandler handles one decoded request. params is the method's
 // params type (*CallToolRequest, *ListRequest, ..., *ExtensionRequest for
 // a custom method). The result is the method's result type, or
 // *InputRequiredResult for tools/call, prompts/get, resources/read and
 // carrier custom methods, or *CreateTaskResult for a tools/call that
 // became a task (see Result).
-type MethodHandler func(ctx context.Context, method string, params Params) (Result, error)
+type ServerHandler func(ctx context.Context, method string, params Params) (Result, error)
 
-// Middleware wraps a MethodHandler. The request-state boundary, the
-// asking API and logging are middleware; ServerOptions.Middleware adds
+// ServerMiddleware wraps a ServerHandler. The request-state boundary, the
+// asking API and logging are middleware; ServerOptions.ServerMiddleware adds
 // the user's, inside those two.
-type Middleware func(next MethodHandler) MethodHandler
+type ServerMiddleware func(next ServerHandler) ServerHandler
 
 // methodSpec describes a method the server answers.
 type methodSpec struct {

@@ -249,7 +249,7 @@ func TestLegacySessionGetsACustomResultPlain(t *testing.T) {
 // is what the client gets.
 func TestCustomMethodsRunThroughUserMiddleware(t *testing.T) {
 	var seen []string
-	mw := func(next MethodHandler) MethodHandler {
+	mw := func(next ServerHandler) ServerHandler {
 		return func(ctx context.Context, method string, p Params) (Result, error) {
 			if r, ok := p.(*ExtensionRequest); ok {
 				seen = append(seen, method+"|"+r.Extension()+"|"+r.Target)
@@ -260,7 +260,7 @@ func TestCustomMethodsRunThroughUserMiddleware(t *testing.T) {
 			return next(ctx, method, p)
 		}
 	}
-	s, runs := newExtServer(t, &ServerOptions{Middleware: []Middleware{mw}})
+	s, runs := newExtServer(t, &ServerOptions{Middleware: []ServerMiddleware{mw}})
 	url := loopback(t, s)
 	body := extRequest(1, mDelete, extCaps, `"index":"forbidden"`)
 	_, msgs := postTo(t, url, body, extHeaders(t, body, "forbidden"))
@@ -571,7 +571,7 @@ func TestExtensionsAreAdvertisedInDiscover(t *testing.T) {
 // session of an earlier revision does not have them.
 func TestTaskMethodsAreCustomMethodsOfTheSeam(t *testing.T) {
 	var targets []string
-	mw := func(next MethodHandler) MethodHandler {
+	mw := func(next ServerHandler) ServerHandler {
 		return func(ctx context.Context, method string, p Params) (Result, error) {
 			if r, ok := p.(*ExtensionRequest); ok && r.Extension() == ExtensionTasks {
 				targets = append(targets, method+"="+r.Target)
@@ -579,7 +579,7 @@ func TestTaskMethodsAreCustomMethodsOfTheSeam(t *testing.T) {
 			return next(ctx, method, p)
 		}
 	}
-	s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{Tasks: &TaskOptions{}, Middleware: []Middleware{mw}})
+	s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{Tasks: &TaskOptions{}, Middleware: []ServerMiddleware{mw}})
 	url := loopback(t, s)
 	body := extRequest(1, MethodTasksGet, tasksCaps, `"taskId":"abc"`)
 	_, msgs := postTo(t, url, body, extHeaders(t, body, "abc"))

@@ -330,7 +330,7 @@ func (ls *legacySession) call(ctx context.Context, rs requestSender, method stri
 	if len(mw) == 0 {
 		return ls.send(ctx, rs, method, params)
 	}
-	h := OutgoingHandler(func(ctx context.Context, r *OutgoingRequest) (json.RawMessage, error) {
+	h := ServerRequestHandler(func(ctx context.Context, r *ServerRequest) (json.RawMessage, error) {
 		p, err := paramsWithMeta(r.Params, r.Meta)
 		if err != nil {
 			return nil, err
@@ -340,7 +340,7 @@ func (ls *legacySession) call(ctx context.Context, rs requestSender, method stri
 	for i := len(mw) - 1; i >= 0; i-- {
 		h = mw[i](h)
 	}
-	return h(ctx, &OutgoingRequest{Method: method, Params: params, ProtocolVersion: ls.rev.version, SessionID: ls.id})
+	return h(ctx, &ServerRequest{Method: method, Params: params, ProtocolVersion: ls.rev.version, SessionID: ls.id})
 }
 
 // send sends a request to the client on rs and waits for the answer, the

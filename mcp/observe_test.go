@@ -123,8 +123,8 @@ func TestStateCausesCoverTheReasons(t *testing.T) {
 func TestOutgoingMiddlewareSeesLiveRequestsAndAddsMeta(t *testing.T) {
 	var seen []string
 	var mu sync.Mutex
-	mw := func(next OutgoingHandler) OutgoingHandler {
-		return func(ctx context.Context, r *OutgoingRequest) (json.RawMessage, error) {
+	mw := func(next ServerRequestHandler) ServerRequestHandler {
+		return func(ctx context.Context, r *ServerRequest) (json.RawMessage, error) {
 			mu.Lock()
 			seen = append(seen, r.Method+"@"+r.ProtocolVersion)
 			mu.Unlock()
@@ -135,7 +135,7 @@ func TestOutgoingMiddlewareSeesLiveRequestsAndAddsMeta(t *testing.T) {
 			return next(ctx, r)
 		}
 	}
-	s, _ := dualServer(t, &ServerOptions{OutgoingMiddleware: []OutgoingMiddleware{mw}})
+	s, _ := dualServer(t, &ServerOptions{OutgoingMiddleware: []ServerRequestMiddleware{mw}})
 	ts, _ := legacyServer(t, s, nil)
 	c := newLegacyClient(t, ts.URL, legacyCaps)
 	var metas []any

@@ -1,6 +1,6 @@
 package mcp
 
-// Result is what a MethodHandler (and so every middleware) returns: one
+// Result is what a ServerHandler (and so every middleware) returns: one
 // of this package's result types. The set is closed, so that the SDK can
 // encode every result in the era its request was served in (resultType,
 // the server's identity and cache hints on 2026-07-28; none of those on

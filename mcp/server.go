@@ -54,7 +54,7 @@ type ServerOptions struct {
 	CacheScope CacheScope
 	// Middleware wraps every method handler; the first element is the
 	// outermost.
-	Middleware []Middleware
+	Middleware []ServerMiddleware
 	// Completions handles completion/complete; when nil the completions
 	// capability is not advertised and the method answers with no values.
 	Completions CompletionHandler
@@ -97,7 +97,7 @@ type ServerOptions struct {
 	// (the live elicitation/create, sampling/createMessage and
 	// roots/list of sessions of earlier revisions); the first element is
 	// outermost.
-	OutgoingMiddleware []OutgoingMiddleware
+	OutgoingMiddleware []ServerRequestMiddleware
 	// Observer, when set, is told of sessions, streams, rejected states,
 	// single-use store outages and tasks (see Event), synchronously: it
 	// must return quickly. Requests are seen by Middleware instead.
@@ -134,7 +134,7 @@ type Server struct {
 	opts ServerOptions
 	log  *slog.Logger
 
-	handler MethodHandler
+	handler ServerHandler
 
 	// What is registered (registry.go): tools and prompts by name,
 	// resources by URI, templates by URI template in registration order.
@@ -233,7 +233,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	if s.opts.Fanout != nil {
 		s.startFanout(s.opts.Fanout)
 	}
-	var h MethodHandler = s.route
+	var h ServerHandler = s.route
 	for _, m := range slices.Backward(s.opts.Middleware) {
 		h = m(h)
 	}

@@ -290,7 +290,7 @@ func TestEmptyInputRequiredResultIsInternalError(t *testing.T) {
 
 func TestInputRequiredOnlyOnCarrierMethods(t *testing.T) {
 	// Middleware that tries to answer tools/list with input_required.
-	mw := func(next MethodHandler) MethodHandler {
+	mw := func(next ServerHandler) ServerHandler {
 		return func(ctx context.Context, method string, p Params) (Result, error) {
 			if method == MethodToolsList {
 				return &InputRequiredResult{RequestState: "x"}, nil
@@ -298,7 +298,7 @@ func TestInputRequiredOnlyOnCarrierMethods(t *testing.T) {
 			return next(ctx, method, p)
 		}
 	}
-	h := NewHTTPHandler(newTestServer(t, &ServerOptions{Middleware: []Middleware{mw}}), nil)
+	h := NewHTTPHandler(newTestServer(t, &ServerOptions{Middleware: []ServerMiddleware{mw}}), nil)
 	v := post(t, h, req(1, MethodToolsList, "")).last(t)
 	if errorCode(t, v) != CodeInternalError {
 		t.Errorf("tools/list returned %v", v)
