@@ -80,15 +80,6 @@ const defaultProbeTimeout = 3 * time.Second
 // schema's defaults for the fields it leaves out (SEP-1034).
 type ElicitationHandler func(ctx context.Context, req *ElicitRequest) (*ElicitResult, error)
 
-// SamplingHandler answers a sampling/createMessage input request.
-// Registering one declares the sampling capability.
-type SamplingHandler func(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error)
-
-// RootsHandler answers a roots/list input request. Registering one
-// declares the roots capability (with listChanged on a legacy session:
-// see Client.NotifyRootsChanged).
-type RootsHandler func(ctx context.Context, req *ListRootsRequest) (*ListRootsResult, error)
-
 // ClientOptions configure a Client. The zero value is valid: a modern
 // client with no capabilities.
 type ClientOptions struct {
@@ -109,9 +100,13 @@ type ClientOptions struct {
 	// registered declares the matching client capability; an input
 	// request of a kind without a handler fails the call with a
 	// *NoHandlerError (no retry is sent).
+	// Sampling answers sampling/createMessage (declaring the sampling
+	// capability); Roots answers roots/list (declaring the roots
+	// capability, with listChanged on a legacy session: see
+	// Client.NotifyRootsChanged).
 	Elicitation ElicitationHandler
-	Sampling    SamplingHandler
-	Roots       RootsHandler
+	Sampling    func(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error)
+	Roots       func(ctx context.Context, req *ListRootsRequest) (*ListRootsResult, error)
 	// SamplingTools declares sampling.tools: the Sampling handler
 	// supports tools and toolChoice.
 	SamplingTools bool

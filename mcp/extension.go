@@ -30,10 +30,6 @@ import (
 // become -32602; any other error is -32603 (and logged).
 type ExtensionHandler func(ctx context.Context, req *ExtensionRequest) (Result, error)
 
-// TypedMethodHandler handles a custom method whose params decode into In
-// and whose result is Out (see AddTypedMethod).
-type TypedMethodHandler[In, Out any] func(ctx context.Context, req *ExtensionRequest, in In) (Out, error)
-
 // MethodSpec describes a custom method.
 type MethodSpec struct {
 	// Name is the JSON-RPC method: visible ASCII without spaces, at most
@@ -285,7 +281,7 @@ func (s *Server) addCustomMethod(m *customMethod) {
 // when In's schema cannot be inferred or is not an object, on an invalid
 // spec, or when another extension already registered a method of that
 // name.
-func AddTypedMethod[In, Out any](s *Server, spec *MethodSpec, h TypedMethodHandler[In, Out]) {
+func AddTypedMethod[In, Out any](s *Server, spec *MethodSpec, h func(ctx context.Context, req *ExtensionRequest, in In) (Out, error)) {
 	if h == nil {
 		panic("mcp: AddMethod needs a handler")
 	}

@@ -15,13 +15,10 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// TypedToolHandler handles a tool whose arguments decode into In and whose
-// result is Out. When Out is *CallToolResult the handler builds the
-// result itself; otherwise the SDK sends out as structuredContent and as
-// a text block of its JSON.
-type TypedToolHandler[In, Out any] func(ctx context.Context, req *CallToolRequest, in In) (Out, error)
-
-// AddTypedTool registers a typed tool on s. When t.InputSchema is nil it is
+// AddTypedTool registers a typed tool on s: h handles a tool whose
+// arguments decode into In and whose result is Out. When Out is
+// *CallToolResult the handler builds the result itself; otherwise the
+// SDK sends out as structuredContent and as a text block of its JSON. When t.InputSchema is nil it is
 // inferred from In (a struct: exported fields, json tags, `jsonschema`
 // tags for descriptions); when t.OutputSchema is nil and Out is not
 // *CallToolResult it is inferred from Out. Arguments are validated
@@ -33,7 +30,7 @@ type TypedToolHandler[In, Out any] func(ctx context.Context, req *CallToolReques
 // any depth the schema declares properties, are invalid, since
 // encoding/json would decode it into the property's field unvalidated. Options (WithTaskSupport) apply as for Server.AddTool. AddTypedTool
 // panics when a schema cannot be inferred or resolved.
-func AddTypedTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out], opts ...ToolOption) {
+func AddTypedTool[In, Out any](s *Server, t *Tool, h func(ctx context.Context, req *CallToolRequest, in In) (Out, error), opts ...ToolOption) {
 	st, err := newTypedTool(t, h)
 	if err != nil {
 		panic(err)
@@ -48,7 +45,7 @@ type typedTool struct {
 
 var callToolResultType = reflect.TypeFor[*CallToolResult]()
 
-func newTypedTool[In, Out any](t *Tool, h TypedToolHandler[In, Out]) (*typedTool, error) {
+func newTypedTool[In, Out any](t *Tool, h func(ctx context.Context, req *CallToolRequest, in In) (Out, error)) (*typedTool, error) {
 	if t == nil || h == nil {
 		return nil, fmt.Errorf("mcp: AddTool needs a tool and a handler")
 	}
