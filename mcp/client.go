@@ -70,16 +70,6 @@ var legacyClientVersions = []string{LegacyProtocolVersion, "2025-06-18", "2025-0
 // byte stream.
 const defaultProbeTimeout = 3 * time.Second
 
-// ElicitationHandler answers an elicitation/create input request (form or
-// URL mode), embedded in an input_required result or, on a legacy
-// session, sent live by the server. Registering one declares the
-// elicitation capability {"form":{},"url":{}}. ctx carries the
-// inputRequests key or the live request's id (see InputRequestKey) and
-// is cancelled when a sibling request of the same round fails, or when
-// the server cancels its live request. An accepted form answer gets the
-// schema's defaults for the fields it leaves out (SEP-1034).
-type ElicitationHandler func(ctx context.Context, req *ElicitRequest) (*ElicitResult, error)
-
 // ClientOptions configure a Client. The zero value is valid: a modern
 // client with no capabilities.
 type ClientOptions struct {
@@ -99,12 +89,20 @@ type ClientOptions struct {
 	// Elicitation, Sampling and Roots answer input requests. Each one
 	// registered declares the matching client capability; an input
 	// request of a kind without a handler fails the call with a
-	// *NoHandlerError (no retry is sent).
-	// Sampling answers sampling/createMessage (declaring the sampling
-	// capability); Roots answers roots/list (declaring the roots
-	// capability, with listChanged on a legacy session: see
-	// Client.NotifyRootsChanged).
-	Elicitation ElicitationHandler
+	// *NoHandlerError (no retry is sent). Each handler's ctx carries the
+	// inputRequests key or the live request's id (see InputRequestKey)
+	// and is cancelled when a sibling request of the same round fails,
+	// or when the server cancels its live request.
+	//
+	// Elicitation answers elicitation/create (form or URL mode),
+	// embedded in an input_required result or, on a legacy session, sent
+	// live by the server; it declares the elicitation capability
+	// {"form":{},"url":{}}. An accepted form answer gets the schema's
+	// defaults for the fields it leaves out (SEP-1034). Sampling answers
+	// sampling/createMessage (declaring the sampling capability); Roots
+	// answers roots/list (declaring the roots capability, with
+	// listChanged on a legacy session: see Client.NotifyRootsChanged).
+	Elicitation func(ctx context.Context, req *ElicitRequest) (*ElicitResult, error)
 	Sampling    func(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error)
 	Roots       func(ctx context.Context, req *ListRootsRequest) (*ListRootsResult, error)
 	// SamplingTools declares sampling.tools: the Sampling handler

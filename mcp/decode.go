@@ -386,7 +386,7 @@ func decodeList(raw []byte, p *metaPresence) (Params, *Error) {
 }
 
 func decodeDiscover(raw []byte, p *metaPresence) (Params, *Error) {
-	r := new(DiscoverRequest)
+	r := new(discoverRequest)
 	err := scanObject(raw, "params", metaOnlyNames, func(_ int, v []byte) *Error {
 		return decodeMeta(v, &r.Meta, p)
 	})

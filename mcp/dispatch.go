@@ -105,7 +105,7 @@ func (s *Server) route(ctx context.Context, method string, params Params) (Resul
 		return s.readResource(ctx, p)
 	case *ListRequest:
 		return s.list(ctx, method, p)
-	case *DiscoverRequest:
+	case *discoverRequest:
 		return s.discover(), nil
 	case *CompleteRequest:
 		return s.complete(ctx, p)
@@ -294,7 +294,7 @@ func (s *Server) SupportedVersions() []string {
 }
 
 func (s *Server) complete(ctx context.Context, p *CompleteRequest) (Result, error) {
-	var own ArgumentCompleter // the prompt's or template's (completion.go)
+	var own argumentCompleter // the prompt's or template's (completion.go)
 	switch p.Ref.Type {
 	case "ref/prompt":
 		pr, ok := s.prompts.get(p.Ref.Name)

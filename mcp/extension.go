@@ -22,13 +22,9 @@ import (
 // and is answered in the request's era. The tasks extension is built on
 // this seam (tasks_methods.go). See docs/design/extensions.md.
 
-// ExtensionHandler handles one request of a custom method. It returns an
-// *ExtensionResult (or EmptyResult) for a complete answer; the handler
-// of a carrier method (MethodSpec.Carrier) may also ask with the asking
-// API (Elicit, Sample, ...) or return its own *InputRequiredResult. An
-// *Error is sent as it is; InvalidAnswerError and NotAcceptedError
-// become -32602; any other error is -32603 (and logged).
-type ExtensionHandler func(ctx context.Context, req *ExtensionRequest) (Result, error)
+// extensionHandler handles one request of a custom method (see
+// Server.AddMethod).
+type extensionHandler = func(ctx context.Context, req *ExtensionRequest) (Result, error)
 
 // MethodSpec describes a custom method.
 type MethodSpec struct {
@@ -187,7 +183,7 @@ type customMethod struct {
 	names   []string   // the params members the decoder reads
 	roles   []memberRole
 	strip   []string // members left out of ExtensionRequest.Params
-	handler ExtensionHandler
+	handler extensionHandler
 }
 
 type memberRole uint8
@@ -242,7 +238,13 @@ func (s *Server) AddExtension(name string, settings any) {
 // when the spec is invalid (see MethodSpec), or when another extension
 // already registered a method of that name (the first extension would
 // stay advertised with the second one's handler): a programming error.
-func (s *Server) AddMethod(spec *MethodSpec, h ExtensionHandler) {
+// h returns an *ExtensionResult (or EmptyResult) for a complete answer;
+// the handler of a carrier method (MethodSpec.Carrier) may also ask with
+// the asking API (Elicit, Sample, ...) or return its own
+// *InputRequiredResult. An *Error is sent as it is; InvalidAnswerError
+// and NotAcceptedError become -32602; any other error is -32603 (and
+// logged).
+func (s *Server) AddMethod(spec *MethodSpec, h func(ctx context.Context, req *ExtensionRequest) (Result, error)) {
 	m, err := newCustomMethod(spec, h)
 	if err != nil {
 		panic(err)
@@ -354,7 +356,7 @@ func reservedMethod(name string) bool {
 	return strings.HasPrefix(name, "notifications/") || strings.HasPrefix(name, "rpc.")
 }
 
-func newCustomMethod(spec *MethodSpec, h ExtensionHandler) (*customMethod, error) {
+func newCustomMethod(spec *MethodSpec, h extensionHandler) (*customMethod, error) {
 	if spec == nil || h == nil {
 		return nil, errors.New("mcp: AddMethod needs a method spec and a handler")
 	}

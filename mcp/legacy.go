@@ -67,8 +67,8 @@ const (
 	maxLegacyElicitations    = 64
 )
 
-// PingRequest holds the params of ping (2025-11-25 only).
-type PingRequest struct {
+// pingRequest holds the params of ping (2025-11-25 only).
+type pingRequest struct {
 	Meta RequestMeta `json:"_meta"`
 }
 
@@ -85,7 +85,7 @@ type SubscribeRequest struct {
 	URI  string      `json:"uri"`
 }
 
-func (p *PingRequest) RequestMeta() *RequestMeta      { return &p.Meta }
+func (p *pingRequest) RequestMeta() *RequestMeta      { return &p.Meta }
 func (p *SetLevelRequest) RequestMeta() *RequestMeta  { return &p.Meta }
 func (p *SubscribeRequest) RequestMeta() *RequestMeta { return &p.Meta }
 

@@ -85,7 +85,7 @@ var legacyMethods = func() map[string]*methodSpec {
 }()
 
 func decodePing(raw []byte, p *metaPresence) (Params, *Error) {
-	r := new(PingRequest)
+	r := new(pingRequest)
 	return r, scanObject(raw, "params", metaOnlyNames, func(_ int, v []byte) *Error {
 		return decodeMeta(v, &r.Meta, p)
 	})
@@ -203,7 +203,7 @@ func hasModernMeta(params []byte) bool {
 func (scope *legacyScope) extra(ctx context.Context, method string, params Params) (Result, error) {
 	ls := scope.sess // nil for a stateless request
 	switch p := params.(type) {
-	case *PingRequest:
+	case *pingRequest:
 		return EmptyResult{}, nil
 	case *SetLevelRequest:
 		if ls != nil {

@@ -27,9 +27,6 @@ type (
 	resourceTemplateHandler = func(ctx context.Context, req *ReadResourceRequest) (ResourceResponse, error)
 )
 
-// CompletionHandler answers completion/complete.
-type CompletionHandler func(ctx context.Context, req *CompleteRequest) (*CompleteResult, error)
-
 // ServerOptions configure a Server. The zero value is valid.
 type ServerOptions struct {
 	// Instructions are returned by server/discover.
@@ -53,7 +50,7 @@ type ServerOptions struct {
 	Middleware []ServerMiddleware
 	// Completions handles completion/complete; when nil the completions
 	// capability is not advertised and the method answers with no values.
-	Completions CompletionHandler
+	Completions func(ctx context.Context, req *CompleteRequest) (*CompleteResult, error)
 	// Capabilities, when set, is merged into what server/discover (and a
 	// 2025 initialize) advertises: experimental and extensions entries,
 	// and tools, prompts or resources to advertise before anything of
@@ -167,7 +164,7 @@ type serverTool struct {
 type serverPrompt struct {
 	prompt   *Prompt
 	handler  promptHandler
-	complete map[string]ArgumentCompleter // by argument (completion.go)
+	complete map[string]argumentCompleter // by argument (completion.go)
 }
 
 type serverResource struct {
@@ -179,7 +176,7 @@ type serverTemplate struct {
 	template *ResourceTemplate
 	match    *uriTemplate
 	handler  resourceTemplateHandler
-	complete map[string]ArgumentCompleter // by variable (completion.go)
+	complete map[string]argumentCompleter // by variable (completion.go)
 }
 
 func (t *serverTool) key() string                   { return t.tool.Name }

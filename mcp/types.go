@@ -100,8 +100,8 @@ type ListRequest struct {
 	Cursor *string     `json:"cursor,omitempty"`
 }
 
-// DiscoverRequest holds the params of server/discover.
-type DiscoverRequest struct {
+// discoverRequest holds the params of server/discover.
+type discoverRequest struct {
 	Meta RequestMeta `json:"_meta"`
 }
 
@@ -151,7 +151,7 @@ func (p *CallToolRequest) RequestMeta() *RequestMeta     { return &p.Meta }
 func (p *GetPromptRequest) RequestMeta() *RequestMeta    { return &p.Meta }
 func (p *ReadResourceRequest) RequestMeta() *RequestMeta { return &p.Meta }
 func (p *ListRequest) RequestMeta() *RequestMeta         { return &p.Meta }
-func (p *DiscoverRequest) RequestMeta() *RequestMeta     { return &p.Meta }
+func (p *discoverRequest) RequestMeta() *RequestMeta     { return &p.Meta }
 func (p *CompleteRequest) RequestMeta() *RequestMeta     { return &p.Meta }
 func (p *ListenRequest) RequestMeta() *RequestMeta       { return &p.Meta }
 
