@@ -120,7 +120,7 @@ type ClientOptions struct {
 	MaxRounds int
 	// MaxInputRequests bounds the input requests of one input_required
 	// round: a round asking more fails the call with an
-	// *InvalidResponseError matching errTooManyInputRequests before any
+	// *InvalidResponseError (too many input requests) before any
 	// handler runs (with a sampling handler, each would be a model call)
 	// or a retry is sent, in Manual mode too. Zero means 64; negative
 	// means no bound. (A task's input_required status is bounded by

@@ -44,7 +44,7 @@ type HTTPClientOptions struct {
 	// Authorization. The MCP headers are always set by the transport.
 	Header http.Header
 	// MaxMessageBytes bounds a JSON response body and each SSE event.
-	// Zero means defaultMaxMessageBytes (4 MiB); a larger message fails
+	// Zero means 4 MiB; a larger message fails
 	// the call with ErrMessageTooLarge.
 	MaxMessageBytes int
 	// NoLegacyGetStream keeps a 2025-11-25 session from opening the

@@ -23,7 +23,7 @@ import (
 // value is valid.
 type StreamClientOptions struct {
 	// MaxMessageBytes bounds one incoming line. Zero means
-	// defaultMaxMessageBytes (4 MiB). A longer line is skipped; the
+	// 4 MiB. A longer line is skipped; the
 	// request it answers (when its id can be read from its first bytes)
 	// fails with ErrMessageTooLarge.
 	MaxMessageBytes int

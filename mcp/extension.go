@@ -570,8 +570,8 @@ func checkNotificationMethod(method string) error {
 // custom method's (or any) handler. params must encode as a JSON object
 // (nil means {}). It is a no-op outside a request and once the request
 // can no longer send (a task after StartTask); it returns the stream's
-// error when the client went away, and errNotificationMethod for a
-// notification of the specification (use ReportProgress or Log).
+// error when the client went away, and an error for a
+// notification of the specification (use ReportProgress or NewLogHandler).
 func Notify(ctx context.Context, method string, params any) error {
 	if err := checkNotificationMethod(method); err != nil {
 		return err
@@ -665,7 +665,7 @@ func (n *extensionNote) params(subID json.RawMessage) json.RawMessage {
 // than 32 notifications behind does not get it, other instances of a
 // fleet are not told (Fanout carries list changes only), and sessions of
 // earlier revisions, which have no extensions, never get it. It returns
-// errNotificationMethod for a notification of the specification, and an
+// an error for a notification of the specification, and an
 // error for an invalid extension identifier or params.
 func (s *Server) NotifyListeners(extension, method string, params any) error {
 	if !validExtensionName(extension) {

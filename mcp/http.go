@@ -33,7 +33,7 @@ import (
 // for them to apply.
 type HTTPOptions struct {
 	// MaxBodyBytes bounds a request body. Zero means
-	// defaultMaxMessageBytes (4 MiB); larger bodies get 413.
+	// 4 MiB; larger bodies get 413.
 	MaxBodyBytes int64
 	// AllowedHosts are extra Host header values (host or host:port,
 	// case-insensitive) accepted in addition to loopback names. When the

@@ -53,7 +53,7 @@ func (s *Server) questionTimeout() time.Duration {
 
 // tooManyRequests is the answer to a request past a bound:
 // ErrTemporarilyUnavailable (its code, message and data, so that
-// errors.Is and RetryAfter recognise it), with what bound it hit.
+// errors.Is and the client's retryAfter recognise it), with what bound it hit.
 func tooManyRequests(session bool, bound int) *Error {
 	why := "too many requests in flight for this client (at most " + strconv.Itoa(bound) + ", all its sessions together): retry once one of them ended"
 	if session {

@@ -19,7 +19,7 @@ const defaultMaxMessageBytes = 4 << 20
 
 // StreamOptions configure ServeStream. The zero value is valid.
 type StreamOptions struct {
-	// MaxMessageBytes bounds one line. Zero means defaultMaxMessageBytes.
+	// MaxMessageBytes bounds one line. Zero means 4 MiB.
 	MaxMessageBytes int
 	// ShutdownGrace is how long requests in flight may still run after
 	// the input ends before they are cancelled. Zero means 10 s.
