@@ -19,10 +19,17 @@ import (
 // Asking for input in straight-line handler code: see "Asking for input"
 // in the package documentation.
 
-// ErrInputRequired matches the error an asking call returns while its
-// answer is not there yet. Return it (or an error wrapping it) from the
-// handler.
-var ErrInputRequired = errors.New("mcp: input required")
+var (
+	// ErrInputRequired matches the error an asking call returns while
+	// its answer is not there yet. Return it (or an error wrapping it)
+	// from the handler.
+	ErrInputRequired = errors.New("mcp: input required")
+	// ErrCannotAsk is returned by the asking functions outside a handler
+	// that may ask (a static resource, a method other than tools/call,
+	// prompts/get, resources/read of a template and a carrier custom
+	// method, or a server with request-state sealing disabled).
+	ErrCannotAsk = errors.New("mcp: this handler cannot ask for input")
+)
 
 // inputRequiredError names the question that is pending (by its text,
 // worked out only when the message is read: every round makes one).
@@ -133,12 +140,6 @@ func (e *NotAcceptedError) Error() string {
 	}
 	return "Question " + quotedQuestion(e.Question, e.Key) + " could not be answered: the elicitation was " + past + "."
 }
-
-// ErrCannotAsk is returned by the asking functions outside a handler that
-// may ask (a static resource, a method other than tools/call,
-// prompts/get, resources/read of a template and a carrier custom method,
-// or a server with request-state sealing disabled).
-var ErrCannotAsk = errors.New("mcp: this handler cannot ask for input")
 
 // AskOption adjusts a question.
 type AskOption func(*askOptions)

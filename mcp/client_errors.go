@@ -34,6 +34,21 @@ var (
 	// ErrMessageTooLarge: a message, body or SSE event over the
 	// transport's MaxMessageBytes.
 	ErrMessageTooLarge = errors.New("mcp: message exceeds the size limit")
+
+	// ErrReservedMeta matches the error of a request whose extra _meta
+	// (CallOptions.Meta, WithMeta, or what middleware added) names a
+	// member the SDK writes itself: any name starting with
+	// io.modelcontextprotocol/ and progressToken. Nothing is sent then.
+	ErrReservedMeta = errors.New("mcp: reserved _meta member")
+	// ErrRedirect matches the error of a request the server answered
+	// with a redirect the client did not follow: every request of the
+	// HTTP client transports (the POSTs, the GET streams, DELETE, the
+	// HTTP+SSE stream and the POSTs to its endpoint) refuses redirects
+	// unless HTTPClientOptions.FollowRedirects is set.
+	ErrRedirect = errors.New("mcp: the server answered with a redirect, which the client does not follow")
+	// ErrNoStructuredContent is returned by StructuredContent (and
+	// CallToolAs) for a result without structuredContent.
+	ErrNoStructuredContent = errors.New("mcp: the result has no structuredContent")
 )
 
 // Reasons an *InvalidResponseError may wrap that a caller need not tell

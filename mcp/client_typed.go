@@ -14,10 +14,6 @@ import (
 // types, elicitation forms read as field descriptions, and answers to
 // input requests built without hand-written JSON.
 
-// ErrNoStructuredContent is returned by StructuredContent (and
-// CallToolAs) for a result without structuredContent.
-var ErrNoStructuredContent = errors.New("mcp: the result has no structuredContent")
-
 // ToolError is returned by StructuredContent and CallToolAs for a result
 // with IsError set: the tool failed, and Result says how (its text is
 // the error's message).
