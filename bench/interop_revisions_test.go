@@ -261,7 +261,7 @@ func rtRevisionServer() (*mcp.Server, *toolRuns) {
 		}
 		return rtSampledText(res)
 	}
-	mcp.AddTool(s, &mcp.Tool{Name: "sample"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(s, &mcp.Tool{Name: "sample"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, error) {
 		runs.inc("sample")
 		text, err := sample(ctx, "sample "+in.Text)
 		if err != nil {
@@ -269,7 +269,7 @@ func rtRevisionServer() (*mcp.Server, *toolRuns) {
 		}
 		return mcp.TextResult(text), nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "roots"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(s, &mcp.Tool{Name: "roots"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, error) {
 		runs.inc("roots")
 		roots, err := mcp.ListRoots(ctx)
 		if err != nil {
@@ -281,7 +281,7 @@ func rtRevisionServer() (*mcp.Server, *toolRuns) {
 		}
 		return mcp.TextResult(strings.Join(parts, ",")), nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "rounds"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(s, &mcp.Tool{Name: "rounds"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, error) {
 		runs.inc("rounds")
 		a, err := sample(ctx, "first "+in.Text)
 		if err != nil {

@@ -23,10 +23,10 @@ type nameForm struct {
 
 func rtServer() *mcp.Server {
 	s := mcp.NewServer(mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, error) {
 		return mcp.TextResult(in.Text), nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, error) {
 		name, err := mcp.Elicit[nameForm](ctx, askMessage)
 		if err != nil {
 			return nil, err

@@ -19,10 +19,17 @@ import (
 // Asking for input in straight-line handler code: see "Asking for input"
 // in the package documentation.
 
-// ErrInputRequired matches the error an asking call returns while its
-// answer is not there yet. Return it (or an error wrapping it) from the
-// handler.
-var ErrInputRequired = errors.New("mcp: input required")
+var (
+	// ErrInputRequired matches the error an asking call returns while
+	// its answer is not there yet. Return it (or an error wrapping it)
+	// from the handler.
+	ErrInputRequired = errors.New("mcp: input required")
+	// ErrCannotAsk is returned by the asking functions outside a handler
+	// that may ask (a static resource, a method other than tools/call,
+	// prompts/get, resources/read of a template and a carrier custom
+	// method, or a server with request-state sealing disabled).
+	ErrCannotAsk = errors.New("mcp: this handler cannot ask for input")
+)
 
 // inputRequiredError names the question that is pending (by its text,
 // worked out only when the message is read: every round makes one).
@@ -134,18 +141,12 @@ func (e *NotAcceptedError) Error() string {
 	return "Question " + quotedQuestion(e.Question, e.Key) + " could not be answered: the elicitation was " + past + "."
 }
 
-// ErrCannotAsk is returned by the asking functions outside a handler that
-// may ask (a static resource, a method other than tools/call,
-// prompts/get, resources/read of a template and a carrier custom method,
-// or a server with request-state sealing disabled).
-var ErrCannotAsk = errors.New("mcp: this handler cannot ask for input")
-
 // AskOption adjusts a question.
 type AskOption func(*askOptions)
 
 type askOptions struct {
 	key           string
-	elicitationID string // URL mode on a 2025-11-25 session (WithElicitationID)
+	elicitationID string // URL mode on a 2025-11-25 session (WithLegacyElicitationID)
 }
 
 // WithKey sets the key of a question in inputRequests instead of the
@@ -247,7 +248,7 @@ var errMixedForms = jsonrpcError(CodeInternalError, "Internal error: the handler
 // multi round-trip scope that turns the questions still open into an
 // InputRequiredResult when the handler unwinds, or live requests on a
 // session.
-func (srv *Server) askMiddleware(next MethodHandler) MethodHandler {
+func (srv *Server) askMiddleware(next ServerHandler) ServerHandler {
 	return func(ctx context.Context, method string, params Params) (Result, error) {
 		sc := scopeFrom(ctx)
 		rp, caps := srv.askable(params)

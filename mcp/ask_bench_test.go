@@ -19,7 +19,7 @@ type confirmForm struct {
 
 func threeRoundServer() *Server {
 	s := NewServer(Implementation{Name: "bench", Version: "1"}, nil)
-	AddTool(s, &Tool{Name: "provision"}, func(ctx context.Context, r *CallToolRequest, in struct {
+	AddTypedTool(s, &Tool{Name: "provision"}, func(ctx context.Context, r *CallToolRequest, in struct {
 		Name string `json:"name"`
 	}) (*CallToolResult, error) {
 		region, err := Elicit[Region](ctx, "Which region?")

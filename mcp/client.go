@@ -70,25 +70,6 @@ var legacyClientVersions = []string{LegacyProtocolVersion, "2025-06-18", "2025-0
 // byte stream.
 const defaultProbeTimeout = 3 * time.Second
 
-// ElicitationHandler answers an elicitation/create input request (form or
-// URL mode), embedded in an input_required result or, on a legacy
-// session, sent live by the server. Registering one declares the
-// elicitation capability {"form":{},"url":{}}. ctx carries the
-// inputRequests key or the live request's id (see InputRequestKey) and
-// is cancelled when a sibling request of the same round fails, or when
-// the server cancels its live request. An accepted form answer gets the
-// schema's defaults for the fields it leaves out (SEP-1034).
-type ElicitationHandler func(ctx context.Context, req *ElicitRequest) (*ElicitResult, error)
-
-// SamplingHandler answers a sampling/createMessage input request.
-// Registering one declares the sampling capability.
-type SamplingHandler func(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error)
-
-// RootsHandler answers a roots/list input request. Registering one
-// declares the roots capability (with listChanged on a legacy session:
-// see Client.NotifyRootsChanged).
-type RootsHandler func(ctx context.Context, req *ListRootsRequest) (*ListRootsResult, error)
-
 // ClientOptions configure a Client. The zero value is valid: a modern
 // client with no capabilities.
 type ClientOptions struct {
@@ -108,10 +89,22 @@ type ClientOptions struct {
 	// Elicitation, Sampling and Roots answer input requests. Each one
 	// registered declares the matching client capability; an input
 	// request of a kind without a handler fails the call with a
-	// *NoHandlerError (no retry is sent).
-	Elicitation ElicitationHandler
-	Sampling    SamplingHandler
-	Roots       RootsHandler
+	// *NoHandlerError (no retry is sent). Each handler's ctx carries the
+	// inputRequests key or the live request's id (see InputRequestKey)
+	// and is cancelled when a sibling request of the same round fails,
+	// or when the server cancels its live request.
+	//
+	// Elicitation answers elicitation/create (form or URL mode),
+	// embedded in an input_required result or, on a legacy session, sent
+	// live by the server; it declares the elicitation capability
+	// {"form":{},"url":{}}. An accepted form answer gets the schema's
+	// defaults for the fields it leaves out (SEP-1034). Sampling answers
+	// sampling/createMessage (declaring the sampling capability); Roots
+	// answers roots/list (declaring the roots capability, with
+	// listChanged on a legacy session: see Client.NotifyRootsChanged).
+	Elicitation func(ctx context.Context, req *ElicitRequest) (*ElicitResult, error)
+	Sampling    func(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error)
+	Roots       func(ctx context.Context, req *ListRootsRequest) (*ListRootsResult, error)
 	// SamplingTools declares sampling.tools: the Sampling handler
 	// supports tools and toolChoice.
 	SamplingTools bool
@@ -127,7 +120,7 @@ type ClientOptions struct {
 	MaxRounds int
 	// MaxInputRequests bounds the input requests of one input_required
 	// round: a round asking more fails the call with an
-	// *InvalidResponseError matching ErrTooManyInputRequests before any
+	// *InvalidResponseError (too many input requests) before any
 	// handler runs (with a sampling handler, each would be a model call)
 	// or a retry is sent, in Manual mode too. Zero means 64; negative
 	// means no bound. (A task's input_required status is bounded by
@@ -393,16 +386,16 @@ func (c *Client) servesRequests() bool {
 
 func (c *Client) newEra(version string) *clientEra {
 	b := make([]byte, 0, 256)
-	b = append(b, `{"`+MetaProtocolVersion+`":`...)
+	b = append(b, `{"`+metaProtocolVersion+`":`...)
 	b = jsonrpc.AppendString(b, version)
 	caps, _ := json.Marshal(c.modernCapabilities())
 	b = append(b, `,"`+MetaClientCapabilities+`":`...)
 	b = append(b, caps...)
 	info, _ := json.Marshal(c.opts.Info)
-	b = append(b, `,"`+MetaClientInfo+`":`...)
+	b = append(b, `,"`+metaClientInfo+`":`...)
 	b = append(b, info...)
 	if c.opts.LogLevel != "" {
-		b = append(b, `,"`+MetaLogLevel+`":`...)
+		b = append(b, `,"`+metaLogLevel+`":`...)
 		b = jsonrpc.AppendString(b, string(c.opts.LogLevel))
 	}
 	return &clientEra{clientProtocol: modernProtocol{}, version: version, meta: b}
@@ -501,7 +494,7 @@ func (c *Client) timeout(ctx context.Context, l *wireRequest) time.Duration {
 	if c.opts.RequestTimeout > 0 {
 		return c.opts.RequestTimeout
 	}
-	if c.opts.DefaultTimeout < 0 || l.method == MethodSubscriptionsListen || c.memory {
+	if c.opts.DefaultTimeout < 0 || l.method == methodSubscriptionsListen || c.memory {
 		return 0
 	}
 	if _, ok := ctx.Deadline(); ok {
@@ -539,7 +532,7 @@ func (c *Client) negotiate(era *clientEra, e *Error) (*clientEra, error) {
 // deliver routes a notification that belongs to request l.
 func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 	switch method {
-	case NotificationProgress:
+	case notificationProgress:
 		if l.onProgress == nil {
 			return
 		}
@@ -549,10 +542,10 @@ func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 			return
 		}
 		l.onProgress(p)
-	case NotificationMessage:
+	case notificationMessage:
 		c.unrouted(method, params)
 	default:
-		if method == NotificationCancelled && l.era.servesRequests() {
+		if method == notificationCancelled && l.era.servesRequests() {
 			c.unrouted(method, params) // the server cancels its own request
 			return
 		}
@@ -572,13 +565,13 @@ func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 // legacy session's streams (which make cached results stale).
 func (c *Client) unrouted(method string, params []byte) {
 	c.invalidateFor(method, params)
-	if method == NotificationCancelled {
+	if method == notificationCancelled {
 		if c.servesRequests() {
 			c.cancelServing(params)
 		}
 		return
 	}
-	if method != NotificationMessage {
+	if method != notificationMessage {
 		c.extensionNotification(method, params)
 		return
 	}

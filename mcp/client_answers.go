@@ -23,7 +23,7 @@ const (
 
 // busyCode is the code of the error that refuses a server's request
 // past maxConcurrentAnswers: the server may send it again later.
-const busyCode = CodeTemporarilyUnavailable
+const busyCode = codeTemporarilyUnavailable
 
 // busyMessage is that error's message.
 var busyMessage = "Too many requests in flight: the client answers at most " + strconv.Itoa(maxConcurrentAnswers) + " of the server's requests at once; retry later"

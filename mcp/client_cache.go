@@ -316,12 +316,12 @@ func (cc *clientCache) invalidate(method string, params []byte) {
 	switch method {
 	case NotificationToolListChanged:
 		cc.purge(groupTools, MethodToolsList)
-	case NotificationPromptListChanged:
-		cc.purge(groupPrompts, MethodPromptsList)
-	case NotificationResourceListChanged:
+	case notificationPromptListChanged:
+		cc.purge(groupPrompts, methodPromptsList)
+	case notificationResourceListChanged:
 		cc.gen[groupResources].Add(1)
 		cc.store.Purge(cc.ns + MethodResourcesList + "\x00")
-		cc.store.Purge(cc.ns + MethodResourceTemplatesList + "\x00")
+		cc.store.Purge(cc.ns + methodResourceTemplatesList + "\x00")
 	case NotificationResourceUpdated:
 		cc.gen[groupReads].Add(1)
 		uri, ok := updatedURI(params)
@@ -378,7 +378,7 @@ func (c *Client) invalidateFor(method string, params []byte) {
 		return
 	}
 	switch method {
-	case NotificationToolListChanged, NotificationPromptListChanged, NotificationResourceListChanged, NotificationResourceUpdated:
+	case NotificationToolListChanged, notificationPromptListChanged, notificationResourceListChanged, NotificationResourceUpdated:
 		c.cache.invalidate(method, params)
 	}
 }
@@ -503,15 +503,17 @@ func (m *MemoryCache) Purge(prefix string) {
 	}
 }
 
-// Len returns the number of entries held.
-func (m *MemoryCache) Len() int {
+// Entries returns the number of entries held (what NewMemoryCache's
+// maxEntries bounds).
+func (m *MemoryCache) Entries() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.entries)
 }
 
-// Size returns the bytes held, as counted against maxBytes.
-func (m *MemoryCache) Size() int64 {
+// Bytes returns the bytes held (keys, results and a fixed overhead per
+// entry), as counted against NewMemoryCache's maxBytes.
+func (m *MemoryCache) Bytes() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.bytes

@@ -19,7 +19,7 @@ type methodCounter struct {
 	n  map[string]int
 }
 
-func (m *methodCounter) middleware(next MethodHandler) MethodHandler {
+func (m *methodCounter) middleware(next ServerHandler) ServerHandler {
 	return func(ctx context.Context, method string, p Params) (Result, error) {
 		m.mu.Lock()
 		if m.n == nil {
@@ -67,7 +67,7 @@ func (f *fakeClock) advance(d time.Duration) {
 // in scope, counting the requests it handles.
 func cacheServer(t testing.TB, ttl time.Duration, scope CacheScope) (*Server, *methodCounter) {
 	mc := &methodCounter{}
-	s := NewServer(Implementation{Name: "cache", Version: "1"}, &ServerOptions{ListTTL: ttl, CacheScope: scope, PageSize: 2, Middleware: []Middleware{mc.middleware}})
+	s := NewServer(Implementation{Name: "cache", Version: "1"}, &ServerOptions{ListTTL: ttl, CacheScope: scope, PageSize: 2, Middleware: []ServerMiddleware{mc.middleware}})
 	for i := range 5 {
 		s.AddTool(&Tool{Name: fmt.Sprintf("t%d", i)}, func(context.Context, *CallToolRequest) (ToolResponse, error) { return TextResult("ok"), nil })
 	}
@@ -145,7 +145,7 @@ func TestCachedResultWithinTTLMakesNoRequest(t *testing.T) {
 					t.Fatal(r, err)
 				}
 			}
-			want := map[string]int{MethodToolsList: 3, MethodPromptsList: 1, MethodResourcesList: 1, MethodResourceTemplatesList: 1, MethodDiscover: 1, MethodResourcesRead: 1}
+			want := map[string]int{MethodToolsList: 3, methodPromptsList: 1, MethodResourcesList: 1, methodResourceTemplatesList: 1, MethodDiscover: 1, MethodResourcesRead: 1}
 			check := func(times int) {
 				t.Helper()
 				for m, n := range want {
@@ -189,7 +189,7 @@ func TestListChangedNotificationInvalidatesTheCache(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		before := map[string]int{}
-		for _, m := range []string{MethodToolsList, MethodPromptsList, MethodResourcesList, MethodResourceTemplatesList, MethodResourcesRead} {
+		for _, m := range []string{MethodToolsList, methodPromptsList, MethodResourcesList, methodResourceTemplatesList, MethodResourcesRead} {
 			before[m] = mc.count(m)
 		}
 		sent := func(m string) int { return mc.count(m) - before[m] }
@@ -212,7 +212,7 @@ func TestListChangedNotificationInvalidatesTheCache(t *testing.T) {
 		tools := s.tools.len()
 		fill()
 		fill()
-		if sent(MethodToolsList) != pages(tools) || sent(MethodResourcesRead) != 2 || sent(MethodPromptsList) != 1 {
+		if sent(MethodToolsList) != pages(tools) || sent(MethodResourcesRead) != 2 || sent(methodPromptsList) != 1 {
 			t.Fatalf("before any notification: %v", mc.n)
 		}
 		got := make(chan string, 16)
@@ -248,7 +248,7 @@ func TestListChangedNotificationInvalidatesTheCache(t *testing.T) {
 			t.Fatalf("tools/list after list_changed: %d requests in all, want %d (every page again)", n, want)
 		}
 		fill()
-		if sent(MethodPromptsList) != 1 || sent(MethodResourcesList) != 1 || sent(MethodResourcesRead) != 2 {
+		if sent(methodPromptsList) != 1 || sent(MethodResourcesList) != 1 || sent(MethodResourcesRead) != 2 {
 			t.Fatalf("a tools notification touched other results: %v", mc.n)
 		}
 
@@ -260,11 +260,11 @@ func TestListChangedNotificationInvalidatesTheCache(t *testing.T) {
 		}
 
 		s.AddPrompt(&Prompt{Name: name}, func(context.Context, *GetPromptRequest) (PromptResponse, error) { return nil, nil })
-		wait(NotificationPromptListChanged)
+		wait(notificationPromptListChanged)
 		s.AddResource(&Resource{URI: "test://" + name, Name: name}, func(context.Context, *ReadResourceRequest) (*ReadResourceResult, error) { return nil, nil })
-		wait(NotificationResourceListChanged)
+		wait(notificationResourceListChanged)
 		fill()
-		if sent(MethodPromptsList) != 2 || sent(MethodResourcesList) != 2 || sent(MethodResourceTemplatesList) != 2 {
+		if sent(methodPromptsList) != 2 || sent(MethodResourcesList) != 2 || sent(methodResourceTemplatesList) != 2 {
 			t.Fatalf("after prompts and resources list_changed: %v", mc.n)
 		}
 		cancel()
@@ -449,8 +449,8 @@ func TestCacheIsBoundedInEntriesAndBytes(t *testing.T) {
 		if _, err := c.ReadResource(ctx, fmt.Sprintf("test://items/%d", i), nil); err != nil {
 			t.Fatal(err)
 		}
-		if store.Len() > 8 || store.Size() > 4<<10 {
-			t.Fatalf("after %d reads: %d entries, %d bytes", i+1, store.Len(), store.Size())
+		if store.Entries() > 8 || store.Bytes() > 4<<10 {
+			t.Fatalf("after %d reads: %d entries, %d bytes", i+1, store.Entries(), store.Bytes())
 		}
 	}
 	if _, err := c.ReadResource(ctx, "test://items/99", nil); err != nil {
@@ -469,13 +469,13 @@ func TestCacheIsBoundedInEntriesAndBytes(t *testing.T) {
 	m := NewMemoryCache(100, 1000)
 	big := CacheEntry{Result: json.RawMessage(`{"x":"` + strings.Repeat("a", 2000) + `"}`)}
 	m.Set("big", big)
-	if m.Len() != 0 {
+	if m.Entries() != 0 {
 		t.Fatal("an entry larger than the byte bound was kept")
 	}
 	for i := range 50 {
 		m.Set(fmt.Sprint(i), CacheEntry{Result: json.RawMessage(`{"x":"` + strings.Repeat("a", 100) + `"}`)})
-		if m.Size() > 1000 {
-			t.Fatalf("%d bytes held, bound 1000", m.Size())
+		if m.Bytes() > 1000 {
+			t.Fatalf("%d bytes held, bound 1000", m.Bytes())
 		}
 	}
 	if _, ok := m.Get("49"); !ok {
@@ -732,7 +732,7 @@ func TestCacheHonoursHintsInBothEras(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { _, err := c.ListTools(ctx, nil); done <- err }()
 			if answer {
-				l := f.nextNot(NotificationCancelled)
+				l := f.nextNot(notificationCancelled)
 				if l["method"] != MethodToolsList {
 					t.Fatalf("want tools/list, got %v", l)
 				}

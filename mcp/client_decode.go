@@ -175,7 +175,7 @@ func (c *Client) paramValues(tool string, args []byte) ([]paramValue, error) {
 	bad, isBad := c.badTools[tool]
 	c.mu.RUnlock()
 	if isBad {
-		return nil, fmt.Errorf("%w: tool %q: %s", ErrInvalidTool, tool, bad)
+		return nil, &InvalidResponseError{Method: MethodToolsCall, Err: fmt.Errorf("%w: tool %q: %s", errInvalidTool, tool, bad)}
 	}
 	if len(hs) == 0 || args == nil {
 		return nil, nil
@@ -221,7 +221,7 @@ func headerNumber(v []byte) string {
 func isParamHeaderMismatch(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Code == CodeHeaderMismatch &&
-		strings.Contains(strings.ToLower(e.Message), strings.ToLower(HeaderParamPrefix))
+		strings.Contains(strings.ToLower(e.Message), strings.ToLower(headerParamPrefix))
 }
 
 // decodeCallToolResult decodes a complete tools/call result with the

@@ -234,17 +234,17 @@ func (c *Client) handshake(ctx context.Context) (*clientEra, error) {
 	}
 	p = append(p, `,"clientInfo":`...)
 	p = append(p, info...)
-	l := &wireRequest{method: MethodInitialize, params: p, hook: &wireHook{}}
+	l := &wireRequest{method: methodInitialize, params: p, hook: &wireHook{}}
 	raw, err := c.send(ctx, &clientEra{clientProtocol: legacyProtocol{}}, l)
 	if err != nil {
 		return nil, err
 	}
 	hello := new(serverHello)
 	if err := json.Unmarshal(raw, hello); err != nil {
-		return nil, &InvalidResponseError{Method: MethodInitialize, Err: err}
+		return nil, &InvalidResponseError{Method: methodInitialize, Err: err}
 	}
 	if hello.ProtocolVersion == "" {
-		return nil, invalidResponse(MethodInitialize, "no protocolVersion")
+		return nil, invalidResponse(methodInitialize, "no protocolVersion")
 	}
 	accepted := hello.ProtocolVersion == offer || c.opts.Mode != ModePinned && isLegacyClientVersion(hello.ProtocolVersion)
 	if !accepted {
@@ -256,13 +256,13 @@ func (c *Client) handshake(ctx context.Context) (*clientEra, error) {
 	// Stored before initialized goes out: from then on the server may
 	// send requests, which are answered only on a legacy session.
 	c.era.Store(era)
-	if _, err := era.notify(ctx, c.t, era, NotificationInitialized); err != nil {
+	if _, err := era.notify(ctx, c.t, era, notificationInitialized); err != nil {
 		c.era.CompareAndSwap(era, nil)
 		c.t.endSession(context.WithoutCancel(ctx), era.version, era.session)
 		return nil, err
 	}
 	if c.opts.LogLevel != "" && hello.Capabilities.Logging != nil {
-		sl := &wireRequest{method: MethodSetLevel, params: jsonrpc.AppendString([]byte(`,"level":`), string(c.opts.LogLevel))}
+		sl := &wireRequest{method: methodSetLevel, params: jsonrpc.AppendString([]byte(`,"level":`), string(c.opts.LogLevel))}
 		if _, err := c.send(ctx, era, sl); err != nil {
 			c.log.Warn("mcp: client: logging/setLevel failed", "err", err)
 		}
@@ -280,7 +280,7 @@ func (c *Client) doLegacy(ctx context.Context, era *clientEra, l *wireRequest) (
 	switch l.method {
 	case MethodDiscover:
 		return legacyDiscover(era), nil
-	case MethodSubscriptionsListen, MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+	case methodSubscriptionsListen, MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
 		return nil, fmt.Errorf("%w: %s", ErrLegacyUnsupported, l.method)
 	}
 	res, err := c.send(ctx, era, l)
@@ -328,7 +328,7 @@ func (c *Client) NotifyRootsChanged(ctx context.Context) error {
 	if era == nil {
 		return nil
 	}
-	_, err := era.notify(ctx, c.t, era, NotificationRootsListChanged)
+	_, err := era.notify(ctx, c.t, era, notificationRootsListChanged)
 	return err
 }
 
@@ -348,7 +348,7 @@ func (c *Client) serveRequest(ctx context.Context, id jsonrpc.ID, method string,
 		return nil
 	}
 	if !c.servesRequests() {
-		if method == MethodPing && c.era.Load() == nil {
+		if method == methodPing && c.era.Load() == nil {
 			// A server may ping during the handshake.
 			return jsonrpc.AppendResponse(nil, id, []byte(`{}`))
 		}
@@ -383,7 +383,7 @@ func (c *Client) answerLive(ctx context.Context, id jsonrpc.ID, method string, p
 	}
 	var r InputRequest
 	switch method {
-	case MethodPing:
+	case methodPing:
 		return []byte(`{}`), nil
 	case MethodElicit:
 		er, err := decodeElicitRequest(params)

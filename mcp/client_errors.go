@@ -11,29 +11,15 @@ import (
 // as an *Error (match it with errors.As or ErrorCode); everything the
 // client itself rejects is one of the types or sentinels below.
 var (
-	// ErrRoundsExceeded matches a *RoundsExceededError.
-	ErrRoundsExceeded = errors.New("mcp: input_required rounds exceeded")
-	// ErrNoHandler matches a *NoHandlerError.
-	ErrNoHandler = errors.New("mcp: no handler registered for the input request")
 	// ErrInvalidResponse matches an *InvalidResponseError: the server
 	// answered with something the protocol does not allow.
 	ErrInvalidResponse = errors.New("mcp: invalid response from the server")
-	// ErrUnsupportedVersion matches an *UnsupportedVersionError.
-	ErrUnsupportedVersion = errors.New("mcp: no mutually supported protocol version")
 	// ErrLegacyUnsupported is returned on a 2025-11-25 session for what
 	// only the modern era has (Listen: subscriptions/listen).
 	ErrLegacyUnsupported = errors.New("mcp: not available on a 2025-11-25 session")
 	// ErrTransportClosed is returned for calls on a closed transport, or
 	// in flight when the connection ended.
 	ErrTransportClosed = errors.New("mcp: transport closed")
-	// ErrInvalidTool is returned by CallTool (over HTTP) for a tool that
-	// tools/list showed with invalid x-mcp-header annotations: the
-	// client dropped it from its view and will not call it.
-	ErrInvalidTool = errors.New("mcp: tool has invalid x-mcp-header annotations")
-	// ErrStateRejected matches a *StateRejectedError: the server refused
-	// the requestState a call carried, so the call cannot go on from
-	// where it was; start it again from its first request.
-	ErrStateRejected = errors.New("mcp: the server rejected the request state (its keys may have changed): start the call again")
 
 	// The reasons an *InvalidResponseError may wrap (match with errors.Is).
 
@@ -45,17 +31,41 @@ var (
 	// ErrUnknownInputRequest: an input request of a method the protocol
 	// does not define.
 	ErrUnknownInputRequest = errors.New("mcp: input request of unknown method")
-	// ErrTooManyInputRequests: an input_required result asking more
-	// input requests in one round than ClientOptions.MaxInputRequests;
-	// no handler ran and no retry was sent.
-	ErrTooManyInputRequests = errors.New("mcp: too many input requests in one round")
 	// ErrMessageTooLarge: a message, body or SSE event over the
 	// transport's MaxMessageBytes.
 	ErrMessageTooLarge = errors.New("mcp: message exceeds the size limit")
+
+	// ErrReservedMeta matches the error of a request whose extra _meta
+	// (CallOptions.Meta, WithMeta, or what middleware added) names a
+	// member the SDK writes itself: any name starting with
+	// io.modelcontextprotocol/ and progressToken. Nothing is sent then.
+	ErrReservedMeta = errors.New("mcp: reserved _meta member")
+	// ErrRedirect matches the error of a request the server answered
+	// with a redirect the client did not follow: every request of the
+	// HTTP client transports (the POSTs, the GET streams, DELETE, the
+	// HTTP+SSE stream and the POSTs to its endpoint) refuses redirects
+	// unless HTTPClientOptions.FollowRedirects is set.
+	ErrRedirect = errors.New("mcp: the server answered with a redirect, which the client does not follow")
+	// ErrNoStructuredContent is returned by StructuredContent (and
+	// CallToolAs) for a result without structuredContent.
+	ErrNoStructuredContent = errors.New("mcp: the result has no structuredContent")
+)
+
+// Reasons an *InvalidResponseError may wrap that a caller need not tell
+// apart (ErrInvalidResponse matches them).
+var (
+	// errTooManyInputRequests: an input_required result asking more
+	// input requests in one round than ClientOptions.MaxInputRequests;
+	// no handler ran and no retry was sent.
+	errTooManyInputRequests = errors.New("mcp: too many input requests in one round")
+	// errInvalidTool: CallTool (over HTTP) for a tool that tools/list
+	// showed with invalid x-mcp-header annotations: the client dropped it
+	// from its view and will not call it.
+	errInvalidTool = errors.New("mcp: tool has invalid x-mcp-header annotations")
 )
 
 // RoundsExceededError reports that a server kept answering
-// input_required after MaxRounds retries.
+// input_required after MaxRounds retries (match it with errors.As).
 type RoundsExceededError struct {
 	Method    string // tools/call, prompts/get or resources/read
 	Target    string // the tool or prompt name, or the resource URI
@@ -67,11 +77,8 @@ func (e *RoundsExceededError) Error() string {
 	return fmt.Sprintf("mcp: %s %q still needs input after %d rounds", e.Method, e.Target, e.MaxRounds)
 }
 
-// Is matches ErrRoundsExceeded.
-func (e *RoundsExceededError) Is(target error) bool { return target == ErrRoundsExceeded }
-
 // NoHandlerError reports an input request of a kind the client has no
-// handler for. The call fails without a retry.
+// handler for (match it with errors.As). The call fails without a retry.
 type NoHandlerError struct {
 	Method string // elicitation/create, sampling/createMessage or roots/list
 	Key    string // the inputRequests key
@@ -87,9 +94,6 @@ func (e *NoHandlerError) Error() string {
 	what := map[string]string{MethodElicit: "Elicitation", MethodCreateMessage: "Sampling", MethodListRoots: "List roots"}[e.Method]
 	return fmt.Sprintf("mcp: %s not supported: no %s handler for the server's %s", what, e.Method, questionLabel(e.Method, e.Question, e.Key))
 }
-
-// Is matches ErrNoHandler.
-func (e *NoHandlerError) Is(target error) bool { return target == ErrNoHandler }
 
 // InvalidResponseError reports a response the client rejects: malformed
 // JSON, an answer to another request, an unknown resultType, an
@@ -118,7 +122,7 @@ func invalidResponse(method string, format string, args ...any) *InvalidResponse
 
 // UnsupportedVersionError reports that the server speaks none of the
 // versions the client does (after a -32022 error), or that a pinned
-// version is not one this client implements.
+// version is not one this client implements (match it with errors.As).
 type UnsupportedVersionError struct {
 	Requested string   // the version the client asked for
 	Supported []string // the versions the server (or the client) supports
@@ -129,9 +133,6 @@ type UnsupportedVersionError struct {
 func (e *UnsupportedVersionError) Error() string {
 	return fmt.Sprintf("mcp: protocol version %q is not supported (supported: %s)", e.Requested, strings.Join(e.Supported, ", "))
 }
-
-// Is matches ErrUnsupportedVersion.
-func (e *UnsupportedVersionError) Is(target error) bool { return target == ErrUnsupportedVersion }
 
 // Unwrap returns the server's error, if any.
 func (e *UnsupportedVersionError) Unwrap() error {
@@ -164,8 +165,8 @@ func (e *HTTPStatusError) Error() string {
 // log): its keys changed (a restart without configured keys, a key
 // rotated out too early), the round expired, a single-use state was used
 // already. None of these heal by sending the leg again: the call must
-// start again from its first request, asking its questions anew. It
-// matches ErrStateRejected and, through Unwrap, ErrInvalidRequestState.
+// start again from its first request, asking its questions anew. Match
+// it with errors.As; through Unwrap it matches ErrInvalidRequestState.
 type StateRejectedError struct {
 	Method string // tools/call, prompts/get or resources/read
 	Target string // the tool or prompt name, or the resource URI
@@ -177,9 +178,6 @@ func (e *StateRejectedError) Error() string {
 	return fmt.Sprintf("mcp: %s %q: the server rejected the request state (its keys may have changed, or the round expired or was used already): start the call again",
 		e.Method, e.Target)
 }
-
-// Is matches ErrStateRejected.
-func (e *StateRejectedError) Is(target error) bool { return target == ErrStateRejected }
 
 // Unwrap returns the server's error.
 func (e *StateRejectedError) Unwrap() error { return e.Err }

@@ -12,7 +12,7 @@ import (
 
 // The client side of extensions: declaring them
 // (ClientOptions.Extensions), calling a server's custom methods
-// (Client.CallMethod, CallMethod) and receiving the extensions'
+// (Client.CallMethod, CallMethodAs) and receiving the extensions'
 // notifications. A carrier method runs the same loop as CallTool
 // (client_loop.go): its input requests are answered with the client's
 // handlers and the call sent again with inputResponses and the
@@ -87,10 +87,10 @@ type MethodResult struct {
 	Result json.RawMessage
 }
 
-// ErrCustomMethod is returned by CallMethod for a call it does not send:
+// errCustomMethod is returned by CallMethod for a call it does not send:
 // a reserved or invalid method name, params that are not an object, or
 // params holding a member the SDK writes.
-var ErrCustomMethod = errors.New("mcp: invalid custom method call")
+var errCustomMethod = errors.New("mcp: invalid custom method call")
 
 // CallMethod calls a custom method and returns its complete answer. Like
 // every request it carries the _meta envelope on 2026-07-28 (with the
@@ -102,7 +102,7 @@ var ErrCustomMethod = errors.New("mcp: invalid custom method call")
 // not declared, -32601 when the server has no such method).
 func (c *Client) CallMethod(ctx context.Context, call *MethodCall, opts *CallOptions) (*MethodResult, error) {
 	if call == nil {
-		return nil, fmt.Errorf("%w: nil MethodCall", ErrCustomMethod)
+		return nil, fmt.Errorf("%w: nil MethodCall", errCustomMethod)
 	}
 	cc, err := newCustomCarrier(call)
 	if err != nil {
@@ -119,11 +119,11 @@ func (c *Client) CallMethod(ctx context.Context, call *MethodCall, opts *CallOpt
 	return &MethodResult{ResultType: rt, Result: json.RawMessage(raw)}, nil
 }
 
-// CallMethod calls a custom method (see Client.CallMethod) and decodes
+// CallMethodAs calls a custom method (see Client.CallMethod) and decodes
 // its result object into a new Out. An answer whose resultType is not
 // "complete" (a type the extension defines) is an *InvalidResponseError
 // wrapping ErrUnknownResultType: use Client.CallMethod to read those.
-func CallMethod[Out any](ctx context.Context, c *Client, call *MethodCall, opts *CallOptions) (*Out, error) {
+func CallMethodAs[Out any](ctx context.Context, c *Client, call *MethodCall, opts *CallOptions) (*Out, error) {
 	res, err := c.CallMethod(ctx, call, opts)
 	if err != nil {
 		return nil, err
@@ -149,11 +149,11 @@ type customCall struct {
 // newCustomCarrier checks a MethodCall and builds its carrierCall.
 func newCustomCarrier(call *MethodCall) (*carrierCall, error) {
 	if !methodNameRE.MatchString(call.Method) || reservedMethod(call.Method) {
-		return nil, fmt.Errorf("%w: %q is not a custom method name (1 to 256 visible ASCII characters, not a method of the specification, not notifications/* or rpc.*)", ErrCustomMethod, call.Method)
+		return nil, fmt.Errorf("%w: %q is not a custom method name (1 to 256 visible ASCII characters, not a method of the specification, not notifications/* or rpc.*)", errCustomMethod, call.Method)
 	}
 	obj, err := encodeArgs(call.Params)
 	if err != nil {
-		return nil, fmt.Errorf("%w: params: %v", ErrCustomMethod, err)
+		return nil, fmt.Errorf("%w: params: %v", errCustomMethod, err)
 	}
 	if obj == nil {
 		obj = []byte(`{}`)
@@ -181,11 +181,11 @@ func newCustomCarrier(call *MethodCall) (*carrierCall, error) {
 	})
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("%w: params: %v", ErrCustomMethod, err)
+		return nil, fmt.Errorf("%w: params: %v", errCustomMethod, err)
 	case bad != "":
-		return nil, fmt.Errorf("%w: params hold %s", ErrCustomMethod, bad)
+		return nil, fmt.Errorf("%w: params hold %s", errCustomMethod, bad)
 	case call.TargetMember != "" && !found:
-		return nil, fmt.Errorf("%w: params have no %q (the target member)", ErrCustomMethod, call.TargetMember)
+		return nil, fmt.Errorf("%w: params have no %q (the target member)", errCustomMethod, call.TargetMember)
 	}
 	cu.hasTarget = call.TargetMember != ""
 	if len(obj) > 2 {

@@ -60,9 +60,9 @@ func TestClientCallsACustomMethod(t *testing.T) {
 				t.Errorf("result = %s (%v), want the query echoed with one hit", res.Result, err)
 			}
 			// The typed form decodes the same result.
-			typed, err := CallMethod[searchOut](ctx, c, &MethodCall{Method: mQuery, Params: json.RawMessage(`{"query":"rt","limit":2}`)}, nil)
+			typed, err := CallMethodAs[searchOut](ctx, c, &MethodCall{Method: mQuery, Params: json.RawMessage(`{"query":"rt","limit":2}`)}, nil)
 			if err != nil || typed.Query != "rt" || typed.Hits[0] != "rt-1" {
-				t.Errorf("CallMethod[searchOut] = %+v, %v", typed, err)
+				t.Errorf("CallMethodAs[searchOut] = %+v, %v", typed, err)
 			}
 			if !tr.legacy && !strings.Contains(string(res.Result), `"resultType":"complete"`) {
 				t.Errorf("a 2026-07-28 result lacks its resultType: %s", res.Result)
@@ -85,7 +85,7 @@ func TestClientCarrierCustomMethodIsCompletedByTheCallLoop(t *testing.T) {
 				return &ElicitResult{Action: ElicitAccept, Content: map[string]any{"ok": true}}, nil
 			}
 			c := tr.client(t, s, opts)
-			out, err := CallMethod[map[string]any](context.Background(), c,
+			out, err := CallMethodAs[map[string]any](context.Background(), c,
 				&MethodCall{Method: mDelete, Params: map[string]any{"index": "books"}, TargetMember: "index", Carrier: true}, nil)
 			if err != nil {
 				t.Fatalf("CallMethod: %v", err)
@@ -179,8 +179,8 @@ func TestClientRefusesCallsThatAreNotCustomMethods(t *testing.T) {
 		{Method: mDelete, Params: map[string]any{"name": "a"}, TargetMember: "index"},
 		{Method: mDelete, Params: map[string]any{"index": 3}, TargetMember: "index"},
 	} {
-		if _, err := c.CallMethod(context.Background(), call, nil); !errors.Is(err, ErrCustomMethod) {
-			t.Errorf("CallMethod(%+v) = %v, want ErrCustomMethod", call, err)
+		if _, err := c.CallMethod(context.Background(), call, nil); !errors.Is(err, errCustomMethod) {
+			t.Errorf("CallMethod(%+v) = %v, want errCustomMethod", call, err)
 		}
 	}
 }
@@ -206,7 +206,7 @@ func TestClientReadsAnExtensionsOwnResultType(t *testing.T) {
 	if err != nil || res.ResultType != "com.example/queued" || !strings.Contains(string(res.Result), `"ticket":"t1"`) {
 		t.Fatalf("CallMethod = %+v, %v; want the extension's resultType and its object", res, err)
 	}
-	if _, err := CallMethod[map[string]any](context.Background(), c, call, nil); !errors.Is(err, ErrUnknownResultType) {
+	if _, err := CallMethodAs[map[string]any](context.Background(), c, call, nil); !errors.Is(err, ErrUnknownResultType) {
 		t.Errorf("typed CallMethod of a non-complete result: err = %v, want ErrUnknownResultType", err)
 	}
 }
@@ -346,8 +346,8 @@ func FuzzClientCustomMethodCall(f *testing.F) {
 			if !cc.custom.hasTarget {
 				t.Fatal("a call with a TargetMember has no target")
 			}
-		} else if !errors.Is(err, ErrCustomMethod) {
-			t.Fatalf("params %q: %v is not ErrCustomMethod", params, err)
+		} else if !errors.Is(err, errCustomMethod) {
+			t.Fatalf("params %q: %v is not errCustomMethod", params, err)
 		}
 		cu := &customCall{carrier: carrier}
 		rt, err := cu.resultType(mDelete, result)

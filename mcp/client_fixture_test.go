@@ -158,7 +158,7 @@ func newClientFixture(t testing.TB) *clientFixture {
 		for i := 0; i <= 2; i++ {
 			ReportProgress(ctx, float64(i*50), 100, "step")
 		}
-		Log(ctx, LevelWarning, "fixture", "a warning")
+		logMessage(ctx, LevelWarning, "fixture", "a warning")
 		return TextResult("done"), nil
 	})
 	tool("region", `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"count":{"type":"integer","x-mcp-header":"Count"},"dry":{"type":"boolean","x-mcp-header":"Dry"},"opts":{"type":"object","properties":{"zone":{"type":"string","x-mcp-header":"Zone"}}}}}`,

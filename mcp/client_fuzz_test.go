@@ -54,7 +54,7 @@ func FuzzClientResponse(f *testing.F) {
 		f.Add([]byte(s), uint8(8))
 	}
 	c := NewClient(NewHTTPClientTransport("http://127.0.0.1:1/mcp", nil), fixtureHandlers(&ClientOptions{Logger: slog.New(slog.DiscardHandler)}))
-	methodsFuzzed := []string{MethodToolsCall, MethodPromptsGet, MethodResourcesRead, MethodToolsList, MethodDiscover, MethodComplete, MethodPromptsList, MethodSubscriptionsListen, MethodTasksGet}
+	methodsFuzzed := []string{MethodToolsCall, MethodPromptsGet, MethodResourcesRead, MethodToolsList, MethodDiscover, methodComplete, methodPromptsList, methodSubscriptionsListen, MethodTasksGet}
 	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
 		method := methodsFuzzed[int(mode)%len(methodsFuzzed)]
 		r := &wireRequest{id: 7, method: method, notify: func(string, []byte) {}}
@@ -105,13 +105,13 @@ func fuzzDecode(t *testing.T, c *Client, method string, raw []byte) {
 	case MethodDiscover:
 		decodeComplete[DiscoverResult](method, raw)
 		return
-	case MethodComplete:
+	case methodComplete:
 		decodeComplete[CompleteResult](method, raw)
 		return
-	case MethodPromptsList:
+	case methodPromptsList:
 		decodeComplete[ListPromptsResult](method, raw)
 		return
-	case MethodSubscriptionsListen:
+	case methodSubscriptionsListen:
 		decodeComplete[struct{}](method, raw)
 		return
 	case MethodTasksGet:

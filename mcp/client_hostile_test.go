@@ -231,14 +231,14 @@ func TestInputRequestsPerRoundAreBounded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err := c.CallTool(ctx, "flood", nil, nil)
-	if !errors.Is(err, ErrTooManyInputRequests) || !errors.Is(err, ErrInvalidResponse) {
+	if !errors.Is(err, errTooManyInputRequests) || !errors.Is(err, ErrInvalidResponse) {
 		t.Fatalf("120000 input requests in a round: %v", err)
 	}
 	if asked.Load() != 0 || legs.Load() != 1 {
 		t.Fatalf("the handler ran %d times, %d legs sent", asked.Load(), legs.Load())
 	}
 	_, err = c.CallTool(ctx, "flood", nil, &CallOptions{Manual: true})
-	if !errors.Is(err, ErrTooManyInputRequests) {
+	if !errors.Is(err, errTooManyInputRequests) {
 		t.Fatalf("in manual mode: %v", err)
 	}
 	// The bound itself is fine.
@@ -299,7 +299,7 @@ func TestServerRequestsAreAnsweredWithBoundedGoroutines(t *testing.T) {
 		}
 		in := readRPC(t, r)
 		switch in.Method {
-		case MethodInitialize:
+		case methodInitialize:
 			w.Header().Set("Mcp-Session-Id", "s")
 			writeResult(w, in, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"h","version":"1"}}`)
 		case "": // an answer, never taken

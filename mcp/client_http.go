@@ -44,7 +44,7 @@ type HTTPClientOptions struct {
 	// Authorization. The MCP headers are always set by the transport.
 	Header http.Header
 	// MaxMessageBytes bounds a JSON response body and each SSE event.
-	// Zero means DefaultMaxMessageBytes (4 MiB); a larger message fails
+	// Zero means 4 MiB; a larger message fails
 	// the call with ErrMessageTooLarge.
 	MaxMessageBytes int
 	// NoLegacyGetStream keeps a 2025-11-25 session from opening the
@@ -116,7 +116,7 @@ const getStreamWait = 2 * time.Second
 // the URL and, when it gets that transport's event stream, speaks it
 // instead (see HTTPClientOptions.SSE and NoSSEFallback).
 func NewHTTPClientTransport(url string, opts *HTTPClientOptions) ClientTransport {
-	t := &httpClientTransport{url: url, max: DefaultMaxMessageBytes, answers: newAnswerSlots()}
+	t := &httpClientTransport{url: url, max: defaultMaxMessageBytes, answers: newAnswerSlots()}
 	if opts != nil {
 		t.hc = opts.HTTPClient
 		t.extra = opts.Header
@@ -241,7 +241,7 @@ func (t *httpClientTransport) postRoundTrip(ctx context.Context, r *wireRequest)
 			h.Set(HeaderName, encodeHeaderValue(r.target))
 		}
 		for _, p := range r.headers {
-			h.Set(HeaderParamPrefix+p.name, p.value)
+			h.Set(headerParamPrefix+p.name, p.value)
 		}
 	}
 	r.status = 0

@@ -123,7 +123,7 @@ func TestClientMirrorsXMcpHeaderArguments(t *testing.T) {
 		}
 		h := log.last()
 		for name, want := range tc.want {
-			vs := h.Values(HeaderParamPrefix + name)
+			vs := h.Values(headerParamPrefix + name)
 			if want == "" && len(vs) != 0 || want != "" && (len(vs) != 1 || vs[0] != want) {
 				t.Errorf("%s: Mcp-Param-%s = %q, want %q", tc.args, name, vs, want)
 			}
@@ -167,7 +167,7 @@ func TestClientDropsToolsWithInvalidHeaderAnnotations(t *testing.T) {
 			t.Errorf("no warning for %s in:\n%s", dropped, logs.String())
 		}
 	}
-	if _, err := c.CallTool(context.Background(), "dup_header", nil, nil); !errors.Is(err, ErrInvalidTool) {
+	if _, err := c.CallTool(context.Background(), "dup_header", nil, nil); !errors.Is(err, errInvalidTool) {
 		t.Fatalf("calling a dropped tool: %v", err)
 	}
 	if called.Load() != 0 {
@@ -191,7 +191,7 @@ func TestClientRequestMeta(t *testing.T) {
 	c := rawHTTPClient(t, h, nil, &ClientOptions{Info: Implementation{Name: "me", Version: "9"}})
 	c.CallTool(context.Background(), "x", nil, nil)
 	m := last()
-	if string(m[MetaClientCapabilities]) != `{}` || string(m[MetaProtocolVersion]) != `"2026-07-28"` || string(m[MetaClientInfo]) != `{"name":"me","version":"9"}` {
+	if string(m[MetaClientCapabilities]) != `{}` || string(m[metaProtocolVersion]) != `"2026-07-28"` || string(m[metaClientInfo]) != `{"name":"me","version":"9"}` {
 		t.Errorf("meta %s", m)
 	}
 	if _, ok := m["progressToken"]; ok {
@@ -238,7 +238,7 @@ func TestClientRetriesWithASupportedVersion(t *testing.T) {
 	c = rawHTTPClient(t, reject(`["2099-01-01","2025-11-25"]`), nil, &ClientOptions{Mode: ModePinned, ProtocolVersion: LatestProtocolVersion})
 	_, err := c.ListTools(context.Background(), nil)
 	var uv *UnsupportedVersionError
-	if !errors.As(err, &uv) || !errors.Is(err, ErrUnsupportedVersion) || len(uv.Supported) != 2 || ErrorCode(err) != CodeUnsupportedProtocolVersion {
+	if !errors.As(err, &uv) || !errors.As(err, new(*UnsupportedVersionError)) || len(uv.Supported) != 2 || ErrorCode(err) != CodeUnsupportedProtocolVersion {
 		t.Fatalf("got %v", err)
 	}
 }

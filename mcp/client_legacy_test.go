@@ -38,7 +38,7 @@ func newAskingServer(t testing.TB) *Server {
 		return TextResult(fmt.Sprintf("Hello %s, capital %s, %d roots", name.Content.Name, capital.Content[0].(*TextContent).Text, len(roots))), nil
 	})
 	s.AddTool(&Tool{Name: "url_consent"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		action, err := ElicitURL(ctx, "Sign in", "https://example.com/login", WithElicitationID("flow-7"))
+		action, err := ElicitURL(ctx, "Sign in", "https://example.com/login", WithLegacyElicitationID("flow-7"))
 		if err != nil {
 			return nil, err
 		}
@@ -54,7 +54,7 @@ func newAskingServer(t testing.TB) *Server {
 	})
 	s.AddTool(&Tool{Name: "reconnect"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		ReportProgress(ctx, 1, 2, "before the disconnection")
-		closed := CloseSSEStream(ctx)
+		closed := CloseLegacySSEStream(ctx)
 		name, err := Elicit[struct {
 			Name string `json:"name"`
 		}](ctx, "Your name, after the reconnection?")
@@ -67,7 +67,7 @@ func newAskingServer(t testing.TB) *Server {
 		for i := range 3 {
 			ReportProgress(ctx, float64(i), 2, "step")
 		}
-		Log(ctx, LevelWarning, "asking", "a warning")
+		logMessage(ctx, LevelWarning, "asking", "a warning")
 		return TextResult("done"), nil
 	})
 	return s
@@ -142,7 +142,7 @@ func TestClientLegacyHTTPSessionWire(t *testing.T) {
 	seen := log.all()
 	// initialize, initialized, tools/call, 3 answers, DELETE.
 	init := seen[0]
-	if init.method != MethodInitialize || init.session != "" {
+	if init.method != methodInitialize || init.session != "" {
 		t.Fatalf("first message %+v", init)
 	}
 	params := init.body["params"].(map[string]any)
@@ -156,7 +156,7 @@ func TestClientLegacyHTTPSessionWire(t *testing.T) {
 	if info := params["clientInfo"].(map[string]any); info["name"] != "roundtrip-go-client" {
 		t.Fatalf("clientInfo %v", info)
 	}
-	if seen[1].method != NotificationInitialized || seen[1].session == "" || seen[1].version != LegacyProtocolVersion {
+	if seen[1].method != notificationInitialized || seen[1].session == "" || seen[1].version != LegacyProtocolVersion {
 		t.Fatalf("second message %+v", seen[1])
 	}
 	sid := seen[1].session
@@ -363,7 +363,7 @@ func (ls *legacyOnlyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	in := readRPC(ls.t, r)
 	ls.seen = append(ls.seen, in.Method)
 	switch {
-	case in.Method == MethodInitialize:
+	case in.Method == methodInitialize:
 		ls.sessions++
 		w.Header().Set("Mcp-Session-Id", fmt.Sprintf("s%d", ls.sessions))
 		writeResult(w, in, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"0.9"},"instructions":"be nice"}`)
@@ -414,8 +414,8 @@ func TestClientAutoFallsBackToLegacyOverHTTP(t *testing.T) {
 	c.Close()
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	want := []string{MethodToolsList, MethodInitialize, NotificationInitialized, MethodToolsList,
-		MethodToolsCall, MethodInitialize, NotificationInitialized, MethodToolsCall}
+	want := []string{MethodToolsList, methodInitialize, notificationInitialized, MethodToolsList,
+		MethodToolsCall, methodInitialize, notificationInitialized, MethodToolsCall}
 	if !slices.Equal(ls.seen, want) {
 		t.Fatalf("wire %v\nwant %v", ls.seen, want)
 	}
@@ -437,7 +437,7 @@ func TestClientAutoFallsBackOnAnUnsupportedVersionListingLegacyOnly(t *testing.T
 		}
 		in := readRPC(t, r)
 		switch {
-		case in.Method == MethodInitialize:
+		case in.Method == methodInitialize:
 			initialized.Store(true)
 			writeResult(w, in, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"x","version":"1"}}`)
 		case in.ID == nil:
@@ -519,12 +519,12 @@ func (f *fakeStream) read(r io.Reader) {
 // handshake plays the server's side of initialize on a fake stream.
 func (f *fakeStream) handshake(version string) {
 	f.t.Helper()
-	init := f.nextNot(NotificationCancelled)
-	if init["method"] != MethodInitialize {
+	init := f.nextNot(notificationCancelled)
+	if init["method"] != methodInitialize {
 		f.t.Fatalf("want initialize, got %v", init)
 	}
 	f.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"1"}}}`, init["id"], version))
-	if n := f.nextNot(NotificationCancelled); n["method"] != NotificationInitialized {
+	if n := f.nextNot(notificationCancelled); n["method"] != notificationInitialized {
 		f.t.Fatalf("want notifications/initialized, got %v", n)
 	}
 }
@@ -582,9 +582,9 @@ func TestClientAutoOnStdioProbesWithDiscover(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- c.Connect(ctx) }()
 		f.next() // server/discover, unanswered
-		init := f.nextNot(NotificationCancelled)
+		init := f.nextNot(notificationCancelled)
 		f.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"error":{"code":-32601,"message":"Method not found"}}`, init["id"]))
-		d := f.nextNot(NotificationCancelled)
+		d := f.nextNot(notificationCancelled)
 		if d["method"] != MethodDiscover {
 			t.Fatalf("want server/discover again, got %v", d)
 		}
@@ -617,7 +617,7 @@ func TestClientPinnedLegacyVersionRefusesAnother(t *testing.T) {
 		t.Fatalf("offered %v", p)
 	}
 	f.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"old","version":"1"}}}`, init["id"]))
-	if err := waitErr(t, done); !errors.Is(err, ErrUnsupportedVersion) {
+	if err := waitErr(t, done); !errors.As(err, new(*UnsupportedVersionError)) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -721,7 +721,7 @@ func TestClientLegacyGetStream(t *testing.T) {
 		}
 		in := readRPC(t, r)
 		switch {
-		case in.Method == MethodInitialize:
+		case in.Method == methodInitialize:
 			w.Header().Set("Mcp-Session-Id", "g")
 			writeResult(w, in, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"g","version":"1"}}`)
 		case in.Method == "" && in.ID != nil:
@@ -754,7 +754,7 @@ func TestClientLegacyGetStream(t *testing.T) {
 			return
 		}
 		in := readRPC(t, r)
-		if in.Method == MethodInitialize {
+		if in.Method == methodInitialize {
 			w.Header().Set("Mcp-Session-Id", "h")
 			writeResult(w, in, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"h","version":"1"}}`)
 			return

@@ -272,7 +272,7 @@ func (c *Client) loop(ctx context.Context, cc *carrierCall, opts *CallOptions, r
 			return nil, err
 		}
 		if n := c.opts.MaxInputRequests; n >= 0 && len(ir.keys) > n {
-			return nil, &InvalidResponseError{Method: cc.method, Err: fmt.Errorf("%w: %d in one round, more than ClientOptions.MaxInputRequests (%d)", ErrTooManyInputRequests, len(ir.keys), n)}
+			return nil, &InvalidResponseError{Method: cc.method, Err: fmt.Errorf("%w: %d in one round, more than ClientOptions.MaxInputRequests (%d)", errTooManyInputRequests, len(ir.keys), n)}
 		}
 		if opts.Manual {
 			p := ir.pending(cc)

@@ -73,16 +73,16 @@ func (c *Client) Tools(ctx context.Context) iter.Seq2[*Tool, error] {
 
 // ListPrompts returns one page of prompts/list.
 func (c *Client) ListPrompts(ctx context.Context, cursor *string) (*ListPromptsResult, error) {
-	raw, err := c.listPage(ctx, groupPrompts, MethodPromptsList, cursor)
+	raw, err := c.listPage(ctx, groupPrompts, methodPromptsList, cursor)
 	if err != nil {
 		return nil, err
 	}
-	return decodeComplete[ListPromptsResult](MethodPromptsList, raw)
+	return decodeComplete[ListPromptsResult](methodPromptsList, raw)
 }
 
 // Prompts iterates over every prompt, page by page.
 func (c *Client) Prompts(ctx context.Context) iter.Seq2[*Prompt, error] {
-	return paginate(ctx, MethodPromptsList, func(ctx context.Context, cursor *string) ([]*Prompt, *string, error) {
+	return paginate(ctx, methodPromptsList, func(ctx context.Context, cursor *string) ([]*Prompt, *string, error) {
 		r, err := c.ListPrompts(ctx, cursor)
 		if err != nil {
 			return nil, nil, err
@@ -113,16 +113,16 @@ func (c *Client) Resources(ctx context.Context) iter.Seq2[*Resource, error] {
 
 // ListResourceTemplates returns one page of resources/templates/list.
 func (c *Client) ListResourceTemplates(ctx context.Context, cursor *string) (*ListResourceTemplatesResult, error) {
-	raw, err := c.listPage(ctx, groupResources, MethodResourceTemplatesList, cursor)
+	raw, err := c.listPage(ctx, groupResources, methodResourceTemplatesList, cursor)
 	if err != nil {
 		return nil, err
 	}
-	return decodeComplete[ListResourceTemplatesResult](MethodResourceTemplatesList, raw)
+	return decodeComplete[ListResourceTemplatesResult](methodResourceTemplatesList, raw)
 }
 
 // ResourceTemplates iterates over every resource template, page by page.
 func (c *Client) ResourceTemplates(ctx context.Context) iter.Seq2[*ResourceTemplate, error] {
-	return paginate(ctx, MethodResourceTemplatesList, func(ctx context.Context, cursor *string) ([]*ResourceTemplate, *string, error) {
+	return paginate(ctx, methodResourceTemplatesList, func(ctx context.Context, cursor *string) ([]*ResourceTemplate, *string, error) {
 		r, err := c.ListResourceTemplates(ctx, cursor)
 		if err != nil {
 			return nil, nil, err
@@ -317,11 +317,11 @@ func (c *Client) Complete(ctx context.Context, req *CompleteRequest) (*CompleteR
 	if err != nil {
 		return nil, err
 	}
-	raw, err := c.do(ctx, &wireRequest{method: MethodComplete, params: append([]byte{','}, b[1:len(b)-1]...)})
+	raw, err := c.do(ctx, &wireRequest{method: methodComplete, params: append([]byte{','}, b[1:len(b)-1]...)})
 	if err != nil {
 		return nil, err
 	}
-	return decodeComplete[CompleteResult](MethodComplete, raw)
+	return decodeComplete[CompleteResult](methodComplete, raw)
 }
 
 // ListenNotification is one notification of a subscriptions/listen
@@ -351,7 +351,7 @@ func (c *Client) Listen(ctx context.Context, filter SubscriptionFilter, fn func(
 		return err
 	}
 	q := make(chan *ListenNotification, listenQueue)
-	l := &wireRequest{method: MethodSubscriptionsListen, params: f, onNotify: func(method string, params []byte) {
+	l := &wireRequest{method: methodSubscriptionsListen, params: f, onNotify: func(method string, params []byte) {
 		n := &ListenNotification{Method: method, Params: bytes.Clone(params)}
 		if method == NotificationResourceUpdated {
 			var p struct {
@@ -370,7 +370,7 @@ func (c *Client) Listen(ctx context.Context, filter SubscriptionFilter, fn func(
 	go func() {
 		raw, err := c.do(ctx, l)
 		if err == nil {
-			_, err = decodeComplete[struct{}](MethodSubscriptionsListen, raw)
+			_, err = decodeComplete[struct{}](methodSubscriptionsListen, raw)
 		}
 		done <- err
 	}()

@@ -39,12 +39,6 @@ import (
 // Without middleware and without extra _meta the request path is as
 // before: nothing is allocated for this.
 
-// ErrReservedMeta matches the error of a request whose extra _meta
-// (CallOptions.Meta, WithMeta, or what middleware added) names a member
-// the SDK writes itself: any name starting with io.modelcontextprotocol/
-// and progressToken. Nothing is sent then.
-var ErrReservedMeta = errors.New("mcp: reserved _meta member")
-
 // reservedMetaPrefix starts the names of the members of the _meta
 // envelope (version, capabilities, identity, log level, ...).
 const reservedMetaPrefix = "io.modelcontextprotocol/"

@@ -36,7 +36,7 @@ type metaSeen struct {
 	meta   map[string]json.RawMessage
 }
 
-func (ml *metaLog) middleware(next MethodHandler) MethodHandler {
+func (ml *metaLog) middleware(next ServerHandler) ServerHandler {
 	return func(ctx context.Context, method string, params Params) (Result, error) {
 		var m map[string]json.RawMessage
 		if params != nil {
@@ -79,7 +79,7 @@ func (ml *metaLog) count() int {
 func newObservedServer(t testing.TB, ml *metaLog) *Server {
 	t.Helper()
 	s := NewServer(Implementation{Name: "observed", Version: "1"}, &ServerOptions{
-		Middleware: []Middleware{ml.middleware},
+		Middleware: []ServerMiddleware{ml.middleware},
 		Completions: func(ctx context.Context, r *CompleteRequest) (*CompleteResult, error) {
 			return &CompleteResult{Completion: Completion{Values: []string{"a"}}}, nil
 		},
@@ -286,7 +286,7 @@ func TestReservedMetaIsRefusedBeforeSending(t *testing.T) {
 		}
 	}
 	bg := context.Background()
-	for _, name := range []string{MetaProtocolVersion, "io.modelcontextprotocol/related-task", "progressToken"} {
+	for _, name := range []string{metaProtocolVersion, "io.modelcontextprotocol/related-task", "progressToken"} {
 		for _, c := range []*Client{plain, observed} {
 			_, err := c.CallTool(bg, "echo", nil, &CallOptions{Meta: Meta{name: "x"}})
 			if !errors.Is(err, ErrReservedMeta) || !strings.Contains(err.Error(), fmt.Sprintf("%q", name)) {
@@ -333,19 +333,19 @@ func TestClientMiddlewareSeesEveryMethodOnEveryTransport(t *testing.T) {
 			steps := []step{
 				{MethodDiscover, "", func() error { _, err := c.Discover(ctx); return err }},
 				{MethodToolsList, "", func() error { _, err := c.ListTools(ctx, nil); return err }},
-				{MethodPromptsList, "", func() error { _, err := c.ListPrompts(ctx, nil); return err }},
+				{methodPromptsList, "", func() error { _, err := c.ListPrompts(ctx, nil); return err }},
 				{MethodResourcesList, "", func() error { _, err := c.ListResources(ctx, nil); return err }},
-				{MethodResourceTemplatesList, "", func() error { _, err := c.ListResourceTemplates(ctx, nil); return err }},
+				{methodResourceTemplatesList, "", func() error { _, err := c.ListResourceTemplates(ctx, nil); return err }},
 				{MethodToolsCall, "ask", func() error { _, err := c.CallTool(ctx, "ask", nil, nil); return err }},
 				{MethodPromptsGet, "greet", func() error { _, err := c.GetPrompt(ctx, "greet", nil, nil); return err }},
 				{MethodResourcesRead, "test://doc", func() error { _, err := c.ReadResource(ctx, "test://doc", nil); return err }},
-				{MethodComplete, "", func() error {
+				{methodComplete, "", func() error {
 					_, err := c.Complete(ctx, &CompleteRequest{Ref: CompleteReference{Type: "ref/prompt", Name: "greet"}, Argument: CompleteArgument{Name: "a", Value: "b"}})
 					return err
 				}},
 			}
 			if !tr.legacy {
-				steps = append(steps, step{MethodSubscriptionsListen, "", func() error {
+				steps = append(steps, step{methodSubscriptionsListen, "", func() error {
 					lctx, lcancel := context.WithCancel(ctx)
 					defer lcancel()
 					err := c.Listen(lctx, SubscriptionFilter{ToolsListChanged: true}, func(*ListenNotification) { lcancel() })
@@ -403,7 +403,7 @@ func TestClientMiddlewareSeesEveryMethodOnEveryTransport(t *testing.T) {
 			}
 			// What the middleware added reached the server, on every
 			// request it received.
-			for _, m := range []string{MethodToolsList, MethodToolsCall, MethodPromptsGet, MethodResourcesRead, MethodComplete} {
+			for _, m := range []string{MethodToolsList, MethodToolsCall, MethodPromptsGet, MethodResourcesRead, methodComplete} {
 				got := ml.of(m, "x-mw")
 				if len(got) == 0 {
 					t.Errorf("%s: the server saw none", m)

@@ -1,20 +1,12 @@
 package mcp
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 )
-
-// ErrRedirect matches the error of a request the server answered with a
-// redirect the client did not follow: every request of the HTTP client
-// transports (the POSTs, the GET streams, DELETE, the HTTP+SSE stream
-// and the POSTs to its endpoint) refuses redirects unless
-// HTTPClientOptions.FollowRedirects is set.
-var ErrRedirect = errors.New("mcp: the server answered with a redirect, which the client does not follow")
 
 // maxRedirects is how many redirects one request follows when
 // HTTPClientOptions.FollowRedirects is set (net/http's own bound).
@@ -79,7 +71,7 @@ func mcpOwnHeader(k string) bool {
 	case "Content-Type", "Accept", "Last-Event-Id", "Mcp-Protocol-Version", HeaderMethod, HeaderName:
 		return true
 	}
-	return strings.HasPrefix(k, HeaderParamPrefix)
+	return strings.HasPrefix(k, headerParamPrefix)
 }
 
 // origin is the scheme, host and port of u (the default port made

@@ -50,7 +50,7 @@ func (c *Client) doLeg(ctx context.Context, l *wireRequest, withState bool) ([]b
 // legRetryable reports whether a leg that failed with err may succeed
 // if sent again, and how long the server asked to wait (0: back off).
 func legRetryable(err error, withState bool) (time.Duration, bool) {
-	if d, ok := RetryAfter(err); ok {
+	if d, ok := retryAfter(err); ok {
 		return d, true
 	}
 	var op *net.OpError

@@ -298,7 +298,7 @@ func TestStreamClientSurvivesAMisbehavingServer(t *testing.T) {
 		t.Fatalf("silent server: %v", err)
 	}
 	n := f.next()
-	if n["method"] != NotificationCancelled || n["params"].(map[string]any)["requestId"] != id {
+	if n["method"] != notificationCancelled || n["params"].(map[string]any)["requestId"] != id {
 		t.Fatalf("want notifications/cancelled for %v, got %v", id, n)
 	}
 	// A late answer to the cancelled call is ignored.

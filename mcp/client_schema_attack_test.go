@@ -201,6 +201,6 @@ func TestTypedToolRefusesACyclicInputSchema(t *testing.T) {
 			t.Fatalf("got %v", r)
 		}
 	}()
-	AddTool(s, &Tool{Name: "cyclic", InputSchema: json.RawMessage(`{"type":"object","allOf":[{"$ref":"#"}]}`)},
+	AddTypedTool(s, &Tool{Name: "cyclic", InputSchema: json.RawMessage(`{"type":"object","allOf":[{"$ref":"#"}]}`)},
 		func(context.Context, *CallToolRequest, map[string]any) (any, error) { return nil, nil })
 }

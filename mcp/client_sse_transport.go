@@ -60,7 +60,7 @@ func sseFallbackStatus(status int) bool {
 // HTTP+SSE: an initialize answered with a fallback status, the
 // fallback allowed, the call not cancelled.
 func (s *httpSSE) fallsBack(ctx context.Context, r *wireRequest) bool {
-	return s.fallback && r.method == MethodInitialize && ctx.Err() == nil && sseFallbackStatus(int(r.status))
+	return s.fallback && r.method == methodInitialize && ctx.Err() == nil && sseFallbackStatus(int(r.status))
 }
 
 // fallBack opens an event stream at the URL after the POST of
@@ -86,7 +86,7 @@ func (s *httpSSE) fallBack(ctx context.Context, r *wireRequest, postErr error) (
 // roundTrip sends r over HTTP+SSE. initialize opens a new stream, and
 // with it a new session.
 func (s *httpSSE) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error) {
-	if r.method == MethodInitialize {
+	if r.method == methodInitialize {
 		l, err := s.open(ctx)
 		if err != nil {
 			return nil, err
@@ -298,7 +298,7 @@ func (l *sseLink) dispatch(data []byte) {
 // server's cancellation of its own requests, list changes).
 func (l *sseLink) route(method string, params []byte) {
 	var c *waitingCall
-	if id, ok := notificationRoute(method, params); ok && method != NotificationCancelled {
+	if id, ok := notificationRoute(method, params); ok && method != notificationCancelled {
 		l.mu.Lock()
 		c = l.calls.getLocked(id)
 		l.mu.Unlock()

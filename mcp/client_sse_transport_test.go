@@ -206,7 +206,7 @@ func fakeSSE(t testing.TB, endpoint, version string) string {
 			}
 			var res string
 			switch msg.Method {
-			case MethodInitialize:
+			case methodInitialize:
 				res = `{"protocolVersion":"` + version + `","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}`
 			default:
 				res = `{"tools":[]}`

@@ -21,7 +21,7 @@ import (
 // value is valid.
 type StreamClientOptions struct {
 	// MaxMessageBytes bounds one incoming line. Zero means
-	// DefaultMaxMessageBytes (4 MiB). A longer line is skipped; the
+	// 4 MiB. A longer line is skipped; the
 	// request it answers (when its id can be read from its first bytes)
 	// fails with ErrMessageTooLarge.
 	MaxMessageBytes int
@@ -199,7 +199,7 @@ type streamClientTransport struct {
 }
 
 func newStreamClientTransport(r io.Reader, w io.Writer, closeFn func() error, opts *StreamClientOptions) *streamClientTransport {
-	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: DefaultMaxMessageBytes, answers: newAnswerSlots(), epoch: time.Now()}
+	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: defaultMaxMessageBytes, answers: newAnswerSlots(), epoch: time.Now()}
 	t.calls = newCallTable(&t.mu)
 	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Time{}) == nil {
 		t.deadline = d.SetReadDeadline
@@ -287,7 +287,7 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 		return nil, err
 	}
 	t.calls.addLocked(r.id, c)
-	if r.method == MethodInitialize {
+	if r.method == methodInitialize {
 		t.session = true
 	}
 	t.mu.Unlock()
@@ -592,14 +592,14 @@ func (t *streamClientTransport) route(method string, params []byte) {
 	id, ok := notificationRoute(method, params)
 	t.mu.Lock()
 	h := t.hooks
-	if ok && method == NotificationCancelled && h != nil && h.legacy != nil && h.legacy() {
+	if ok && method == notificationCancelled && h != nil && h.legacy != nil && h.legacy() {
 		// On a legacy session the server cancels its own requests.
 		ok = false
 	}
 	var c *waitingCall
 	if ok {
 		c = t.calls.getLocked(id)
-		if c != nil && method == NotificationCancelled {
+		if c != nil && method == notificationCancelled {
 			t.calls.takeLocked(id)
 		}
 	}
@@ -609,7 +609,7 @@ func (t *streamClientTransport) route(method string, params []byte) {
 		unrouted = h.unrouted
 	}
 	switch {
-	case c != nil && method == NotificationCancelled:
+	case c != nil && method == notificationCancelled:
 		c.ch <- streamReply{err: errServerCancelled}
 	case c != nil:
 		if c.notify != nil {

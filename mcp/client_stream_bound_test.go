@@ -34,7 +34,7 @@ func TestStdioCallsWithoutADeadlineEndAtTheDefaultAndTheTransportGoesOn(t *testi
 		for range ids {
 			m := f.next()
 			p, _ := m["params"].(map[string]any)
-			if m["method"] != NotificationCancelled || !want[string(mustJSON(t, p["requestId"]))] {
+			if m["method"] != notificationCancelled || !want[string(mustJSON(t, p["requestId"]))] {
 				t.Fatalf("want notifications/cancelled for %v, got %v", ids, m)
 			}
 			delete(want, string(mustJSON(t, p["requestId"])))

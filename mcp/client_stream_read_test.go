@@ -108,7 +108,7 @@ func TestStreamCallReadingItsResponseStopsWhenCancelled(t *testing.T) {
 		if out := waitResult(t, slow); !errors.Is(out.err, context.Canceled) {
 			t.Fatalf("the cancelled call returned %v, %v", out.res, out.err)
 		}
-		if m := f.next(); m["method"] != NotificationCancelled {
+		if m := f.next(); m["method"] != notificationCancelled {
 			t.Fatalf("want notifications/cancelled, got %v", m)
 		}
 		next := callAsync(c, context.Background(), "echo")

@@ -92,7 +92,7 @@ func TestClientRoundLimit(t *testing.T) {
 		before := len(f.legs("forever"))
 		_, err := c.CallTool(context.Background(), "forever", nil, nil)
 		var re *RoundsExceededError
-		if !errors.As(err, &re) || re.MaxRounds != 3 || !errors.Is(err, ErrRoundsExceeded) {
+		if !errors.As(err, &re) || re.MaxRounds != 3 || !errors.As(err, new(*RoundsExceededError)) {
 			t.Fatalf("got %v, want a RoundsExceededError with MaxRounds 3", err)
 		}
 		if n := len(f.legs("forever")) - before; n != 4 {
@@ -333,7 +333,7 @@ func TestClientMissingHandlerFailsWithoutRetry(t *testing.T) {
 		before := len(f.legs("ask_sampling"))
 		_, err := c.CallTool(context.Background(), "ask_sampling", nil, nil)
 		var nh *NoHandlerError
-		if !errors.As(err, &nh) || nh.Method != MethodCreateMessage || nh.Key != "s" || !errors.Is(err, ErrNoHandler) {
+		if !errors.As(err, &nh) || nh.Method != MethodCreateMessage || nh.Key != "s" || !errors.As(err, new(*NoHandlerError)) {
 			t.Fatalf("got %v", err)
 		}
 		if !strings.Contains(err.Error(), "Sampling not supported") {
@@ -557,7 +557,7 @@ func TestClientModes(t *testing.T) {
 		t.Fatalf("Listen on a legacy session: %v", err)
 	}
 	c = memClient(t, f.s, &ClientOptions{Mode: ModePinned, ProtocolVersion: "1999-01-01"})
-	if _, err := c.Discover(ctx); !errors.Is(err, ErrUnsupportedVersion) {
+	if _, err := c.Discover(ctx); !errors.As(err, new(*UnsupportedVersionError)) {
 		t.Fatalf("pinned to an unknown version: %v", err)
 	}
 	c = memClient(t, f.s, &ClientOptions{Mode: ModePinned, ProtocolVersion: LatestProtocolVersion})

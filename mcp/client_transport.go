@@ -189,17 +189,17 @@ func notificationRoute(method string, params []byte) (int64, bool) {
 	_ = jsonrpc.Fields(params, func(k, v []byte) error {
 		switch string(jsonrpc.Key(k)) {
 		case metaProgressToken:
-			if method == NotificationProgress {
+			if method == notificationProgress {
 				raw = v
 			}
 		case "requestId":
-			if method == NotificationCancelled {
+			if method == notificationCancelled {
 				raw = v
 			}
 		case "_meta":
 			if jsonrpc.KindOf(v) == jsonrpc.KindObject {
 				_ = jsonrpc.Fields(v, func(k, v []byte) error {
-					if string(jsonrpc.Key(k)) == MetaSubscriptionID {
+					if string(jsonrpc.Key(k)) == metaSubscriptionID {
 						raw = v
 					}
 					return nil

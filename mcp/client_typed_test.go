@@ -18,7 +18,7 @@ type weather struct {
 
 func weatherServer() *Server {
 	s := NewServer(Implementation{Name: "w", Version: "1"}, nil)
-	AddTool(s, &Tool{Name: "weather"}, func(ctx context.Context, r *CallToolRequest, in struct {
+	AddTypedTool(s, &Tool{Name: "weather"}, func(ctx context.Context, r *CallToolRequest, in struct {
 		City string `json:"city"`
 	}) (weather, error) {
 		return weather{City: in.City, TempC: 21.5}, nil
@@ -145,7 +145,7 @@ func TestElicitRequestFormDescribesTheFields(t *testing.T) {
 
 // What Form refuses, and what it needs no schema for.
 func TestElicitRequestFormRefusesWhatIsNotAForm(t *testing.T) {
-	if _, err := (&ElicitRequest{Mode: ElicitModeURL, URL: "https://x"}).Form(); !errors.Is(err, ErrNotAForm) {
+	if _, err := (&ElicitRequest{Mode: ElicitModeURL, URL: "https://x"}).Form(); !errors.Is(err, errNotAForm) {
 		t.Fatal(err)
 	}
 	if f, err := (&ElicitRequest{Message: "ok?"}).Form(); err != nil || len(f.Fields) != 0 {
@@ -186,7 +186,7 @@ func TestElicitAnswerConstructors(t *testing.T) {
 		Meals  []string `json:"meals"`
 		OK     bool     `json:"ok"`
 	}
-	r, err := AcceptElicitAs(answer{"Paris", 3, []string{"veg"}, true})
+	r, err := ElicitAnswer(ElicitAccept, answer{"Paris", 3, []string{"veg"}, true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,12 +194,21 @@ func TestElicitAnswerConstructors(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	for _, bad := range []any{42, []string{"x"}, map[string]any{"nested": map[string]int{"a": 1}}, func() {}} {
-		if _, err := AcceptElicitAs(bad); err == nil {
+		if _, err := ElicitAnswer(ElicitAccept, bad); err == nil {
 			t.Errorf("%T accepted", bad)
 		}
 	}
-	if DeclineElicit().Action != ElicitDecline || CancelElicit().Action != ElicitCancel || AcceptElicit(map[string]any{"a": "b"}).Content["a"] != "b" {
-		t.Fatal("constructors")
+	d, derr := ElicitAnswer(ElicitDecline, nil)
+	cn, cerr := ElicitAnswer(ElicitCancel, nil)
+	a, aerr := ElicitAnswer(ElicitAccept, map[string]any{"a": "b"})
+	if derr != nil || cerr != nil || aerr != nil || d.Action != ElicitDecline || cn.Action != ElicitCancel || a.Content["a"] != "b" {
+		t.Fatal("constructors", derr, cerr, aerr)
+	}
+	if _, err := ElicitAnswer(ElicitDecline, map[string]any{"a": "b"}); err == nil {
+		t.Error("a declined answer took content")
+	}
+	if _, err := ElicitAnswer("maybe", nil); err == nil {
+		t.Error("an unknown action was taken")
 	}
 
 	// Against a real server's asking API.
@@ -208,7 +217,7 @@ func TestElicitAnswerConstructors(t *testing.T) {
 		Nights int    `json:"nights"`
 	}
 	s := NewServer(Implementation{Name: "ask", Version: "1"}, nil)
-	AddTool(s, &Tool{Name: "book"}, func(ctx context.Context, r *CallToolRequest, in struct{}) (*CallToolResult, error) {
+	AddTypedTool(s, &Tool{Name: "book"}, func(ctx context.Context, r *CallToolRequest, in struct{}) (*CallToolResult, error) {
 		got, err := Elicit[trip](ctx, "Where?")
 		if err != nil {
 			return nil, err
@@ -226,9 +235,9 @@ func TestElicitAnswerConstructors(t *testing.T) {
 		}
 		seen = f
 		if f.Field("city") == nil {
-			return DeclineElicit(), nil
+			return ElicitAnswer(ElicitDecline, nil)
 		}
-		return AcceptElicitAs(trip{City: "Rome", Nights: 2})
+		return ElicitAnswer(ElicitAccept, trip{City: "Rome", Nights: 2})
 	}})
 	res, err := c.CallTool(context.Background(), "book", nil, nil)
 	if err != nil || resultText(t, res) != "Rome x2" {
@@ -251,7 +260,8 @@ func TestInputResponsesSettersAnswerAPendingCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rs InputResponses
-	if err := rs.SetElicit("name", AcceptElicit(map[string]any{"name": "Grace"})); err != nil {
+	grace, _ := ElicitAnswer(ElicitAccept, map[string]any{"name": "Grace"})
+	if err := rs.SetElicit("name", grace); err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.Resume(ctx, pe.Call, rs, &CallOptions{Manual: true})

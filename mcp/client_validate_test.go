@@ -123,7 +123,7 @@ func TestClientRejectsAMissingStructuredContent(t *testing.T) {
 // listed is not checked, and no tools/list is sent for it.
 func TestClientDoesNotValidateToolsItHasNotListed(t *testing.T) {
 	mc := &methodCounter{}
-	srv := NewServer(Implementation{Name: "out", Version: "1"}, &ServerOptions{Middleware: []Middleware{mc.middleware}})
+	srv := NewServer(Implementation{Name: "out", Version: "1"}, &ServerOptions{Middleware: []ServerMiddleware{mc.middleware}})
 	srv.AddTool(&Tool{Name: "order", OutputSchema: orderSchema}, func(context.Context, *CallToolRequest) (ToolResponse, error) {
 		return structured(`{"wrong":true}`), nil
 	})
@@ -180,7 +180,7 @@ func TestServerWithOutputValidationRefusesInvalidResults(t *testing.T) {
 		N int `json:"n"`
 	}
 	s := NewServer(Implementation{Name: "out", Version: "1"}, nil)
-	AddTool(s, &Tool{Name: "typed", OutputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":0}},"required":["n"]}`)},
+	AddTypedTool(s, &Tool{Name: "typed", OutputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":0}},"required":["n"]}`)},
 		func(ctx context.Context, r *CallToolRequest, in struct {
 			N int `json:"n"`
 		}) (out, error) {
@@ -499,7 +499,7 @@ func TestClientCatchesATypedToolsInvalidStructuredContent(t *testing.T) {
 		Lines []line `json:"lines"`
 	}
 	s := NewServer(Implementation{Name: "typed", Version: "1"}, nil)
-	AddTool(s, &Tool{Name: "order"}, func(ctx context.Context, r *CallToolRequest, in struct {
+	AddTypedTool(s, &Tool{Name: "order"}, func(ctx context.Context, r *CallToolRequest, in struct {
 		Price float64 `json:"price"`
 	}) (order, error) {
 		return order{ID: "o1", Lines: []line{{SKU: "a", Price: 1}, {SKU: "b", Price: quotedCost(in.Price)}}}, nil

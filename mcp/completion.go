@@ -11,32 +11,33 @@ import (
 // (AddResourceTemplate) answers completion/complete for that argument;
 // ServerOptions.Completions answers everything else.
 
-// ArgumentCompleter suggests values for one prompt argument or template
-// variable: req.Argument.Value is what the user typed so far and
-// req.Context the arguments already resolved. The values are sent in
-// order; beyond 100 the first 100 are sent with hasMore and the total.
-// An *Error is sent as it is; any other error is -32603 (and logged).
-type ArgumentCompleter func(ctx context.Context, req *CompleteRequest) ([]string, error)
+// argumentCompleter suggests values for one prompt argument or template
+// variable (see WithCompletion).
+type argumentCompleter = func(ctx context.Context, req *CompleteRequest) ([]string, error)
 
 // FeatureOption adjusts a prompt or a resource template as it is
 // registered (AddPrompt, AddResourceTemplate).
 type FeatureOption func(*featureOptions)
 
 type featureOptions struct {
-	complete map[string]ArgumentCompleter
+	complete map[string]argumentCompleter
 }
 
 // WithCompletion completes the prompt argument, or the template
 // variable, called name with c; it replaces ServerOptions.Completions
-// for that argument. The registration panics when the prompt declares
+// for that argument. c suggests values: req.Argument.Value is what the
+// user typed so far and req.Context the arguments already resolved. The
+// values are sent in order; beyond 100 the first 100 are sent with
+// hasMore and the total. An *Error is sent as it is; any other error is
+// -32603 (and logged). The registration panics when the prompt declares
 // no such argument, or the template has no such variable.
-func WithCompletion(name string, c ArgumentCompleter) FeatureOption {
+func WithCompletion(name string, c func(ctx context.Context, req *CompleteRequest) ([]string, error)) FeatureOption {
 	return func(o *featureOptions) {
 		if c == nil {
 			panic("mcp: WithCompletion needs a completer")
 		}
 		if o.complete == nil {
-			o.complete = map[string]ArgumentCompleter{}
+			o.complete = map[string]argumentCompleter{}
 		}
 		o.complete[name] = c
 	}
@@ -44,7 +45,7 @@ func WithCompletion(name string, c ArgumentCompleter) FeatureOption {
 
 // completersFor applies the options and checks their names with has;
 // what names the feature (for the panic).
-func (s *Server) completersFor(opts []FeatureOption, what string, has func(string) bool) map[string]ArgumentCompleter {
+func (s *Server) completersFor(opts []FeatureOption, what string, has func(string) bool) map[string]argumentCompleter {
 	var o featureOptions
 	for _, f := range opts {
 		f(&o)
@@ -67,7 +68,7 @@ func (u *uriTemplate) hasVar(name string) bool { return slices.Contains(u.t.Varn
 const maxCompletionValues = 100
 
 // runCompleter answers completion/complete with a feature's completer.
-func runCompleter(ctx context.Context, c ArgumentCompleter, p *CompleteRequest) (Result, error) {
+func runCompleter(ctx context.Context, c argumentCompleter, p *CompleteRequest) (Result, error) {
 	values, err := c(ctx, p)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ func completeValues(t *testing.T, s *Server, ref, arg, value, ctxArgs string) ma
 	if ctxArgs != "" {
 		p += `,"context":{"arguments":` + ctxArgs + `}`
 	}
-	v := post(t, NewHTTPHandler(s, nil), req(1, MethodComplete, p)).last(t)
+	v := post(t, NewHTTPHandler(s, nil), req(1, methodComplete, p)).last(t)
 	return result(t, v)["completion"].(map[string]any)
 }
 

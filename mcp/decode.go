@@ -95,7 +95,7 @@ func decodeString(v []byte, field string) (string, *Error) {
 	return s, nil
 }
 
-var metaNames = []string{MetaProtocolVersion, MetaClientCapabilities, MetaClientInfo, MetaLogLevel, metaProgressToken}
+var metaNames = []string{metaProtocolVersion, MetaClientCapabilities, metaClientInfo, metaLogLevel, metaProgressToken}
 
 // metaPresence records which required _meta members were present.
 type metaPresence struct {
@@ -111,7 +111,7 @@ func decodeMeta(v []byte, m *RequestMeta, p *metaPresence) *Error {
 	return scanObject(v, "_meta", metaNames, func(i int, v []byte) *Error {
 		switch i {
 		case 0:
-			s, e := decodeString(v, "_meta."+MetaProtocolVersion)
+			s, e := decodeString(v, "_meta."+metaProtocolVersion)
 			if e != nil {
 				return e
 			}
@@ -127,16 +127,16 @@ func decodeMeta(v []byte, m *RequestMeta, p *metaPresence) *Error {
 			}
 			info, ok := decodeImplementation(v)
 			if !ok {
-				return paramsError("_meta.%s must be an Implementation object", MetaClientInfo)
+				return paramsError("_meta.%s must be an Implementation object", metaClientInfo)
 			}
 			m.ClientInfo = info
 		case 3:
-			s, e := decodeString(v, "_meta."+MetaLogLevel)
+			s, e := decodeString(v, "_meta."+metaLogLevel)
 			if e != nil {
 				return e
 			}
 			if !LoggingLevel(s).valid() {
-				return paramsError("_meta.%s: unknown logging level", MetaLogLevel)
+				return paramsError("_meta.%s: unknown logging level", metaLogLevel)
 			}
 			m.LogLevel = LoggingLevel(s)
 		case 4:
@@ -380,7 +380,7 @@ func decodeList(raw []byte, p *metaPresence) (Params, *Error) {
 }
 
 func decodeDiscover(raw []byte, p *metaPresence) (Params, *Error) {
-	r := new(DiscoverRequest)
+	r := new(discoverRequest)
 	err := scanObject(raw, "params", metaOnlyNames, func(_ int, v []byte) *Error {
 		return decodeMeta(v, &r.Meta, p)
 	})

@@ -113,7 +113,7 @@ func TestTypedToolArgumentsAreDecodedAsValidated(t *testing.T) {
 	s := NewServer(Implementation{Name: "typed", Version: "1"}, nil)
 	schema := json.RawMessage(`{"type":"object","properties":{"count":{"type":"integer","maximum":10},"opts":{"type":"object","properties":{"size":{"type":"string","enum":["s","m"]}}}}}`)
 	var ran atomic.Int32
-	AddTool(s, &Tool{Name: "p", InputSchema: schema}, func(ctx context.Context, _ *CallToolRequest, in Provision) (*CallToolResult, error) {
+	AddTypedTool(s, &Tool{Name: "p", InputSchema: schema}, func(ctx context.Context, _ *CallToolRequest, in Provision) (*CallToolResult, error) {
 		ran.Add(1)
 		return TextResult(itoa(in.Count) + " " + in.Opts.Size), nil
 	})

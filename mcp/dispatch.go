@@ -10,18 +10,18 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// MethodHandler handles one decoded request. params is the method's
+// ServerHandler handles one decoded request. params is the method's
 // params type (*CallToolRequest, *ListRequest, ..., *ExtensionRequest for
 // a custom method). The result is the method's result type, or
 // *InputRequiredResult for tools/call, prompts/get, resources/read and
 // carrier custom methods, or *CreateTaskResult for a tools/call that
 // became a task (see Result).
-type MethodHandler func(ctx context.Context, method string, params Params) (Result, error)
+type ServerHandler func(ctx context.Context, method string, params Params) (Result, error)
 
-// Middleware wraps a MethodHandler. The request-state boundary, the
-// asking API and logging are middleware; ServerOptions.Middleware adds
+// ServerMiddleware wraps a ServerHandler. The request-state boundary, the
+// asking API and logging are middleware; ServerOptions.ServerMiddleware adds
 // the user's, inside those two.
-type Middleware func(next MethodHandler) MethodHandler
+type ServerMiddleware func(next ServerHandler) ServerHandler
 
 // methodSpec describes a method the server answers.
 type methodSpec struct {
@@ -34,13 +34,13 @@ var methods = map[string]*methodSpec{
 	MethodDiscover:              {decode: decodeDiscover},
 	MethodToolsList:             {decode: decodeList},
 	MethodToolsCall:             {decode: decodeCallTool, carrier: true},
-	MethodPromptsList:           {decode: decodeList},
+	methodPromptsList:           {decode: decodeList},
 	MethodPromptsGet:            {decode: decodeGetPrompt, carrier: true},
 	MethodResourcesList:         {decode: decodeList},
-	MethodResourceTemplatesList: {decode: decodeList},
+	methodResourceTemplatesList: {decode: decodeList},
 	MethodResourcesRead:         {decode: decodeReadResource, carrier: true},
-	MethodComplete:              {decode: decodeCompleteParams},
-	MethodSubscriptionsListen:   {decode: decodeListen},
+	methodComplete:              {decode: decodeCompleteParams},
+	methodSubscriptionsListen:   {decode: decodeListen},
 	// Methods outside the specification (the tasks extension's among
 	// them) are the server's own: AddMethod (extension.go).
 }
@@ -97,7 +97,7 @@ func (s *Server) route(ctx context.Context, method string, params Params) (Resul
 		return s.readResource(ctx, p)
 	case *ListRequest:
 		return s.list(ctx, method, p)
-	case *DiscoverRequest:
+	case *discoverRequest:
 		return s.discover(), nil
 	case *CompleteRequest:
 		return s.complete(ctx, p)
@@ -286,7 +286,7 @@ func (s *Server) SupportedVersions() []string {
 }
 
 func (s *Server) complete(ctx context.Context, p *CompleteRequest) (Result, error) {
-	var own ArgumentCompleter // the prompt's or template's (completion.go)
+	var own argumentCompleter // the prompt's or template's (completion.go)
 	switch p.Ref.Type {
 	case "ref/prompt":
 		pr, ok := s.prompts.get(p.Ref.Name)
@@ -334,13 +334,14 @@ func ReportProgress(ctx context.Context, progress, total float64, message string
 	if total > 0 {
 		p.Total = &total
 	}
-	return sc.out.notify(NotificationProgress, p)
+	return sc.out.notify(notificationProgress, p)
 }
 
-// Log sends notifications/message for the request ctx belongs to, when
-// the client asked for logs at level or below (_meta logLevel). Without
-// a requested level nothing is sent.
-func Log(ctx context.Context, level LoggingLevel, logger string, data any) error {
+// logMessage sends notifications/message for the request ctx belongs
+// to, when the client asked for logs at level or below (_meta logLevel).
+// Without a requested level nothing is sent. Users log to the client
+// with NewLogHandler, the one way (tests send fixed lines with this).
+func logMessage(ctx context.Context, level LoggingLevel, logger string, data any) error {
 	sc := scopeFrom(ctx)
 	if sc == nil || sc.meta == nil || sc.meta.LogLevel == "" || sc.out == nil {
 		return nil
@@ -348,7 +349,7 @@ func Log(ctx context.Context, level LoggingLevel, logger string, data any) error
 	if level.rank() < sc.meta.LogLevel.rank() {
 		return nil
 	}
-	return sc.out.notify(NotificationMessage, &LoggingMessageParams{Level: level, Logger: logger, Data: data})
+	return sc.out.notify(notificationMessage, &LoggingMessageParams{Level: level, Logger: logger, Data: data})
 }
 
 // removedMethods were part of 2025-11-25 and are gone from 2026-07-28.

@@ -14,7 +14,7 @@
 //	type Region struct{ Region string `json:"region"` }
 //
 //	srv := mcp.NewServer(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, nil)
-//	mcp.AddTool(srv, &mcp.Tool{Name: "provision"}, func(ctx context.Context, req *mcp.CallToolRequest, in Args) (*mcp.CallToolResult, error) {
+//	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision"}, func(ctx context.Context, req *mcp.CallToolRequest, in Args) (*mcp.CallToolResult, error) {
 //		region, err := mcp.Elicit[Region](ctx, "Which region?")
 //		if err != nil {
 //			return nil, err // not answered yet: the client is asked, the call comes back
@@ -27,7 +27,7 @@
 //	})
 //	http.Handle("/mcp", mcp.NewHTTPHandler(srv, nil)) // or srv.ServeStdio(ctx)
 //
-// Prompts can be typed the same way (AddPrompt infers the arguments from
+// Prompts can be typed the same way (AddTypedPrompt infers the arguments from
 // a struct), prompt arguments and template variables can complete
 // themselves (WithCompletion), NewLogHandler sends a handler's slog
 // records to its client, ServerOptions.Visible decides per request which
@@ -49,7 +49,7 @@
 // the call again until it completes (CallOptions.Manual hands the
 // questions back instead, as a PendingCall that can be saved and resumed
 // in another process). It calls a server's custom methods the same way
-// (Client.CallMethod, CallMethod), once ClientOptions.Extensions declares
+// (Client.CallMethod, CallMethodAs), once ClientOptions.Extensions declares
 // their extension.
 //
 // # The way of a request through a server

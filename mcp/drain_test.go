@@ -45,7 +45,7 @@ func TestDrainTurnsReadinessOffLetsInFlightFinishAndRefusesNewRequests(t *testin
 			t.Error("readiness still on while draining")
 		}
 		refused := post(t, h, req(2, MethodToolsCall, `"name":"fast"`))
-		if refused.status != http.StatusServiceUnavailable || refused.header.Get("Retry-After") == "" || errorCode(t, refused.last(t)) != CodeTemporarilyUnavailable {
+		if refused.status != http.StatusServiceUnavailable || refused.header.Get("Retry-After") == "" || errorCode(t, refused.last(t)) != codeTemporarilyUnavailable {
 			t.Errorf("new request while draining: %d %s", refused.status, refused.body)
 		}
 		synctest.Wait()

@@ -111,7 +111,7 @@ func (modernEra) decode(s *Server, c *call) *failure {
 		// A malformed _meta member is reported as such.
 		return &failure{perr, http.StatusBadRequest}
 	case !pres.version:
-		return fail(CodeInvalidParams, http.StatusBadRequest, "Invalid params: missing _meta."+MetaProtocolVersion)
+		return fail(CodeInvalidParams, http.StatusBadRequest, "Invalid params: missing _meta."+metaProtocolVersion)
 	case !pres.caps:
 		return fail(CodeInvalidParams, http.StatusBadRequest, "Invalid params: missing _meta."+MetaClientCapabilities)
 	case perr != nil:

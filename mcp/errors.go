@@ -57,26 +57,29 @@ var errInternal = jsonrpc.NewError(CodeInternalError, "Internal error")
 
 func jsonrpcError(code int, msg string) *Error { return jsonrpc.NewError(code, msg) }
 
-// CodeTemporarilyUnavailable is the code of ErrTemporarilyUnavailable,
+// codeTemporarilyUnavailable is the code of ErrTemporarilyUnavailable,
 // in the range JSON-RPC leaves to implementations.
-const CodeTemporarilyUnavailable = -32000
+const codeTemporarilyUnavailable = -32000
 
 // ErrTemporarilyUnavailable matches (with errors.Is) the error a server
 // answers when it cannot serve a request now but the same request may
 // succeed later: its single-use store is unreachable, or an identical
-// request is still running. Over HTTP it comes with status 503 and
-// Retry-After; RetryAfter reads the delay from the error on any
-// transport. Retry the same request; do not start the call again.
-var ErrTemporarilyUnavailable = jsonrpc.NewErrorData(CodeTemporarilyUnavailable, "Temporarily unavailable: retry the same request",
+// request is still running. Its Code (-32000) and Message are the wire
+// error's. Over HTTP it comes with status 503 and Retry-After, and the
+// data says the delay (retryAfterMs) on any transport; a Client retries
+// such a leg itself (ClientOptions.LegRetries). Retry the same request;
+// do not start the call again. TemporarilyUnavailable makes one with a
+// delay: the one name for the condition.
+var ErrTemporarilyUnavailable = jsonrpc.NewErrorData(codeTemporarilyUnavailable, "Temporarily unavailable: retry the same request",
 	map[string]string{"reason": reasonUnavailable})
 
 const reasonUnavailable = "temporarily_unavailable"
 
-// Unavailable returns an error that a handler (or middleware) may return
-// to have the client retry the same request after d:
+// TemporarilyUnavailable returns an error that a handler (or middleware)
+// may return to have the client retry the same request after d:
 // ErrTemporarilyUnavailable with the delay in its data (retryAfterMs)
 // and, over HTTP, status 503 with a Retry-After header.
-func Unavailable(d time.Duration) error {
+func TemporarilyUnavailable(d time.Duration) error {
 	if d < 0 {
 		d = 0
 	}
@@ -93,21 +96,21 @@ func (e *unavailableError) Is(target error) bool { return target == ErrTemporari
 
 // wire is the JSON-RPC error sent for e.
 func (e *unavailableError) wire() *Error {
-	return jsonrpc.NewErrorData(CodeTemporarilyUnavailable, ErrTemporarilyUnavailable.Message, struct {
+	return jsonrpc.NewErrorData(codeTemporarilyUnavailable, ErrTemporarilyUnavailable.Message, struct {
 		Reason       string `json:"reason"`
 		RetryAfterMs int64  `json:"retryAfterMs"`
 	}{reasonUnavailable, e.after.Milliseconds()})
 }
 
-// RetryAfter reports whether err is ErrTemporarilyUnavailable and how
+// retryAfter reports whether err is ErrTemporarilyUnavailable and how
 // long the server asked to wait (zero when it did not say).
-func RetryAfter(err error) (time.Duration, bool) {
+func retryAfter(err error) (time.Duration, bool) {
 	var ue *unavailableError
 	if errors.As(err, &ue) {
 		return ue.after, true
 	}
 	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeTemporarilyUnavailable || len(e.Data) == 0 {
+	if !errors.As(err, &e) || e.Code != codeTemporarilyUnavailable || len(e.Data) == 0 {
 		return 0, false
 	}
 	var d struct {

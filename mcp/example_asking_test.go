@@ -20,7 +20,7 @@ func ExampleElicit() {
 		Why  string `json:"why,omitempty" mcp:"title=Reason"`
 	}
 	srv := mcp.NewServer(mcp.Implementation{Name: "db", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "truncate"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "truncate"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		c, err := mcp.Elicit[Confirm](ctx, "Really truncate the orders table?")
 		if err != nil {
 			return nil, err // not answered yet: this run ends, the client is asked
@@ -60,7 +60,7 @@ func ExampleElicit() {
 func ExampleElicitForm() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "shop", Version: "1.0.0"}, nil)
 	// #region elicit-form
-	mcp.AddTool(srv, &mcp.Tool{Name: "order"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "order"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		res, err := mcp.ElicitForm(ctx, "How many, and how fast?", json.RawMessage(`{
 			"type": "object",
 			"properties": {
@@ -103,7 +103,7 @@ func ExampleElicitForm() {
 func ExampleSample() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "writer", Version: "1.0.0"}, nil)
 	// #region sample
-	mcp.AddTool(srv, &mcp.Tool{Name: "title"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{ Text string }) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "title"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{ Text string }) (*mcp.CallToolResult, error) {
 		res, err := mcp.Sample(ctx, &mcp.CreateMessageRequest{
 			MaxTokens:    20,
 			SystemPrompt: "You write short titles.",
@@ -145,7 +145,7 @@ func ExampleSample() {
 func ExampleListRoots() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "lint", Version: "1.0.0"}, nil)
 	// #region roots
-	mcp.AddTool(srv, &mcp.Tool{Name: "lint"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "lint"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		roots, err := mcp.ListRoots(ctx)
 		if err != nil {
 			return nil, err
@@ -187,7 +187,7 @@ func Example_rounds() {
 	}
 	srv := mcp.NewServer(mcp.Implementation{Name: "vm", Version: "1.0.0"}, nil)
 	// #region rounds
-	mcp.AddTool(srv, &mcp.Tool{Name: "create_vm"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "create_vm"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		// Round 1: two independent questions, asked together.
 		name, err1 := mcp.Elicit[Name](ctx, "Name of the VM?")
 		size, err2 := mcp.Elicit[Size](ctx, "Disk size in GB?")
@@ -242,7 +242,7 @@ func Example_rounds() {
 // own way (a UI, a queue, another process) and resumes the call.
 func ExampleCallOptions_manual() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "provision"}, func(ctx context.Context, req *mcp.CallToolRequest, in ProvisionArgs) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision"}, func(ctx context.Context, req *mcp.CallToolRequest, in ProvisionArgs) (*mcp.CallToolResult, error) {
 		region, err := mcp.Elicit[Region](ctx, "Which region for "+in.Name+"?")
 		if err != nil {
 			return nil, err

@@ -23,7 +23,7 @@ type Quote struct {
 // from Quote) on loopback HTTP and returns a Client for it.
 func quoteServer() (*mcp.Client, func()) {
 	srv := mcp.NewServer(mcp.Implementation{Name: "quotes", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "quote"}, func(ctx context.Context, r *mcp.CallToolRequest, in struct {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "quote"}, func(ctx context.Context, r *mcp.CallToolRequest, in struct {
 		Symbol string `json:"symbol"`
 	}) (Quote, error) {
 		return Quote{Symbol: in.Symbol, Price: 187.5}, nil
@@ -146,56 +146,41 @@ func ExampleElicitRequest_Form() {
 	// gift (boolean) required=false
 }
 
-// Building an accepted answer from a map.
-func ExampleAcceptElicit() {
-	b, _ := json.Marshal(mcp.AcceptElicit(map[string]any{"email": "ada@example.com", "gift": true}))
-	fmt.Println(string(b))
-	// Output:
-	// {"action":"accept","content":{"email":"ada@example.com","gift":true}}
-}
-
-// Building an accepted answer from a struct: its members are read back
-// as an answer's content is read (numbers as int64 or float64).
-func ExampleAcceptElicitAs() {
+// Building answers: accepted with a map or a struct (its members read
+// back as an answer's content is read: numbers as int64 or float64),
+// declined, cancelled.
+func ExampleElicitAnswer() {
 	type shipping struct {
 		Email string   `json:"email"`
 		Count int      `json:"count"`
 		Tags  []string `json:"tags"`
 	}
-	r, err := mcp.AcceptElicitAs(shipping{Email: "ada@example.com", Count: 2, Tags: []string{"fragile"}})
+	r, err := mcp.ElicitAnswer(mcp.ElicitAccept, shipping{Email: "ada@example.com", Count: 2, Tags: []string{"fragile"}})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Printf("%s %T %v %v\n", r.Action, r.Content["count"], r.Content["count"], r.Content["tags"])
+	r, _ = mcp.ElicitAnswer(mcp.ElicitAccept, map[string]any{"email": "ada@example.com", "gift": true})
+	b, _ := json.Marshal(r)
+	fmt.Println(string(b))
+	r, _ = mcp.ElicitAnswer(mcp.ElicitDecline, nil)
+	b, _ = json.Marshal(r)
+	fmt.Println(string(b))
 
-	_, err = mcp.AcceptElicitAs([]string{"not", "an", "object"})
+	_, err = mcp.ElicitAnswer(mcp.ElicitAccept, []string{"not", "an", "object"})
 	fmt.Println(err)
 	// Output:
 	// accept int64 2 [fragile]
-	// mcp: AcceptElicitAs: []string does not encode to a JSON object
-}
-
-// The answer of a user who said no.
-func ExampleDeclineElicit() {
-	b, _ := json.Marshal(mcp.DeclineElicit())
-	fmt.Println(string(b))
-	// Output:
+	// {"action":"accept","content":{"email":"ada@example.com","gift":true}}
 	// {"action":"decline"}
-}
-
-// The answer of a user who closed the dialog without choosing.
-func ExampleCancelElicit() {
-	b, _ := json.Marshal(mcp.CancelElicit())
-	fmt.Println(string(b))
-	// Output:
-	// {"action":"cancel"}
+	// mcp: ElicitAnswer: []string does not encode to a JSON object
 }
 
 // Answering a pending call in manual mode without writing JSON by hand.
 func ExampleInputResponses_SetElicit() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "provision"}, func(ctx context.Context, req *mcp.CallToolRequest, in ProvisionArgs) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision"}, func(ctx context.Context, req *mcp.CallToolRequest, in ProvisionArgs) (*mcp.CallToolResult, error) {
 		region, err := mcp.Elicit[Region](ctx, "Which region?", mcp.WithKey("region"))
 		if err != nil {
 			return nil, err
@@ -220,7 +205,8 @@ func ExampleInputResponses_SetElicit() {
 		return
 	}
 	var answers mcp.InputResponses // SetElicit makes the map
-	if err := answers.SetElicit("region", mcp.AcceptElicit(map[string]any{"region": "eu-west-1"})); err != nil {
+	answer, _ := mcp.ElicitAnswer(mcp.ElicitAccept, map[string]any{"region": "eu-west-1"})
+	if err := answers.SetElicit("region", answer); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -295,7 +281,7 @@ func ExampleWithoutCache() {
 		}
 	}
 	fmt.Println("tools/list requests sent:", lists.Load())
-	fmt.Println("entries held:", store.Len())
+	fmt.Println("entries held:", store.Entries())
 	// Output:
 	// tools/list requests sent: 2
 	// entries held: 1

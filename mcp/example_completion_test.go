@@ -8,10 +8,10 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
 
-// Completion of a prompt's argument: the server's one CompletionHandler
+// Completion of a prompt's argument: the server's one Completions handler
 // sees which prompt (or resource template) and which argument the user
 // is typing, with the arguments already chosen, and offers values.
-func ExampleCompletionHandler() {
+func ExampleServerOptions_completions() {
 	// #region completions
 	regions := map[string][]string{
 		"aws": {"eu-central-1", "eu-west-1", "us-east-1", "us-west-2"},

@@ -25,7 +25,7 @@ type ArchiveConfirm struct {
 func ExampleClient_CallMethod() {
 	// #region custom-method
 	srv := mcp.NewServer(mcp.Implementation{Name: "projects", Version: "1.0.0"}, nil)
-	mcp.AddMethod(srv, &mcp.MethodSpec{
+	mcp.AddTypedMethod(srv, &mcp.MethodSpec{
 		Name:         "com.example/projects/archive",
 		Extension:    "com.example/projects", // advertised in capabilities.extensions
 		Carrier:      true,                   // may answer input_required

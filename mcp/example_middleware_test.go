@@ -10,9 +10,9 @@ import (
 
 // Server middleware: one function around every method handler. This one
 // keeps a tool off limits and tells which round of a call it sees.
-func ExampleMiddleware() {
+func ExampleServerMiddleware() {
 	// #region server-middleware
-	audit := func(next mcp.MethodHandler) mcp.MethodHandler {
+	audit := func(next mcp.ServerHandler) mcp.ServerHandler {
 		return func(ctx context.Context, method string, params mcp.Params) (mcp.Result, error) {
 			if call, ok := params.(*mcp.CallToolRequest); ok {
 				if call.Name == "provision" && call.Meta.ClientInfo != nil && call.Meta.ClientInfo.Name == "intern-bot" {
@@ -24,7 +24,7 @@ func ExampleMiddleware() {
 			return next(ctx, method, params)
 		}
 	}
-	srv := provisioner(&mcp.ServerOptions{Middleware: []mcp.Middleware{audit}})
+	srv := provisioner(&mcp.ServerOptions{Middleware: []mcp.ServerMiddleware{audit}})
 	// #endregion server-middleware
 
 	for _, name := range []string{"ops-console", "intern-bot"} {

@@ -17,10 +17,10 @@ type ReviewArgs struct {
 // A typed prompt: the arguments are inferred from ReviewArgs, checked
 // (a missing required one is -32602), and handed to the handler filled
 // in; one of them completes itself.
-func ExampleAddPrompt() {
+func ExampleAddTypedPrompt() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "reviewer", Version: "1.0.0"}, nil)
 	// #region typed-prompt
-	mcp.AddPrompt(srv, &mcp.Prompt{Name: "review", Description: "Review a change"},
+	mcp.AddTypedPrompt(srv, &mcp.Prompt{Name: "review", Description: "Review a change"},
 		func(ctx context.Context, req *mcp.GetPromptRequest, in ReviewArgs) (*mcp.GetPromptResult, error) {
 			if in.Focus == "" {
 				in.Focus = "correctness"

@@ -23,7 +23,7 @@ func ExampleRequestHeader() {
 				return mcp.ErrorResult("no HTTP request: not served over HTTP"), nil
 			}
 			info, _ := mcp.RequestInfoFrom(ctx)
-			return mcp.TextResult("tenant " + h.Get("X-Tenant") + " over " + info.Transport), nil
+			return mcp.TextResult("tenant " + h.Get("X-Tenant") + " over " + string(info.Transport)), nil
 		})
 	ts := httptest.NewServer(mcp.NewHTTPHandler(srv, nil))
 	defer ts.Close()

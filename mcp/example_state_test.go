@@ -15,7 +15,7 @@ import (
 // question.
 func provisioner(opts *mcp.ServerOptions) *mcp.Server {
 	srv := mcp.NewServer(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, opts)
-	mcp.AddTool(srv, &mcp.Tool{Name: "provision"}, func(ctx context.Context, req *mcp.CallToolRequest, in ProvisionArgs) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision"}, func(ctx context.Context, req *mcp.CallToolRequest, in ProvisionArgs) (*mcp.CallToolResult, error) {
 		region, err := mcp.Elicit[Region](ctx, "Which region?")
 		if err != nil {
 			return nil, err

@@ -21,7 +21,7 @@ func reporter() *mcp.Server {
 	srv := mcp.NewServer(mcp.Implementation{Name: "reports", Version: "1.0.0"}, &mcp.ServerOptions{
 		Tasks: &mcp.TaskOptions{PollInterval: 10 * time.Millisecond}, // enables the extension
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "quarterly"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "quarterly"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		// From here on the client holds a task; this handler runs on in
 		// the background with the task's context.
 		ctx, err := mcp.StartTask(ctx)

@@ -24,7 +24,7 @@ type Region struct {
 // the answer.
 func Example() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "provision"}, func(ctx context.Context, req *mcp.CallToolRequest, in ProvisionArgs) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision"}, func(ctx context.Context, req *mcp.CallToolRequest, in ProvisionArgs) (*mcp.CallToolResult, error) {
 		region, err := mcp.Elicit[Region](ctx, "Which region for "+in.Name+"?")
 		if err != nil {
 			return nil, err // not answered yet: the SDK returns input_required
@@ -61,7 +61,7 @@ func Example() {
 // process.
 func ExampleClient_Resume() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "provision"}, func(ctx context.Context, req *mcp.CallToolRequest, in ProvisionArgs) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision"}, func(ctx context.Context, req *mcp.CallToolRequest, in ProvisionArgs) (*mcp.CallToolResult, error) {
 		region, err := mcp.Elicit[Region](ctx, "Which region?")
 		if err != nil {
 			return nil, err

@@ -31,10 +31,10 @@ type Forecast struct {
 
 // A typed tool with structured output: the arguments arrive decoded and
 // validated, the result is a Go value.
-func ExampleAddTool() {
+func ExampleAddTypedTool() {
 	// #region typed-tool-register
 	srv := mcp.NewServer(mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "forecast", Description: "Tomorrow's weather"},
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "forecast", Description: "Tomorrow's weather"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in ForecastArgs) (Forecast, error) {
 			high := 21.5
 			if in.Unit == "fahrenheit" {
@@ -115,7 +115,7 @@ func ExampleServer_AddTool() {
 func ExampleReportProgress() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "indexer", Version: "1.0.0"}, nil)
 	// #region progress-server
-	mcp.AddTool(srv, &mcp.Tool{Name: "index"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "index"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		const files = 3
 		for i := 1; i <= files; i++ {
 			// ... index file i ...

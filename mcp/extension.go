@@ -21,17 +21,9 @@ import (
 // and is answered in the request's era. The tasks extension is built on
 // this seam (tasks_methods.go). See docs/design/extensions.md.
 
-// ExtensionHandler handles one request of a custom method. It returns an
-// *ExtensionResult (or EmptyResult) for a complete answer; the handler
-// of a carrier method (MethodSpec.Carrier) may also ask with the asking
-// API (Elicit, Sample, ...) or return its own *InputRequiredResult. An
-// *Error is sent as it is; InvalidAnswerError and NotAcceptedError
-// become -32602; any other error is -32603 (and logged).
-type ExtensionHandler func(ctx context.Context, req *ExtensionRequest) (Result, error)
-
-// TypedMethodHandler handles a custom method whose params decode into In
-// and whose result is Out (see AddMethod).
-type TypedMethodHandler[In, Out any] func(ctx context.Context, req *ExtensionRequest, in In) (Out, error)
+// extensionHandler handles one request of a custom method (see
+// Server.AddMethod).
+type extensionHandler = func(ctx context.Context, req *ExtensionRequest) (Result, error)
 
 // MethodSpec describes a custom method.
 type MethodSpec struct {
@@ -190,7 +182,7 @@ type customMethod struct {
 	names   []string   // the params members the decoder reads
 	roles   []memberRole
 	strip   []string // members left out of ExtensionRequest.Params
-	handler ExtensionHandler
+	handler extensionHandler
 }
 
 type memberRole uint8
@@ -244,7 +236,13 @@ func (s *Server) AddExtension(name string, settings any) {
 // when the spec is invalid (see MethodSpec), or when another extension
 // already registered a method of that name (the first extension would
 // stay advertised with the second one's handler): a programming error.
-func (s *Server) AddMethod(spec *MethodSpec, h ExtensionHandler) {
+// h returns an *ExtensionResult (or EmptyResult) for a complete answer;
+// the handler of a carrier method (MethodSpec.Carrier) may also ask with
+// the asking API (Elicit, Sample, ...) or return its own
+// *InputRequiredResult. An *Error is sent as it is; InvalidAnswerError
+// and NotAcceptedError become -32602; any other error is -32603 (and
+// logged).
+func (s *Server) AddMethod(spec *MethodSpec, h func(ctx context.Context, req *ExtensionRequest) (Result, error)) {
 	m, err := newCustomMethod(spec, h)
 	if err != nil {
 		panic(err)
@@ -269,7 +267,7 @@ func (s *Server) addCustomMethod(m *customMethod) {
 	}
 }
 
-// AddMethod registers a typed custom method on s. The params (without
+// AddTypedMethod registers a typed custom method on s. The params (without
 // _meta, and for a carrier without inputResponses and requestState) are
 // validated against the JSON Schema inferred from In, a struct or a map
 // (exported fields, json tags, `jsonschema` tags for descriptions; a
@@ -283,7 +281,7 @@ func (s *Server) addCustomMethod(m *customMethod) {
 // when In's schema cannot be inferred or is not an object, on an invalid
 // spec, or when another extension already registered a method of that
 // name.
-func AddMethod[In, Out any](s *Server, spec *MethodSpec, h TypedMethodHandler[In, Out]) {
+func AddTypedMethod[In, Out any](s *Server, spec *MethodSpec, h func(ctx context.Context, req *ExtensionRequest, in In) (Out, error)) {
 	if h == nil {
 		panic("mcp: AddMethod needs a handler")
 	}
@@ -347,7 +345,7 @@ func derefKind(t reflect.Type) reflect.Kind {
 	return t.Kind()
 }
 
-func newCustomMethod(spec *MethodSpec, h ExtensionHandler) (*customMethod, error) {
+func newCustomMethod(spec *MethodSpec, h extensionHandler) (*customMethod, error) {
 	if spec == nil || h == nil {
 		return nil, errors.New("mcp: AddMethod needs a method spec and a handler")
 	}
@@ -534,11 +532,11 @@ func missingExtension(what, ext string) *Error {
 // ErrNotificationMethod is returned by Notify and Server.NotifyListeners
 // for a method they do not send: empty, not visible ASCII, or one the
 // specification defines.
-var ErrNotificationMethod = errors.New("mcp: not an extension notification method")
+var errNotificationMethod = errors.New("mcp: not an extension notification method")
 
 func checkNotificationMethod(method string) error {
 	if !methodNameRE.MatchString(method) || specNotifications[method] {
-		return ErrNotificationMethod
+		return errNotificationMethod
 	}
 	return nil
 }
@@ -550,8 +548,8 @@ func checkNotificationMethod(method string) error {
 // custom method's (or any) handler. params must encode as a JSON object
 // (nil means {}). It is a no-op outside a request and once the request
 // can no longer send (a task after StartTask); it returns the stream's
-// error when the client went away, and ErrNotificationMethod for a
-// notification of the specification (use ReportProgress or Log).
+// error when the client went away, and an error for a
+// notification of the specification (use ReportProgress or NewLogHandler).
 func Notify(ctx context.Context, method string, params any) error {
 	if err := checkNotificationMethod(method); err != nil {
 		return err
@@ -595,7 +593,7 @@ func newExtensionNote(method string, params json.RawMessage) *extensionNote {
 	_ = jsonrpc.Fields(params, func(k, v []byte) error {
 		if string(jsonrpc.Key(k)) == "_meta" && jsonrpc.KindOf(v) == jsonrpc.KindObject {
 			_ = jsonrpc.Fields(v, func(mk, mv []byte) error {
-				if string(jsonrpc.Key(mk)) == MetaSubscriptionID {
+				if string(jsonrpc.Key(mk)) == metaSubscriptionID {
 					return nil // the stream's own goes there
 				}
 				n.meta = appendMember(n.meta, mk, mv)
@@ -622,7 +620,7 @@ func appendMember(dst, k, v []byte) []byte {
 // params returns the notification's params for the stream subID.
 func (n *extensionNote) params(subID json.RawMessage) json.RawMessage {
 	b := make([]byte, 0, 64+len(subID)+len(n.meta)+len(n.rest))
-	b = append(b, `{"_meta":{"`+MetaSubscriptionID+`":`...)
+	b = append(b, `{"_meta":{"`+metaSubscriptionID+`":`...)
 	b = append(b, subID...)
 	if len(n.meta) > 0 {
 		b = append(b, ',')
@@ -645,7 +643,7 @@ func (n *extensionNote) params(subID json.RawMessage) json.RawMessage {
 // than 32 notifications behind does not get it, other instances of a
 // fleet are not told (Fanout carries list changes only), and sessions of
 // earlier revisions, which have no extensions, never get it. It returns
-// ErrNotificationMethod for a notification of the specification, and an
+// an error for a notification of the specification, and an
 // error for an invalid extension identifier or params.
 func (s *Server) NotifyListeners(extension, method string, params any) error {
 	if !validExtensionName(extension) {

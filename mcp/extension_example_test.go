@@ -22,9 +22,9 @@ type SearchHits struct {
 
 // A method outside the specification, served under an extension the
 // server advertises; a client that declared the extension calls it.
-func ExampleAddMethod() {
+func ExampleAddTypedMethod() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "search", Version: "1.0.0"}, nil)
-	mcp.AddMethod(srv, &mcp.MethodSpec{Name: "com.example/search/query", Extension: "com.example/search"},
+	mcp.AddTypedMethod(srv, &mcp.MethodSpec{Name: "com.example/search/query", Extension: "com.example/search"},
 		func(ctx context.Context, req *mcp.ExtensionRequest, in SearchParams) (SearchHits, error) {
 			return SearchHits{Hits: []string{in.Query + ".md"}}, nil
 		})

@@ -44,12 +44,12 @@ type confirmation struct {
 func newExtServer(t testing.TB, opts *ServerOptions) (*Server, *atomic.Int32) {
 	s := NewServer(Implementation{Name: "ext-server", Version: "1"}, opts)
 	s.AddExtension(extSearch, map[string]any{"maxLimit": 10})
-	AddMethod(s, &MethodSpec{Name: mQuery, Extension: extSearch, Legacy: true},
+	AddTypedMethod(s, &MethodSpec{Name: mQuery, Extension: extSearch, Legacy: true},
 		func(ctx context.Context, req *ExtensionRequest, in searchIn) (searchOut, error) {
 			return searchOut{Query: in.Query, Hits: []string{in.Query + "-1"}}, nil
 		})
 	var runs atomic.Int32
-	AddMethod(s, &MethodSpec{Name: mDelete, Extension: extSearch, Carrier: true, TargetMember: "index", Legacy: true},
+	AddTypedMethod(s, &MethodSpec{Name: mDelete, Extension: extSearch, Carrier: true, TargetMember: "index", Legacy: true},
 		func(ctx context.Context, req *ExtensionRequest, in deleteIn) (map[string]any, error) {
 			runs.Add(1)
 			c, err := Elicit[confirmation](ctx, "Delete index "+req.Target+"?")
@@ -249,7 +249,7 @@ func TestLegacySessionGetsACustomResultPlain(t *testing.T) {
 // is what the client gets.
 func TestCustomMethodsRunThroughUserMiddleware(t *testing.T) {
 	var seen []string
-	mw := func(next MethodHandler) MethodHandler {
+	mw := func(next ServerHandler) ServerHandler {
 		return func(ctx context.Context, method string, p Params) (Result, error) {
 			if r, ok := p.(*ExtensionRequest); ok {
 				seen = append(seen, method+"|"+r.Extension()+"|"+r.Target)
@@ -260,7 +260,7 @@ func TestCustomMethodsRunThroughUserMiddleware(t *testing.T) {
 			return next(ctx, method, p)
 		}
 	}
-	s, runs := newExtServer(t, &ServerOptions{Middleware: []Middleware{mw}})
+	s, runs := newExtServer(t, &ServerOptions{Middleware: []ServerMiddleware{mw}})
 	url := loopback(t, s)
 	body := extRequest(1, mDelete, extCaps, `"index":"forbidden"`)
 	_, msgs := postTo(t, url, body, extHeaders(t, body, "forbidden"))
@@ -405,8 +405,8 @@ func TestCustomMethodRegistrationRejectsInvalidSpecs(t *testing.T) {
 	for _, spec := range []*MethodSpec{
 		nil,
 		{Name: MethodToolsCall, Extension: extSearch},
-		{Name: MethodPing, Extension: extSearch},
-		{Name: MethodInitialize, Extension: extSearch},
+		{Name: methodPing, Extension: extSearch},
+		{Name: methodInitialize, Extension: extSearch},
 		{Name: "notifications/x", Extension: extSearch},
 		{Name: "rpc.x", Extension: extSearch},
 		{Name: "has space", Extension: extSearch},
@@ -420,7 +420,7 @@ func TestCustomMethodRegistrationRejectsInvalidSpecs(t *testing.T) {
 		func() {
 			defer func() {
 				if recover() == nil {
-					t.Errorf("AddMethod(%+v) did not panic", spec)
+					t.Errorf("AddTypedMethod(%+v) did not panic", spec)
 				}
 			}()
 			s.AddMethod(spec, h)
@@ -438,10 +438,10 @@ func TestCustomMethodRegistrationRejectsInvalidSpecs(t *testing.T) {
 	mustPanic("AddExtension(bad id)", func() { s.AddExtension("bad", nil) })
 	mustPanic("AddExtension(array settings)", func() { s.AddExtension(extSearch, []int{1}) })
 	mustPanic("typed, string params", func() {
-		AddMethod(s, &MethodSpec{Name: "x/y", Extension: extSearch}, func(context.Context, *ExtensionRequest, string) (searchOut, error) { return searchOut{}, nil })
+		AddTypedMethod(s, &MethodSpec{Name: "x/y", Extension: extSearch}, func(context.Context, *ExtensionRequest, string) (searchOut, error) { return searchOut{}, nil })
 	})
 	mustPanic("typed, int result", func() {
-		AddMethod(s, &MethodSpec{Name: "x/y", Extension: extSearch}, func(context.Context, *ExtensionRequest, searchIn) (int, error) { return 0, nil })
+		AddTypedMethod(s, &MethodSpec{Name: "x/y", Extension: extSearch}, func(context.Context, *ExtensionRequest, searchIn) (int, error) { return 0, nil })
 	})
 }
 
@@ -495,7 +495,7 @@ func TestNotifySendsOnTheRequestStreamBeforeTheResponse(t *testing.T) {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	var refused error
 	s.AddMethod(&MethodSpec{Name: "x/work", Extension: extSearch}, func(ctx context.Context, r *ExtensionRequest) (Result, error) {
-		refused = Notify(ctx, NotificationProgress, nil)
+		refused = Notify(ctx, notificationProgress, nil)
 		if err := Notify(ctx, "com.example/search/progress", map[string]int{"done": 1}); err != nil {
 			return nil, err
 		}
@@ -509,7 +509,7 @@ func TestNotifySendsOnTheRequestStreamBeforeTheResponse(t *testing.T) {
 	if n := decodeMsg(t, msgs[0]); n["method"] != "com.example/search/progress" || n["params"].(map[string]any)["done"] != 1.0 {
 		t.Fatalf("HTTP notification %v", n)
 	}
-	if !errors.Is(refused, ErrNotificationMethod) {
+	if !errors.Is(refused, errNotificationMethod) {
 		t.Fatalf("Notify of notifications/progress: %v", refused)
 	}
 
@@ -532,8 +532,8 @@ func TestNotifyListenersReachesOnlyStreamsThatDeclaredTheExtension(t *testing.T)
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	with, without := newStreamClient(t, s), newStreamClient(t, s)
 	listen := `"notifications":{"resourceSubscriptions":["test://marker"]}`
-	with.send(extRequest(11, MethodSubscriptionsListen, extCaps, listen))
-	without.send(extRequest(12, MethodSubscriptionsListen, `{}`, listen))
+	with.send(extRequest(11, methodSubscriptionsListen, extCaps, listen))
+	without.send(extRequest(12, methodSubscriptionsListen, `{}`, listen))
 	with.next() // acknowledged
 	without.next()
 	if err := s.NotifyListeners(extSearch, "com.example/search/reindexed", json.RawMessage(`{"_meta":{"k":"v"},"index":"logs"}`)); err != nil {
@@ -543,13 +543,13 @@ func TestNotifyListenersReachesOnlyStreamsThatDeclaredTheExtension(t *testing.T)
 	n := with.next()
 	p, _ := n["params"].(map[string]any)
 	meta, _ := p["_meta"].(map[string]any)
-	if n["method"] != "com.example/search/reindexed" || p["index"] != "logs" || meta["k"] != "v" || meta[MetaSubscriptionID] != 11.0 {
+	if n["method"] != "com.example/search/reindexed" || p["index"] != "logs" || meta["k"] != "v" || meta[metaSubscriptionID] != 11.0 {
 		t.Fatalf("stream with the extension got %v", n)
 	}
 	if n := without.next(); n["method"] != NotificationResourceUpdated {
 		t.Fatalf("stream without the extension got %v first", n)
 	}
-	if err := s.NotifyListeners(extSearch, NotificationToolListChanged, nil); !errors.Is(err, ErrNotificationMethod) {
+	if err := s.NotifyListeners(extSearch, NotificationToolListChanged, nil); !errors.Is(err, errNotificationMethod) {
 		t.Fatalf("a specification notification: %v", err)
 	}
 }
@@ -571,7 +571,7 @@ func TestExtensionsAreAdvertisedInDiscover(t *testing.T) {
 // session of an earlier revision does not have them.
 func TestTaskMethodsAreCustomMethodsOfTheSeam(t *testing.T) {
 	var targets []string
-	mw := func(next MethodHandler) MethodHandler {
+	mw := func(next ServerHandler) ServerHandler {
 		return func(ctx context.Context, method string, p Params) (Result, error) {
 			if r, ok := p.(*ExtensionRequest); ok && r.Extension() == ExtensionTasks {
 				targets = append(targets, method+"="+r.Target)
@@ -579,7 +579,7 @@ func TestTaskMethodsAreCustomMethodsOfTheSeam(t *testing.T) {
 			return next(ctx, method, p)
 		}
 	}
-	s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{Tasks: &TaskOptions{}, Middleware: []Middleware{mw}})
+	s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{Tasks: &TaskOptions{}, Middleware: []ServerMiddleware{mw}})
 	url := loopback(t, s)
 	body := extRequest(1, MethodTasksGet, tasksCaps, `"taskId":"abc"`)
 	_, msgs := postTo(t, url, body, extHeaders(t, body, "abc"))
@@ -659,7 +659,7 @@ func TestAMethodNameOfAnotherExtensionIsRefused(t *testing.T) {
 		s.AddMethod(&MethodSpec{Name: mQuery, Extension: other}, func(context.Context, *ExtensionRequest) (Result, error) { return EmptyResult{}, nil })
 	})
 	mustPanic("typed AddMethod", func() {
-		AddMethod(s, &MethodSpec{Name: mQuery, Extension: other}, func(context.Context, *ExtensionRequest, searchIn) (searchOut, error) { return searchOut{}, nil })
+		AddTypedMethod(s, &MethodSpec{Name: mQuery, Extension: other}, func(context.Context, *ExtensionRequest, searchIn) (searchOut, error) { return searchOut{}, nil })
 	})
 	body := extRequest(1, mQuery, extCaps, `"query":"cats"`)
 	_, msgs := postTo(t, loopback(t, s), body, extHeaders(t, body, ""))

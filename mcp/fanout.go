@@ -17,16 +17,19 @@ import (
 type Change struct {
 	// Kind is ChangeTools, ChangePrompts or ChangeResources (a list
 	// changed) or ChangeResource (URI was updated).
-	Kind string `json:"kind"`
-	URI  string `json:"uri,omitempty"`
+	Kind ChangeKind `json:"kind"`
+	URI  string     `json:"uri,omitempty"`
 }
+
+// ChangeKind says what a Change is about.
+type ChangeKind string
 
 // Change kinds.
 const (
-	ChangeTools     = "tools"
-	ChangePrompts   = "prompts"
-	ChangeResources = "resources"
-	ChangeResource  = "resource"
+	ChangeTools     ChangeKind = "tools"
+	ChangePrompts   ChangeKind = "prompts"
+	ChangeResources ChangeKind = "resources"
+	ChangeResource  ChangeKind = "resource"
 )
 
 // Fanout carries changes between the instances of a fleet.
@@ -109,7 +112,7 @@ func (s *Server) changed(ch change) {
 	}
 }
 
-var changeNames = [...]string{changeTools: ChangeTools, changePrompts: ChangePrompts, changeResources: ChangeResources, changeResource: ChangeResource}
+var changeNames = [...]ChangeKind{changeTools: ChangeTools, changePrompts: ChangePrompts, changeResources: ChangeResources, changeResource: ChangeResource}
 
 // receiveChange delivers a change from another instance to this one's
 // streams only.

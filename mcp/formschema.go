@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,7 +58,8 @@ import (
 // formSchema is the flat elicitation schema of one question.
 type formSchema struct {
 	raw    json.RawMessage
-	fields []formField
+	form   Form        // the description; read schemas only
+	fields []formField // the checks
 }
 
 type formField struct {
@@ -225,7 +225,7 @@ func knownFormat(f string) bool {
 }
 
 // Keywords of the restricted schema. Annotations are accepted and not
-// checked; any other keyword is refused.
+// checked; any other keyword is refused by a strict read.
 var (
 	formTopKeywords = []string{"type", "properties", "required", "$schema", "title", "description", "$comment"}
 	annotations     = []string{"title", "description", "default", "$comment", "examples", "deprecated"}
@@ -238,6 +238,81 @@ var (
 	}
 	itemKeywords = []string{"type", "enum", "anyOf", "oneOf", "title", "description"}
 )
+
+// Bounds on a form schema, so that reading and rendering one costs no
+// more than a form a person can fill: fields, options of one field, and
+// the source of a pattern (which a client may compile). A server's own
+// ElicitForm is held to them too, so that it never asks what an SDK
+// client would refuse to read.
+const (
+	maxFormFields       = 256
+	maxFormOptions      = 1024
+	maxFormPatternBytes = 4096
+)
+
+// Form is a form-mode elicitation's requestedSchema as a description of
+// the fields to show: what a client needs to render the form, with the
+// fields in the order the server wrote them.
+type Form struct {
+	// Title and Description are the schema's own, when it has them.
+	Title       string
+	Description string
+	Fields      []FormField
+}
+
+// Field returns the field named name, or nil.
+func (f *Form) Field(name string) *FormField {
+	for i := range f.Fields {
+		if f.Fields[i].Name == name {
+			return &f.Fields[i]
+		}
+	}
+	return nil
+}
+
+// FormField is one field of a Form: a property of the requestedSchema.
+type FormField struct {
+	// Name is the property name: the key of the field's value in the
+	// answer's content.
+	Name        string
+	Title       string
+	Description string
+	// Type is "string", "number", "integer", "boolean", or "array" for a
+	// multi-select (a list of strings, each one of Options).
+	Type     string
+	Required bool
+	// Default is the value the server proposes (string, bool, int64 or
+	// float64, or []string for a multi-select); nil when none.
+	Default any
+	// Options are the values a single-select (Type "string") or a
+	// multi-select (Type "array") allows, with their display titles
+	// (enum, with the legacy enumNames; oneOf or anyOf of {const,
+	// title}; for an array the same under items). Nil for a free field.
+	Options []FormOption
+	// Format is the string format: email, uri, date or date-time ("" for
+	// none). Pattern is a regular expression the string must match.
+	Format  string
+	Pattern string
+	// Bounds, nil when not set: the length of a string (in characters),
+	// the value of a number, the number of selected options.
+	MinLength, MaxLength *int
+	Minimum, Maximum     *float64
+	MinItems, MaxItems   *int
+	// WriteOnly is the schema's writeOnly annotation: the value is a
+	// secret (a password, a key), to be masked as it is typed.
+	WriteOnly bool
+}
+
+// Multiple reports whether the field is a multi-select.
+func (f *FormField) Multiple() bool { return f.Type == "array" }
+
+// FormOption is one allowed value of a select field.
+type FormOption struct {
+	// Value is what the answer carries; Title what to show ("" when the
+	// server gave none: show Value).
+	Value string
+	Title string
+}
 
 // objectMembers decodes a JSON object into its members by exact name,
 // refusing repeated names.
@@ -270,196 +345,388 @@ func keywordAllowed(k string, lists ...[]string) bool {
 	return false
 }
 
-// formSchemaFromRaw reads a flat elicitation schema given as JSON (see the
-// notes at the top of this file): every keyword it holds is either
-// checked on the answer or a mere annotation; anything else is an error.
+// formText decodes a JSON string; ok is false for any other value.
+func formText(v []byte) (s string, ok bool) {
+	return s, jsonrpc.KindOf(v) == jsonrpc.KindString && json.Unmarshal(v, &s) == nil
+}
+
+// formSchemaFromRaw reads the schema of a server's own ElicitForm
+// strictly (see readFormSchema), its checks in field-name order.
 func formSchemaFromRaw(raw json.RawMessage) (*formSchema, error) {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("mcp: ElicitForm: "+format, args...)
-	}
-	top, err := objectMembers(raw)
+	fs, err := readFormSchema(raw, true)
 	if err != nil {
-		return nil, fail("the schema: %v", err)
+		return nil, err
 	}
-	if string(top["type"]) != `"object"` {
+	slices.SortFunc(fs.fields, func(a, b formField) int { return strings.Compare(a.name, b.name) })
+	return fs, nil
+}
+
+// readFormSchema is the one reader of a flat elicitation schema: the
+// server's ElicitForm checks, the client's ElicitRequest.Form and the
+// CLI's terminal forms all read a schema through it. It returns the
+// description (fs.form, fields in the order written) and the checks
+// (fs.fields), within maxFormFields, maxFormOptions and
+// maxFormPatternBytes.
+//
+// A strict read (the server's own schema) refuses what it could not
+// enforce on an answer: a keyword outside the restricted schema (see the
+// notes at the top of this file), an unknown format, a pattern RE2
+// cannot compile, a required name that is no property, a property
+// without a type. A lenient read (a schema from the peer) ignores the
+// keywords the description has no place for. Both refuse a schema that
+// is not an object of properties, a property that is not a string,
+// number, integer, boolean or multi-select, a repeated name, malformed
+// bounds, options or defaults.
+func readFormSchema(raw json.RawMessage, strict bool) (*formSchema, error) {
+	fail := func(format string, args ...any) error {
+		if strict {
+			return fmt.Errorf("mcp: ElicitForm: "+format, args...)
+		}
+		return fmt.Errorf("mcp: elicitation form: "+format, args...)
+	}
+	fs := &formSchema{raw: raw}
+	raw = jsonrpc.TrimSpace(raw)
+	if jsonrpc.KindOf(raw) != jsonrpc.KindObject || !jsonrpc.Valid(raw) {
+		return nil, fail("the schema is not a JSON object")
+	}
+	var props []byte
+	var required []string
+	seen := map[string]bool{}
+	err := jsonrpc.Fields(raw, func(rk, v []byte) error {
+		k := string(jsonrpc.Key(rk))
+		if seen[k] {
+			return fmt.Errorf("the schema: member %q is repeated", k)
+		}
+		seen[k] = true
+		v = jsonrpc.TrimSpace(v)
+		switch k {
+		case "title":
+			fs.form.Title, _ = formText(v)
+		case "description":
+			fs.form.Description, _ = formText(v)
+		case "type":
+			if t, _ := formText(v); t != "object" {
+				return errors.New(`the schema must be a JSON object with "type":"object"`)
+			}
+		case "properties":
+			props = v
+		case "required":
+			if json.Unmarshal(v, &required) != nil {
+				return errors.New(`"required" must be a list of property names`)
+			}
+		default:
+			if strict && !keywordAllowed(k, formTopKeywords) {
+				return fmt.Errorf("keyword %q is outside the restricted elicitation schema", k)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	if strict && !seen["type"] {
 		return nil, fail(`the schema must be a JSON object with "type":"object"`)
 	}
-	for k := range top {
-		if !keywordAllowed(k, formTopKeywords) {
-			return nil, fail("keyword %q is outside the restricted elicitation schema", k)
-		}
-	}
-	var required []string
-	if r, ok := top["required"]; ok && json.Unmarshal(r, &required) != nil {
-		return nil, fail(`"required" must be a list of property names`)
-	}
-	var props map[string]json.RawMessage
-	if p, ok := top["properties"]; ok {
-		if props, err = objectMembers(p); err != nil {
-			return nil, fail(`"properties": %v`, err)
-		}
-	}
+	isRequired := make(map[string]bool, len(required))
 	for _, r := range required {
-		if _, ok := props[r]; !ok {
-			return nil, fail("required property %q is not declared", r)
-		}
+		isRequired[r] = true
 	}
-	names := make([]string, 0, len(props))
-	for n := range props {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	fs := &formSchema{raw: raw}
-	for _, name := range names {
-		f, err := parseFormField(name, props[name], slices.Contains(required, name))
+	switch jsonrpc.KindOf(props) {
+	case jsonrpc.KindInvalid, jsonrpc.KindNull:
+	case jsonrpc.KindObject:
+		names := map[string]bool{}
+		err := jsonrpc.Fields(props, func(rk, v []byte) error {
+			name := string(jsonrpc.Key(rk))
+			if names[name] {
+				return fmt.Errorf("property %q is declared twice", name)
+			}
+			if len(names) == maxFormFields {
+				return fmt.Errorf("more than %d fields", maxFormFields)
+			}
+			names[name] = true
+			view, check, err := readFormField(name, v, isRequired[name], strict)
+			if err != nil {
+				return fmt.Errorf("property %q: %v", name, err)
+			}
+			fs.form.Fields = append(fs.form.Fields, view)
+			fs.fields = append(fs.fields, check)
+			return nil
+		})
 		if err != nil {
-			return nil, fail("property %q: %v", name, err)
+			return nil, fail("%v", err)
 		}
-		fs.fields = append(fs.fields, f)
+	default:
+		return nil, fail(`"properties" must be an object`)
+	}
+	if strict {
+		for _, r := range required {
+			if fs.field(r) == nil {
+				return nil, fail("required property %q is not declared", r)
+			}
+		}
 	}
 	return fs, nil
 }
 
-func parseFormField(name string, raw json.RawMessage, required bool) (formField, error) {
+// readFormField reads one property: its description and its checks.
+func readFormField(name string, raw []byte, required, strict bool) (FormField, formField, error) {
+	view := FormField{Name: name, Required: required}
 	p, err := objectMembers(raw)
 	if err != nil {
-		return formField{}, err
+		return view, formField{}, err
 	}
-	var kind string
-	if json.Unmarshal(p["type"], &kind) != nil || kindKeywords[kind] == nil {
-		return formField{}, errors.New(`"type" must be one of string, number, integer, boolean or array (a multi-select)`)
+	kind, _ := formText(p["type"])
+	if _, typed := p["type"]; !typed && !strict && (p["enum"] != nil || p["oneOf"] != nil || p["anyOf"] != nil) {
+		kind = "string"
 	}
+	if kindKeywords[kind] == nil {
+		switch {
+		case strict:
+			return view, formField{}, errors.New(`"type" must be one of string, number, integer, boolean or array (a multi-select)`)
+		case kind == "":
+			return view, formField{}, errors.New("no type")
+		}
+		return view, formField{}, fmt.Errorf("type %q is not a form field type (string, number, integer, boolean, or array for a multi-select)", kind)
+	}
+	view.Type = kind
 	f := newField(name, kind, required)
-	for k, v := range p {
-		if k == "type" || keywordAllowed(k, annotations) {
-			continue
-		}
-		if !keywordAllowed(k, kindKeywords[kind]) {
-			return f, fmt.Errorf("keyword %q is outside the restricted elicitation schema for type %s", k, kind)
-		}
-		switch k {
-		case "enum":
-			var e []string
-			if json.Unmarshal(v, &e) != nil || e == nil {
-				return f, errors.New(`"enum" must be a list of strings`)
+	if strict {
+		for k := range p {
+			if k != "type" && !keywordAllowed(k, annotations, kindKeywords[kind]) {
+				return view, f, fmt.Errorf("keyword %q is outside the restricted elicitation schema for type %s", k, kind)
 			}
-			f.allowed = append(f.allowed, e)
-		case "enumNames":
-			var e []string
-			if json.Unmarshal(v, &e) != nil {
-				return f, errors.New(`"enumNames" must be a list of strings`)
-			}
-		case "oneOf", "anyOf":
-			c, err := titledConsts(v)
+		}
+	}
+	view.Title, _ = formText(p["title"])
+	view.Description, _ = formText(p["description"])
+	if w, ok := p["writeOnly"]; ok {
+		view.WriteOnly = string(w) == "true"
+	}
+	var enum, enumNames []string
+	var titled []FormOption
+	if v, ok := p["enum"]; ok {
+		if json.Unmarshal(v, &enum) != nil || (strict && enum == nil) {
+			return view, f, errors.New(`"enum" must be a list of strings`)
+		}
+		if enum != nil {
+			f.allowed = append(f.allowed, enum)
+		}
+	}
+	if v, ok := p["enumNames"]; ok && json.Unmarshal(v, &enumNames) != nil && strict {
+		return view, f, errors.New(`"enumNames" must be a list of strings`)
+	}
+	for _, k := range []string{"oneOf", "anyOf"} {
+		if v, ok := p[k]; ok {
+			opts, err := titledOptions(v, strict)
 			if err != nil {
-				return f, fmt.Errorf("%q: %v", k, err)
+				return view, f, fmt.Errorf("%q: %v", k, err)
 			}
-			f.allowed = append(f.allowed, c)
-		case "format":
-			if json.Unmarshal(v, &f.format) != nil || !knownFormat(f.format) {
-				return f, errors.New(`"format" must be one of email, uri, date, date-time`)
-			}
-		case "pattern":
-			var src string
-			if json.Unmarshal(v, &src) != nil {
-				return f, errors.New(`"pattern" must be a string`)
-			}
+			titled = opts
+			f.allowed = append(f.allowed, optionValues(opts))
+		}
+	}
+	if v, ok := p["format"]; ok {
+		view.Format, _ = formText(v)
+		if strict && !knownFormat(view.Format) {
+			return view, f, errors.New(`"format" must be one of email, uri, date, date-time`)
+		}
+		if knownFormat(view.Format) {
+			f.format = view.Format
+		}
+	}
+	if v, ok := p["pattern"]; ok {
+		src, isText := formText(v)
+		if !isText && strict {
+			return view, f, errors.New(`"pattern" must be a string`)
+		}
+		if len(src) > maxFormPatternBytes {
+			return view, f, fmt.Errorf(`"pattern" is longer than %d bytes`, maxFormPatternBytes)
+		}
+		view.Pattern = src
+		if strict {
 			re, err := regexp.Compile(src)
 			if err != nil {
-				return f, fmt.Errorf(`"pattern" is not a regular expression Go's regexp (RE2) accepts: %v`, err)
+				return view, f, fmt.Errorf(`"pattern" is not a regular expression Go's regexp (RE2) accepts: %v`, err)
 			}
 			f.pattern = re
-		case "minLength", "maxLength", "minItems", "maxItems":
-			n, err := jsonrpc.ParseUint(v, 31)
-			if err != nil {
-				return f, fmt.Errorf("%q must be a non-negative integer", k)
+		}
+	}
+	for _, k := range []string{"minLength", "maxLength", "minItems", "maxItems"} {
+		v, ok := p[k]
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseUint(string(v), 10, 31)
+		if err != nil {
+			return view, f, fmt.Errorf("%q must be a non-negative integer", k)
+		}
+		i := int(n)
+		switch k {
+		case "minLength":
+			view.MinLength, f.minLen = &i, i
+		case "maxLength":
+			view.MaxLength, f.maxLen = &i, i
+		case "minItems":
+			view.MinItems, f.minItems = &i, i
+		default:
+			view.MaxItems, f.maxItems = &i, i
+		}
+	}
+	for _, k := range []string{"minimum", "maximum"} {
+		v, ok := p[k]
+		if !ok {
+			continue
+		}
+		// Finite numbers only (a bound like 1e999999 would make
+		// the exact comparison expensive).
+		x, err := strconv.ParseFloat(string(v), 64)
+		if err != nil || jsonrpc.KindOf(v) != jsonrpc.KindNumber {
+			return view, f, fmt.Errorf("%q must be a finite number", k)
+		}
+		r, isRat := new(big.Rat).SetString(string(v))
+		if !isRat {
+			return view, f, fmt.Errorf("%q must be a finite number", k)
+		}
+		if k == "minimum" {
+			view.Minimum, f.min, f.minText = &x, r, string(v)
+		} else {
+			view.Maximum, f.max, f.maxText = &x, r, string(v)
+		}
+	}
+	if kind == "array" {
+		opts, err := itemOptions(p["items"], strict, &f)
+		if err != nil {
+			return view, f, err
+		}
+		view.Options = opts
+	} else {
+		view.Options = selectOptions(enum, enumNames, titled)
+		if view.Options != nil && len(view.Options) == 0 {
+			return view, f, errors.New("an empty list of options")
+		}
+	}
+	if len(view.Options) > maxFormOptions {
+		return view, f, fmt.Errorf("more than %d options", maxFormOptions)
+	}
+	if def, ok := p["default"]; ok && jsonrpc.KindOf(def) != jsonrpc.KindNull {
+		d, err := formDefault(def)
+		if err != nil {
+			return view, f, err
+		}
+		view.Default = d
+	}
+	return view, f, nil
+}
+
+// itemOptions reads the options of a multi-select's items, adding their
+// value sets to f's.
+func itemOptions(items []byte, strict bool, f *formField) ([]FormOption, error) {
+	m, err := objectMembers(items)
+	if err != nil {
+		return nil, errors.New(`a multi-select needs "items" with its options`)
+	}
+	var enum []string
+	var titled []FormOption
+	for k, v := range m {
+		switch {
+		case strict && !keywordAllowed(k, itemKeywords):
+			return nil, fmt.Errorf(`"items": keyword %q is outside the restricted elicitation schema`, k)
+		case k == "type":
+			if string(v) != `"string"` {
+				return nil, errors.New(`"items": the items of a multi-select are strings`)
 			}
-			switch k {
-			case "minLength":
-				f.minLen = int(n)
-			case "maxLength":
-				f.maxLen = int(n)
-			case "minItems":
-				f.minItems = int(n)
-			default:
-				f.maxItems = int(n)
+		case k == "enum":
+			if json.Unmarshal(v, &enum) != nil || (strict && enum == nil) {
+				return nil, errors.New(`"items": "enum" must be a list of strings`)
 			}
-		case "minimum", "maximum":
-			// Finite numbers only (a bound like 1e999999 would make
-			// the exact comparison expensive).
-			if _, err := jsonrpc.ParseNumber(v); err != nil {
-				return f, fmt.Errorf("%q must be a finite number", k)
-			}
-			r, ok := new(big.Rat).SetString(string(v))
-			if !ok {
-				return f, fmt.Errorf("%q must be a finite number", k)
-			}
-			if k == "minimum" {
-				f.min, f.minText = r, string(v)
-			} else {
-				f.max, f.maxText = r, string(v)
-			}
-		case "items":
-			items, err := objectMembers(v)
-			if err != nil {
-				return f, fmt.Errorf(`"items": %v`, err)
-			}
-			for ik, iv := range items {
-				switch {
-				case !keywordAllowed(ik, itemKeywords):
-					return f, fmt.Errorf(`"items": keyword %q is outside the restricted elicitation schema`, ik)
-				case ik == "type":
-					if string(iv) != `"string"` {
-						return f, errors.New(`"items": the items of a multi-select are strings`)
-					}
-				case ik == "enum":
-					var e []string
-					if json.Unmarshal(iv, &e) != nil || e == nil {
-						return f, errors.New(`"items": "enum" must be a list of strings`)
-					}
-					f.allowed = append(f.allowed, e)
-				case ik == "anyOf" || ik == "oneOf":
-					c, err := titledConsts(iv)
-					if err != nil {
-						return f, fmt.Errorf(`"items": %q: %v`, ik, err)
-					}
-					f.allowed = append(f.allowed, c)
-				}
+			if enum != nil {
+				f.allowed = append(f.allowed, enum)
 			}
 		}
 	}
-	if kind == "array" && f.allowed == nil {
-		return f, errors.New("an array must be a multi-select (items with enum, oneOf or anyOf)")
+	for _, k := range []string{"oneOf", "anyOf"} {
+		if v, ok := m[k]; ok {
+			opts, err := titledOptions(v, strict)
+			if err != nil {
+				return nil, fmt.Errorf(`"items": %q: %v`, k, err)
+			}
+			titled = opts
+			f.allowed = append(f.allowed, optionValues(opts))
+		}
 	}
-	return f, nil
+	opts := selectOptions(enum, nil, titled)
+	if len(opts) == 0 {
+		return nil, errors.New("a multi-select needs options (items with enum, anyOf or oneOf)")
+	}
+	return opts, nil
 }
 
-// titledConsts reads the options of a titled enum: [{"const":..,"title":..}].
-func titledConsts(v json.RawMessage) ([]string, error) {
-	var opts []json.RawMessage
-	if json.Unmarshal(v, &opts) != nil {
+// selectOptions joins the ways a schema lists options: titled consts
+// first, else enum with the legacy enumNames as titles.
+func selectOptions(enum, names []string, titled []FormOption) []FormOption {
+	if titled != nil {
+		return titled
+	}
+	if enum == nil {
+		return nil
+	}
+	opts := make([]FormOption, len(enum))
+	for i, e := range enum {
+		opts[i].Value = e
+		if i < len(names) {
+			opts[i].Title = names[i]
+		}
+	}
+	return opts
+}
+
+// titledOptions reads the options of a titled enum:
+// [{"const":..,"title":..}]; a strict read refuses other keywords.
+func titledOptions(v []byte, strict bool) ([]FormOption, error) {
+	if jsonrpc.KindOf(v) != jsonrpc.KindArray {
 		return nil, errors.New("must be a list of {const, title} options")
 	}
-	out := make([]string, 0, len(opts))
-	for _, o := range opts {
-		m, err := objectMembers(o)
-		if err != nil {
-			return nil, errors.New("must be a list of {const, title} options")
+	opts := []FormOption{}
+	err := jsonrpc.Elements(v, func(e []byte) error {
+		if len(opts) == maxFormOptions {
+			return fmt.Errorf("more than %d options", maxFormOptions)
 		}
-		var c string
-		if json.Unmarshal(m["const"], &c) != nil {
-			return nil, errors.New("every option needs a string const")
+		m, err := objectMembers(e)
+		if err != nil {
+			return errors.New("must be a list of {const, title} options")
+		}
+		c, ok := formText(m["const"])
+		if !ok {
+			return errors.New("every option needs a string const")
 		}
 		for k := range m {
-			if k != "const" && !keywordAllowed(k, annotations) {
-				return nil, fmt.Errorf("option keyword %q is outside the restricted elicitation schema", k)
+			if strict && k != "const" && !keywordAllowed(k, annotations) {
+				return fmt.Errorf("option keyword %q is outside the restricted elicitation schema", k)
 			}
 		}
-		out = append(out, c)
-	}
-	return out, nil
+		title, _ := formText(m["title"])
+		opts = append(opts, FormOption{Value: c, Title: title})
+		return nil
+	})
+	return opts, err
 }
 
+func optionValues(opts []FormOption) []string {
+	out := make([]string, len(opts))
+	for i, o := range opts {
+		out[i] = o.Value
+	}
+	return out
+}
+
+// formDefault decodes a default as answers carry values.
+func formDefault(v []byte) (any, error) {
+	r, err := decodeElicitResult(append(append([]byte(`{"action":"accept","content":{"d":`), v...), "}}"...))
+	if err != nil {
+		return nil, errors.New(`"default" is not a string, number, boolean or list of strings`)
+	}
+	return r.Content["d"], nil
+}
 func (fs *formSchema) field(name string) *formField {
 	for i := range fs.fields {
 		if fs.fields[i].name == name {

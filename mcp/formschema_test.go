@@ -392,3 +392,44 @@ func checkAnswerError(t *testing.T, e *InvalidAnswerError, answer string) {
 		t.Fatalf("answer %q: rule %q field %q", answer, e.Rule, e.Field)
 	}
 }
+
+// TestAServerNeverAsksAFormItsClientsRefuse: the server's ElicitForm and
+// the client's ElicitRequest.Form read a schema with one reader, so a
+// form past the client's bounds (fields, options, pattern bytes) is
+// refused when the server asks it, and a form the server accepts reads
+// back on the client with the same fields.
+func TestAServerNeverAsksAFormItsClientsRefuse(t *testing.T) {
+	t.Parallel()
+	var props []string
+	for i := range maxFormFields + 1 {
+		props = append(props, fmt.Sprintf(`"f%d":{"type":"string"}`, i))
+	}
+	opts := `"x"` + strings.Repeat(`,"x"`, maxFormOptions)
+	for name, schema := range map[string]string{
+		"fields":  `{"type":"object","properties":{` + strings.Join(props, ",") + `}}`,
+		"options": `{"type":"object","properties":{"e":{"type":"string","enum":[` + opts + `]}}}`,
+		"pattern": `{"type":"object","properties":{"p":{"type":"string","pattern":"` + strings.Repeat("a", maxFormPatternBytes+1) + `"}}}`,
+	} {
+		if _, err := formSchemaFromRaw(json.RawMessage(schema)); err == nil {
+			t.Errorf("%s: the server took a form its clients refuse", name)
+		}
+		if _, err := (&ElicitRequest{RequestedSchema: json.RawMessage(schema)}).Form(); err == nil {
+			t.Errorf("%s: the client read a form past its bounds", name)
+		}
+	}
+	schema := json.RawMessage(`{"type":"object","properties":{"b":{"type":"integer","minimum":1},"a":{"type":"string","enum":["x","y"]}},"required":["a"]}`)
+	fs, err := formSchemaFromRaw(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := (&ElicitRequest{RequestedSchema: schema}).Form()
+	if err != nil || len(f.Fields) != len(fs.fields) {
+		t.Fatalf("%+v %v", f, err)
+	}
+	for _, c := range fs.fields {
+		v := f.Field(c.name)
+		if v == nil || v.Type != c.kind || v.Required != c.required {
+			t.Errorf("%s: server reads %s/%v, client %+v", c.name, c.kind, c.required, v)
+		}
+	}
+}

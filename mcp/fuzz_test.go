@@ -21,7 +21,7 @@ func FuzzHTTPHandler(f *testing.F) {
 		req(5, MethodToolsCall, `"name":"region","arguments":{"region":"x","count":1,"dry":false}`),
 		req(6, MethodPromptsGet, `"name":"greet","arguments":{"who":"B"}`),
 		req(7, MethodResourcesRead, `"uri":"test://items/9"`),
-		req(8, MethodComplete, `"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":"A"}`),
+		req(8, methodComplete, `"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":"A"}`),
 		req(9, MethodToolsCall, `"name":"ask","inputResponses":null,"requestState":7`),
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{}}`,

@@ -41,7 +41,7 @@ func checkHeaders(s *Server, c *call, h http.Header) *Error {
 		return headerMismatch("missing " + HeaderProtocolVersion + " header")
 	}
 	if strings.Trim(v, " \t") != meta.ProtocolVersion {
-		return headerMismatch(HeaderProtocolVersion + " header does not match _meta." + MetaProtocolVersion)
+		return headerMismatch(HeaderProtocolVersion + " header does not match _meta." + metaProtocolVersion)
 	}
 	return checkBindings(s, c, h, true)
 }
@@ -95,7 +95,7 @@ func checkBindings(s *Server, c *call, h http.Header, required bool) *Error {
 		if t != nil {
 			for i := range t.headers {
 				ph := &t.headers[i]
-				if !required && len(h.Values(HeaderParamPrefix+ph.name)) == 0 {
+				if !required && len(h.Values(headerParamPrefix+ph.name)) == 0 {
 					continue
 				}
 				if e := checkParamHeader(ph, p.Arguments, h); e != nil {
@@ -149,7 +149,7 @@ func checkMethodHeader(method string, h http.Header, required bool) *Error {
 // server refuses such a tool at registration and clients drop it, as the
 // specification requires, so no rule compares fractions.
 func checkParamHeader(ph *paramHeader, args []byte, h http.Header) *Error {
-	hname := HeaderParamPrefix + ph.name
+	hname := headerParamPrefix + ph.name
 	hv, present, e := single(h, hname)
 	if e != nil {
 		return e

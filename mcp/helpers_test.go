@@ -65,23 +65,23 @@ var responseDefs = map[string]string{
 	MethodDiscover:              "DiscoverResultResponse",
 	MethodToolsList:             "ListToolsResultResponse",
 	MethodToolsCall:             "CallToolResultResponse",
-	MethodPromptsList:           "ListPromptsResultResponse",
+	methodPromptsList:           "ListPromptsResultResponse",
 	MethodPromptsGet:            "GetPromptResultResponse",
 	MethodResourcesList:         "ListResourcesResultResponse",
-	MethodResourceTemplatesList: "ListResourceTemplatesResultResponse",
+	methodResourceTemplatesList: "ListResourceTemplatesResultResponse",
 	MethodResourcesRead:         "ReadResourceResultResponse",
-	MethodComplete:              "CompleteResultResponse",
+	methodComplete:              "CompleteResultResponse",
 }
 
 var notificationDefs = map[string]string{
-	NotificationProgress:            "ProgressNotification",
-	NotificationMessage:             "LoggingMessageNotification",
+	notificationProgress:            "ProgressNotification",
+	notificationMessage:             "LoggingMessageNotification",
 	NotificationToolListChanged:     "ToolListChangedNotification",
-	NotificationPromptListChanged:   "PromptListChangedNotification",
-	NotificationResourceListChanged: "ResourceListChangedNotification",
+	notificationPromptListChanged:   "PromptListChangedNotification",
+	notificationResourceListChanged: "ResourceListChangedNotification",
 	NotificationResourceUpdated:     "ResourceUpdatedNotification",
 	NotificationSubscriptionsAck:    "SubscriptionsAcknowledgedNotification",
-	NotificationCancelled:           "CancelledNotification",
+	notificationCancelled:           "CancelledNotification",
 }
 
 // checkWire validates one message the server emitted, answering a request
@@ -119,7 +119,7 @@ func checkWire(t testing.TB, method string, msg []byte) {
 		if res == nil || res["resultType"] == nil {
 			t.Fatalf("result without resultType: %s", msg)
 		}
-		if method == MethodSubscriptionsListen {
+		if method == methodSubscriptionsListen {
 			def = "JSONRPCResultResponse"
 			if err := wireSchema(t, "SubscriptionsListenResult").Validate(res); err != nil {
 				t.Fatalf("listen result does not match the schema: %v\n%s", err, msg)
@@ -183,7 +183,7 @@ func headersFor(t testing.TB, body string) http.Header {
 	if json.Unmarshal([]byte(body), &m) != nil {
 		return h
 	}
-	if v, ok := m.Params.Meta[MetaProtocolVersion].(string); ok {
+	if v, ok := m.Params.Meta[metaProtocolVersion].(string); ok {
 		h.Set(HeaderProtocolVersion, v)
 	}
 	if m.Method != "" {

@@ -115,7 +115,7 @@ func TestListenStreamOverHTTP1IsTakenOverAndEndsWhenTheClientLeaves(t *testing.T
 	log := &eventLog{}
 	s := newTestServer(t, &ServerOptions{Observer: log.add})
 	ts, hijacked := hijackCounting(t, NewHTTPHandler(s, nil), false)
-	body := req(3, MethodSubscriptionsListen, `"notifications":{"promptsListChanged":true}`)
+	body := req(3, methodSubscriptionsListen, `"notifications":{"promptsListChanged":true}`)
 	r, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
 	for k, v := range headersFor(t, body) {
 		r.Header[k] = v
@@ -132,7 +132,7 @@ func TestListenStreamOverHTTP1IsTakenOverAndEndsWhenTheClientLeaves(t *testing.T
 		t.Fatalf("first %v", m)
 	}
 	s.AddPrompt(&Prompt{Name: "p2"}, func(ctx context.Context, r *GetPromptRequest) (PromptResponse, error) { return &GetPromptResult{}, nil })
-	if m := events.next(t); m["method"] != NotificationPromptListChanged {
+	if m := events.next(t); m["method"] != notificationPromptListChanged {
 		t.Fatalf("then %v", m)
 	}
 	resp.Body.Close()

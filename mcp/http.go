@@ -33,7 +33,7 @@ import (
 // for them to apply.
 type HTTPOptions struct {
 	// MaxBodyBytes bounds a request body. Zero means
-	// DefaultMaxMessageBytes (4 MiB); larger bodies get 413.
+	// 4 MiB; larger bodies get 413.
 	MaxBodyBytes int64
 	// AllowedHosts are extra Host header values (host or host:port,
 	// case-insensitive) accepted in addition to loopback names. When the
@@ -103,7 +103,7 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) http.Handler {
 func newHTTPHandler(s *Server, o HTTPOptions) *httpHandler {
 	h := &httpHandler{s: s, opts: o}
 	if h.opts.MaxBodyBytes <= 0 {
-		h.opts.MaxBodyBytes = DefaultMaxMessageBytes
+		h.opts.MaxBodyBytes = defaultMaxMessageBytes
 	}
 	if h.opts.KeepAlive == 0 {
 		h.opts.KeepAlive = 15 * time.Second
@@ -255,7 +255,7 @@ func (m modernHTTP) serve(w http.ResponseWriter, r *http.Request, msg jsonrpc.Me
 		writeHTTPError(w, f.status, msg.ID, f.err)
 		return
 	}
-	if c.msg.Method == MethodSubscriptionsListen {
+	if c.msg.Method == methodSubscriptionsListen {
 		// A listen stream lasts: it goes on without net/http's goroutines
 		// (internal/httpstream), its context ended when the client leaves.
 		ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
@@ -369,7 +369,7 @@ type httpOut struct {
 	r    *http.Request
 }
 
-func (o *httpOut) exchange() (string, *http.Request) { return TransportHTTP, o.r }
+func (o *httpOut) exchange() (TransportKind, *http.Request) { return TransportHTTP, o.r }
 
 func (o *httpOut) startSSE() error {
 	o.sw = sse.NewWriter(o.w, o.h.opts.StreamWriteTimeout)
@@ -442,7 +442,7 @@ func (o *httpOut) finish(s *Server, c *call, res Result, f *failure, ctx context
 	} else {
 		o.w.Header()["Content-Type"] = ctJSON
 		if status == http.StatusServiceUnavailable && f != nil {
-			d, _ := RetryAfter(f.err)
+			d, _ := retryAfter(f.err)
 			o.w.Header().Set("Retry-After", retryAfterHeader(d))
 		}
 		o.w.WriteHeader(status)

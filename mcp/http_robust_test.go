@@ -281,7 +281,7 @@ func TestNonReadingClientsCannotHangTheServer(t *testing.T) {
 	// 1. A legacy GET stream nobody reads, flooded with resource updates.
 	uri := "test://" + strings.Repeat("u", 2000)
 	a := newLegacyClient(t, url, `{}`)
-	if v := a.request(MethodSubscribe, `{"uri":"`+uri+`"}`); v["result"] == nil {
+	if v := a.request(methodSubscribe, `{"uri":"`+uri+`"}`); v["result"] == nil {
 		t.Fatalf("subscribe: %v", v)
 	}
 	rawRequest(t, rawConn(t, addr), http.MethodGet, http.Header{"Accept": {"text/event-stream"},
@@ -360,7 +360,7 @@ func TestNonReadingClientsCannotHangTheServer(t *testing.T) {
 	modern := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":` +
 		strings.Replace(metaJSON(""), "{", `{"progressToken":1,`, 1) + `,"name":"flood"}}`
 	rawRequest(t, rawConn(t, addr), http.MethodPost, headersFor(t, modern), modern)
-	listen := req(3, MethodSubscriptionsListen, `"notifications":{"resourceSubscriptions":["`+uri+`"]}`)
+	listen := req(3, methodSubscriptionsListen, `"notifications":{"resourceSubscriptions":["`+uri+`"]}`)
 	rawRequest(t, rawConn(t, addr), http.MethodPost, headersFor(t, listen), listen)
 	half := rawConn(t, addr)
 	io.WriteString(half, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":")
@@ -447,7 +447,7 @@ func TestSSEWritesHaveADeadline(t *testing.T) {
 
 	uri := "test://" + strings.Repeat("u", 2000)
 	c := newLegacyClient(t, "http://"+addr+"/mcp", `{}`)
-	c.request(MethodSubscribe, `{"uri":"`+uri+`"}`)
+	c.request(methodSubscribe, `{"uri":"`+uri+`"}`)
 	rawRequest(t, rawConn(t, addr), http.MethodGet, http.Header{"Accept": {"text/event-stream"},
 		"Mcp-Protocol-Version": {LegacyProtocolVersion}, "Mcp-Session-Id": {c.sid}}, "")
 	hs := h.legacy.lookup(c.sid)

@@ -329,7 +329,7 @@ func isMember(obj types.Object) bool {
 // on the server's.
 func TestSpecMethodsAreTheServersTables(t *testing.T) {
 	t.Parallel()
-	served := map[string]bool{MethodInitialize: false} // answered before any table
+	served := map[string]bool{methodInitialize: false} // answered before any table
 	for name, m := range methods {
 		served[name] = m.carrier
 	}

@@ -48,8 +48,8 @@ const (
 	maxLegacyElicitations    = 64
 )
 
-// PingRequest holds the params of ping (2025-11-25 only).
-type PingRequest struct {
+// pingRequest holds the params of ping (2025-11-25 only).
+type pingRequest struct {
 	Meta RequestMeta `json:"_meta"`
 }
 
@@ -66,7 +66,7 @@ type SubscribeRequest struct {
 	URI  string      `json:"uri"`
 }
 
-func (p *PingRequest) RequestMeta() *RequestMeta      { return &p.Meta }
+func (p *pingRequest) RequestMeta() *RequestMeta      { return &p.Meta }
 func (p *SetLevelRequest) RequestMeta() *RequestMeta  { return &p.Meta }
 func (p *SubscribeRequest) RequestMeta() *RequestMeta { return &p.Meta }
 
@@ -153,7 +153,7 @@ type legacySession struct {
 // nil for a stateless request, whose session never hears of a change.
 type sessionOrigin struct {
 	ctx       context.Context
-	transport string        // TransportHTTP, TransportHTTPSSE or TransportStream
+	transport TransportKind // TransportHTTP, TransportHTTPSSE or TransportStream
 	req       *http.Request // the POST that carried initialize; nil on a byte stream
 	id        jsonrpc.ID
 }
@@ -161,8 +161,8 @@ type sessionOrigin struct {
 // exchange and notify make the origin the outbound of the listener's
 // context, so that RequestInfoFrom and RequestHeader in a Visible hook
 // see the initialize request; nothing can be sent on it.
-func (o *sessionOrigin) exchange() (string, *http.Request) { return o.transport, o.req }
-func (o *sessionOrigin) notify(string, any) error          { return errRequestDone }
+func (o *sessionOrigin) exchange() (TransportKind, *http.Request) { return o.transport, o.req }
+func (o *sessionOrigin) notify(string, any) error                 { return errRequestDone }
 
 func (s *Server) newLegacySession(id string, p *legacyInitParams, from sessionOrigin) *legacySession {
 	ls := &legacySession{
@@ -178,7 +178,7 @@ func (s *Server) newLegacySession(id string, p *legacyInitParams, from sessionOr
 		// is the initialize request's, its values kept past its end.
 		meta := new(RequestMeta)
 		ls.fillMeta(meta)
-		l.ctx = &requestScope{Context: context.WithoutCancel(from.ctx), s: s, id: from.id, method: MethodInitialize, meta: meta, out: &from, era: ls.scope()}
+		l.ctx = &requestScope{Context: context.WithoutCancel(from.ctx), s: s, id: from.id, method: methodInitialize, meta: meta, out: &from, era: ls.scope()}
 	}
 	ls.listener = s.hub.addListener(l)
 	ls.opened = time.Now()
@@ -311,7 +311,7 @@ func (ls *legacySession) call(ctx context.Context, rs requestSender, method stri
 	if len(mw) == 0 {
 		return ls.send(ctx, rs, method, params)
 	}
-	h := OutgoingHandler(func(ctx context.Context, r *OutgoingRequest) (json.RawMessage, error) {
+	h := ServerRequestHandler(func(ctx context.Context, r *ServerRequest) (json.RawMessage, error) {
 		p, err := paramsWithMeta(r.Params, r.Meta)
 		if err != nil {
 			return nil, err
@@ -321,7 +321,7 @@ func (ls *legacySession) call(ctx context.Context, rs requestSender, method stri
 	for i := len(mw) - 1; i >= 0; i-- {
 		h = mw[i](h)
 	}
-	return h(ctx, &OutgoingRequest{Method: method, Params: params, ProtocolVersion: ls.rev.version, SessionID: ls.id})
+	return h(ctx, &ServerRequest{Method: method, Params: params, ProtocolVersion: ls.rev.version, SessionID: ls.id})
 }
 
 // send sends a request to the client on rs and waits for the answer, the
@@ -378,7 +378,7 @@ func (ls *legacySession) send(ctx context.Context, rs requestSender, method stri
 // cancelQuestion tells the client to stop working on the question id
 // (best effort).
 func (ls *legacySession) cancelQuestion(rs requestSender, id int64, reason string) {
-	if b, err := encodeNotification(nil, NotificationCancelled, &legacyCancelParams{RequestID: id, Reason: reason}); err == nil {
+	if b, err := encodeNotification(nil, notificationCancelled, &legacyCancelParams{RequestID: id, Reason: reason}); err == nil {
 		_ = rs.sendRequest(b, true)
 	}
 }
@@ -435,9 +435,9 @@ func changeNotification(c change) (string, any) {
 	case changeTools:
 		return NotificationToolListChanged, struct{}{}
 	case changePrompts:
-		return NotificationPromptListChanged, struct{}{}
+		return notificationPromptListChanged, struct{}{}
 	case changeResources:
-		return NotificationResourceListChanged, struct{}{}
+		return notificationResourceListChanged, struct{}{}
 	}
 	return NotificationResourceUpdated, &struct {
 		URI string `json:"uri"`
@@ -500,7 +500,7 @@ func (st *legacyState) forget(ls *legacySession, ids []string) {
 }
 
 // CompleteElicitation tells the client that asked the URL-mode
-// elicitation elicitationID (see WithElicitationID) that the out-of-band
+// elicitation elicitationID (see WithLegacyElicitationID) that the out-of-band
 // interaction finished, with notifications/elicitation/complete. Only
 // 2025-11-25 sessions have that notification (2026-07-28 correlates URL
 // elicitations through requestState): it reports whether a session was
@@ -516,7 +516,7 @@ func (s *Server) CompleteElicitation(elicitationID string) bool {
 	ls.mu.Lock()
 	ls.elicits = slices.DeleteFunc(ls.elicits, func(id string) bool { return id == elicitationID })
 	ls.mu.Unlock()
-	ls.sendUnrelated(NotificationElicitationComplete, &struct {
+	ls.sendUnrelated(notificationElicitationComplete, &struct {
 		ElicitationID string `json:"elicitationId"`
 	}{elicitationID})
 	return true

@@ -125,16 +125,16 @@ func paramsOf(raw []byte) []byte {
 	return params
 }
 
-// WithElicitationID sets the elicitationId a URL-mode elicitation carries
+// WithLegacyElicitationID sets the elicitationId a URL-mode elicitation carries
 // on a 2025-11-25 session (that revision requires one; 2026-07-28 has
 // none and ignores it). Pass the identifier of your out-of-band flow to
 // announce its end with Server.CompleteElicitation; without it a random
 // id is sent.
-func WithElicitationID(id string) AskOption {
+func WithLegacyElicitationID(id string) AskOption {
 	return func(o *askOptions) { o.elicitationID = id }
 }
 
-// CloseSSEStream ends the HTTP response of the current request now, while
+// CloseLegacySSEStream ends the HTTP response of the current request now, while
 // the handler goes on (server-initiated disconnection for polling,
 // SEP-1699). It applies only to a 2025-11-25 session over Streamable HTTP,
 // whose responses are resumable SSE streams: the client reconnects with
@@ -142,7 +142,7 @@ func WithElicitationID(id string) AskOption {
 // its result included, on the new connection. It reports whether a stream
 // was closed, and does nothing elsewhere (2026-07-28 has no resumability;
 // stdio; a JSON-only response).
-func CloseSSEStream(ctx context.Context) bool {
+func CloseLegacySSEStream(ctx context.Context) bool {
 	sc := scopeFrom(ctx)
 	if sc == nil {
 		return false

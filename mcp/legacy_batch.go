@@ -103,7 +103,7 @@ func (s *Server) batchCalls(entries []jsonrpc.BatchEntry, scope func() *legacySc
 			run.out[i] = jsonrpc.AppendError(nil, m.ID, en.Err)
 		case !m.IsRequest():
 			note(m)
-		case m.Method == MethodInitialize:
+		case m.Method == methodInitialize:
 			run.out[i] = jsonrpc.AppendError(nil, m.ID, errBatchInitialize)
 		case hasModernMeta(m.Params):
 			run.out[i] = jsonrpc.AppendError(nil, m.ID, errBatchModern)
@@ -172,9 +172,9 @@ func (lh *legacyHTTP) batch(w http.ResponseWriter, r *http.Request, body []byte)
 			switch {
 			case m.IsResponse():
 				hs.deliver(m)
-			case m.Method == NotificationInitialized:
+			case m.Method == notificationInitialized:
 				hs.setInitialized()
-			case m.Method == NotificationCancelled:
+			case m.Method == notificationCancelled:
 				hs.cancelled(m.Params)
 			}
 		}
@@ -338,7 +338,7 @@ func (c *streamConn) batch(ctx context.Context, line []byte) {
 		switch {
 		case m.IsResponse():
 			ls.deliver(m)
-		case m.Method == NotificationCancelled:
+		case m.Method == notificationCancelled:
 			c.cancelled(m.Params)
 		default:
 			c.legacyNotification(m)

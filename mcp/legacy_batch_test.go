@@ -144,7 +144,7 @@ func TestABatchedRequestCanNotifyAndAskOnTheBatchStream(t *testing.T) {
 	}
 	var progress bool
 	for _, n := range notes {
-		if n["method"] == NotificationProgress {
+		if n["method"] == notificationProgress {
 			progress = true
 			checkShape(t, "2025-03-26", "ProgressParams", n["params"], "notifications/progress")
 		}

@@ -42,7 +42,7 @@ func TestLegacyResultsCarryNoCacheHints(t *testing.T) {
 	})
 	ts, _ := legacyServer(t, s, nil)
 	calls := [][2]string{
-		{MethodToolsList, `{}`}, {MethodPromptsList, `{}`}, {MethodResourcesList, `{}`}, {MethodResourceTemplatesList, `{}`},
+		{MethodToolsList, `{}`}, {methodPromptsList, `{}`}, {MethodResourcesList, `{}`}, {methodResourceTemplatesList, `{}`},
 		{MethodResourcesRead, `{"uri":"test://static"}`}, {MethodResourcesRead, `{"uri":"test://hinted"}`},
 		{MethodResourcesRead, `{"uri":"test://items/1"}`},
 	}

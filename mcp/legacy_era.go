@@ -74,14 +74,14 @@ func (ls *legacyScope) extensions() bool { return false }
 
 var legacyMethods = func() map[string]*methodSpec {
 	m := map[string]*methodSpec{
-		MethodPing:        {decode: decodePing},
-		MethodSetLevel:    {decode: decodeSetLevel},
-		MethodSubscribe:   {decode: decodeSubscribe},
-		MethodUnsubscribe: {decode: decodeSubscribe},
+		methodPing:        {decode: decodePing},
+		methodSetLevel:    {decode: decodeSetLevel},
+		methodSubscribe:   {decode: decodeSubscribe},
+		methodUnsubscribe: {decode: decodeSubscribe},
 	}
 	for name, spec := range methods {
 		switch name {
-		case MethodDiscover, MethodSubscriptionsListen:
+		case MethodDiscover, methodSubscriptionsListen:
 			// 2026-07-28 only
 		default:
 			m[name] = spec
@@ -91,7 +91,7 @@ var legacyMethods = func() map[string]*methodSpec {
 }()
 
 func decodePing(raw []byte, p *metaPresence) (Params, *Error) {
-	r := new(PingRequest)
+	r := new(pingRequest)
 	return r, scanObject(raw, "params", metaOnlyNames, func(_ int, v []byte) *Error {
 		return decodeMeta(v, &r.Meta, p)
 	})
@@ -192,7 +192,7 @@ func hasModernMeta(params []byte) bool {
 			return nil
 		}
 		_ = jsonrpc.Fields(v, func(k, _ []byte) error {
-			if string(jsonrpc.Key(k)) == MetaProtocolVersion {
+			if string(jsonrpc.Key(k)) == metaProtocolVersion {
 				found = true
 				return errStopScan
 			}
@@ -209,7 +209,7 @@ func hasModernMeta(params []byte) bool {
 func (scope *legacyScope) extra(ctx context.Context, method string, params Params) (Result, error) {
 	ls := scope.sess // nil for a stateless request
 	switch p := params.(type) {
-	case *PingRequest:
+	case *pingRequest:
 		return EmptyResult{}, nil
 	case *SetLevelRequest:
 		if ls != nil {
@@ -225,7 +225,7 @@ func (scope *legacyScope) extra(ctx context.Context, method string, params Param
 		if len(p.URI) > maxLegacySubscriptionURI {
 			return nil, jsonrpcError(CodeInvalidParams, "Invalid params: uri is too long")
 		}
-		if e := ls.subscribe(p.URI, method == MethodSubscribe); e != nil {
+		if e := ls.subscribe(p.URI, method == methodSubscribe); e != nil {
 			return nil, e
 		}
 		return EmptyResult{}, nil

@@ -23,7 +23,7 @@ import (
 // which turns it into an SSE stream whose first event primes resumption
 // (an id, the retry interval, no data). Every later event has an id
 // "<stream>-<seq>" and is kept in a bounded per-session log: a client that
-// lost the connection (or was disconnected on purpose, CloseSSEStream)
+// lost the connection (or was disconnected on purpose, CloseLegacySSEStream)
 // reconnects with GET and Last-Event-ID, receives what it missed and the
 // rest of the stream on the new connection. As 2025-11-25 says, a
 // disconnect does not cancel the request; notifications/cancelled and
@@ -205,13 +205,13 @@ func (lh *legacyHTTP) claims(r *http.Request, msg jsonrpc.Message) bool {
 		return session // a session's notification or answer
 	}
 	v := r.Header[canonicalProtocolVersion]
-	if !session && msg.Method != MethodInitialize && (len(v) == 0 || strings.TrimSpace(v[0]) == LatestProtocolVersion) {
+	if !session && msg.Method != methodInitialize && (len(v) == 0 || strings.TrimSpace(v[0]) == LatestProtocolVersion) {
 		return false
 	}
 	if hasModernMeta(msg.Params) {
 		return false
 	}
-	return session || msg.Method == MethodInitialize || len(v) == 1 && slices.Contains(legacyHeaderVersions, strings.TrimSpace(v[0]))
+	return session || msg.Method == methodInitialize || len(v) == 1 && slices.Contains(legacyHeaderVersions, strings.TrimSpace(v[0]))
 }
 
 // canonicalProtocolVersion is MCP-Protocol-Version as net/http keys it.
@@ -237,7 +237,7 @@ func (lh *legacyHTTP) serve(w http.ResponseWriter, r *http.Request, msg jsonrpc.
 		return
 	}
 	switch {
-	case msg.Method == MethodInitialize:
+	case msg.Method == methodInitialize:
 		lh.initialize(w, r, msg)
 	case lh.opts.Stateless:
 		if !msg.IsRequest() {
@@ -255,9 +255,9 @@ func (lh *legacyHTTP) serve(w http.ResponseWriter, r *http.Request, msg jsonrpc.
 func (lh *legacyHTTP) notification(w http.ResponseWriter, hs *httpSession, msg jsonrpc.Message) {
 	hs.touch()
 	switch msg.Method {
-	case NotificationInitialized:
+	case notificationInitialized:
 		hs.setInitialized()
-	case NotificationCancelled:
+	case notificationCancelled:
 		hs.cancelled(msg.Params)
 	}
 	w.Header()[headerSessionID] = []string{hs.id}
@@ -459,7 +459,7 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 	case !msg.IsRequest():
 		w.WriteHeader(http.StatusAccepted)
 		return
-	case msg.Method == MethodInitialize:
+	case msg.Method == methodInitialize:
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpcError(CodeInvalidRequest, "Invalid request: the session is already initialized"))
 		return
 	}
@@ -480,7 +480,7 @@ func (lh *legacyHTTP) serveRequest(w http.ResponseWriter, r *http.Request, hs *h
 // serveCall runs a legacy request. The handler runs in its own goroutine
 // so that its response stream can outlive this HTTP exchange: the
 // exchange ends when the response is written, when the handler closes
-// the stream (CloseSSEStream), or when the client goes away; the handler
+// the stream (CloseLegacySSEStream), or when the client goes away; the handler
 // goes on in the last two cases when its response is an SSE stream, and
 // its messages wait in the log for a reconnection. A response that is
 // still a plain JSON body cannot be resumed: when its exchange ends

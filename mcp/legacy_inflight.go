@@ -53,13 +53,13 @@ func (s *Server) questionTimeout() time.Duration {
 
 // tooManyRequests is the answer to a request past a bound:
 // ErrTemporarilyUnavailable (its code, message and data, so that
-// errors.Is and RetryAfter recognise it), with what bound it hit.
+// errors.Is and the client's retryAfter recognise it), with what bound it hit.
 func tooManyRequests(session bool, bound int) *Error {
 	why := "too many requests in flight for this client (at most " + strconv.Itoa(bound) + ", all its sessions together): retry once one of them ended"
 	if session {
 		why = "too many requests in flight on this session (at most " + strconv.Itoa(bound) + "): retry once one of them ended"
 	}
-	return jsonrpc.NewErrorData(CodeTemporarilyUnavailable, ErrTemporarilyUnavailable.Message, struct {
+	return jsonrpc.NewErrorData(codeTemporarilyUnavailable, ErrTemporarilyUnavailable.Message, struct {
 		Reason       string `json:"reason"`
 		RetryAfterMs int64  `json:"retryAfterMs"`
 		Detail       string `json:"detail"`

@@ -80,7 +80,7 @@ func retryableBusy(raw json.RawMessage) bool {
 	if json.Unmarshal(raw, &e) != nil {
 		return false
 	}
-	d, ok := RetryAfter(&e)
+	d, ok := retryAfter(&e)
 	return ok && d > 0 && errors.Is(&e, ErrTemporarilyUnavailable)
 }
 
@@ -355,7 +355,7 @@ func TestLiveQuestionsEndAtTheirDeadline(t *testing.T) {
 		took := time.Since(start)
 		var cancelled []map[string]any
 		for _, n := range c.notes {
-			if n["method"] == NotificationCancelled {
+			if n["method"] == notificationCancelled {
 				cancelled = append(cancelled, n)
 			}
 		}
@@ -375,7 +375,7 @@ func TestLiveQuestionsEndAtTheirDeadline(t *testing.T) {
 		for range 3 {
 			m := c.next()
 			switch {
-			case m["method"] == NotificationCancelled:
+			case m["method"] == notificationCancelled:
 				cancelled = append(cancelled, m)
 			case m["method"] == nil && m["id"] == float64(1):
 				res = m

@@ -116,7 +116,7 @@ func TestLegacySessionMemoryIsBounded(t *testing.T) {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	release := make(chan struct{})
 	s.AddTool(&Tool{Name: "flood"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		CloseSSEStream(ctx)
+		CloseLegacySSEStream(ctx)
 		for i := range 2000 {
 			ReportProgress(ctx, float64(i), 2000, strings.Repeat("x", 100))
 		}
@@ -162,7 +162,7 @@ func TestLegacySessionMemoryIsBounded(t *testing.T) {
 	// Subscriptions are bounded too.
 	var last map[string]any
 	for i := 0; i <= maxLegacySubscriptions; i++ {
-		last = c.request(MethodSubscribe, fmt.Sprintf(`{"uri":"test://r/%d"}`, i))
+		last = c.request(methodSubscribe, fmt.Sprintf(`{"uri":"test://r/%d"}`, i))
 	}
 	if errorCode(t, last) != CodeInvalidParams {
 		t.Errorf("subscription %d accepted: %v", maxLegacySubscriptions+1, last)
@@ -207,7 +207,7 @@ func TestLegacyMaxSessionsEndsTheLongestIdle(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 	second := newLegacyClient(t, ts.URL, `{}`)
 	time.Sleep(5 * time.Millisecond)
-	first.request(MethodPing, "") // now second is the longest idle
+	first.request(methodPing, "") // now second is the longest idle
 	third := newLegacyClient(t, ts.URL, `{}`)
 	if h.legacy.sessionCount() != 2 || h.legacy.lookup(second.sid) != nil || h.legacy.lookup(first.sid) == nil || h.legacy.lookup(third.sid) == nil {
 		t.Fatalf("sessions after the third initialize: first %v second %v third %v",

@@ -460,7 +460,7 @@ func (r *revision) notification(method string, params any) any {
 	if r == nil || r.progressMessage {
 		return params
 	}
-	if p, ok := params.(*ProgressParams); ok && method == NotificationProgress && p.Message != "" {
+	if p, ok := params.(*ProgressParams); ok && method == notificationProgress && p.Message != "" {
 		cp := *p
 		cp.Message = ""
 		return &cp

@@ -347,7 +347,7 @@ func richServer(t testing.TB) *Server {
 			if err := ReportProgress(ctx, 1, 2, "halfway"); err != nil {
 				return nil, err
 			}
-			if err := Log(ctx, LevelInfo, "rich", "a log line"); err != nil {
+			if err := logMessage(ctx, LevelInfo, "rich", "a log line"); err != nil {
 				return nil, err
 			}
 			return &CallToolResult{Content: blocks(), StructuredContent: map[string]any{"n": 1}, Meta: meta}, nil
@@ -538,8 +538,8 @@ func TestInitializeAtAnEarlierRevisionIsAnsweredWithThatRevision(t *testing.T) {
 			t.Errorf("%s: the declared extension is not in initialize: %v", rev, caps)
 		}
 		// The session serves the revision's own methods.
-		for _, m := range []string{MethodPing, MethodSetLevel} {
-			params := map[string]string{MethodPing: `{}`, MethodSetLevel: `{"level":"debug"}`}[m]
+		for _, m := range []string{methodPing, methodSetLevel} {
+			params := map[string]string{methodPing: `{}`, methodSetLevel: `{"level":"debug"}`}[m]
 			if res, _, _ := c.call(m, params); res["result"] == nil {
 				t.Errorf("%s: %v", m, res)
 			}
@@ -564,17 +564,17 @@ func TestLegacyInitializeDeclaresTheServersExtensionsButTasks(t *testing.T) {
 func TestResultsCarryOnlyWhatTheRevisionDefines(t *testing.T) {
 	eachRevisionAndTransport(t, legacyCaps, func(t *testing.T, rev string, c revClient) {
 		checkShape(t, rev, "InitializeResult", c.initResult(), "initialize")
-		c.call(MethodSetLevel, `{"level":"debug"}`)
+		c.call(methodSetLevel, `{"level":"debug"}`)
 		for _, x := range []struct{ method, params, typ string }{
 			{MethodToolsList, `{}`, "ListToolsResult"},
 			{MethodToolsCall, `{"name":"rich","arguments":{},"_meta":{"progressToken":"p1"}}`, "CallToolResult"},
-			{MethodPromptsList, `{}`, "ListPromptsResult"},
+			{methodPromptsList, `{}`, "ListPromptsResult"},
 			{MethodPromptsGet, `{"name":"rich","arguments":{"who":"you"}}`, "GetPromptResult"},
 			{MethodResourcesList, `{}`, "ListResourcesResult"},
-			{MethodResourceTemplatesList, `{}`, "ListResourceTemplatesResult"},
+			{methodResourceTemplatesList, `{}`, "ListResourceTemplatesResult"},
 			{MethodResourcesRead, `{"uri":"test://rich"}`, "ReadResourceResult"},
-			{MethodComplete, `{"ref":{"type":"ref/prompt","name":"rich"},"argument":{"name":"who","value":"y"}}`, "CompleteResult"},
-			{MethodPing, `{}`, "EmptyResult"},
+			{methodComplete, `{"ref":{"type":"ref/prompt","name":"rich"},"argument":{"name":"who","value":"y"}}`, "CompleteResult"},
+			{methodPing, `{}`, "EmptyResult"},
 			{MethodToolsCall, `{"name":"ask-sampling","arguments":{}}`, "CallToolResult"},
 		} {
 			res, notes, asked := c.call(x.method, x.params)
@@ -586,9 +586,9 @@ func TestResultsCarryOnlyWhatTheRevisionDefines(t *testing.T) {
 			checkShape(t, rev, x.typ, r, x.method)
 			for _, n := range notes {
 				switch n["method"] {
-				case NotificationProgress:
+				case notificationProgress:
 					checkShape(t, rev, "ProgressParams", n["params"], "notifications/progress")
-				case NotificationMessage:
+				case notificationMessage:
 					checkShape(t, rev, "LoggingParams", n["params"], "notifications/message")
 				}
 			}
@@ -649,7 +649,7 @@ func TestProgressCarriesNoMessageOn20241105(t *testing.T) {
 			_, notes, _ := c.call(MethodToolsCall, `{"name":"rich","arguments":{},"_meta":{"progressToken":7}}`)
 			var p map[string]any
 			for _, n := range notes {
-				if n["method"] == NotificationProgress {
+				if n["method"] == notificationProgress {
 					p = n["params"].(map[string]any)
 				}
 			}

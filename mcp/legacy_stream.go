@@ -52,7 +52,7 @@ func (c *streamConn) initialize(ctx context.Context, msg jsonrpc.Message) {
 // legacyNotification handles a client notification of the session.
 func (c *streamConn) legacyNotification(msg jsonrpc.Message) {
 	ls := c.legacy.Load()
-	if ls == nil || msg.Method != NotificationInitialized || ls.isInitialized() {
+	if ls == nil || msg.Method != notificationInitialized || ls.isInitialized() {
 		return
 	}
 	ls.setInitialized()

@@ -45,7 +45,7 @@ type legacyStream struct {
 	done      bool
 }
 
-func (st *legacyStream) exchange() (string, *http.Request) { return TransportHTTP, st.req }
+func (st *legacyStream) exchange() (TransportKind, *http.Request) { return TransportHTTP, st.req }
 
 // Kinds of queued frames.
 const (
@@ -519,7 +519,7 @@ func (st *legacyStream) sendRequest(msg []byte, late bool) error {
 
 // closeSSE ends the HTTP exchange once what is queued is written, leaving
 // the request running; its later messages wait in the log for a
-// reconnection (CloseSSEStream).
+// reconnection (CloseLegacySSEStream).
 func (st *legacyStream) closeSSE() bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()

@@ -118,8 +118,8 @@ func TestLegacyInitializeAndSessionWire(t *testing.T) {
 	if _, has := init["resultType"]; has {
 		t.Error("initialize result carries resultType")
 	}
-	for _, m := range []string{MethodPing, MethodSetLevel, MethodSubscribe, MethodUnsubscribe} {
-		params := map[string]string{MethodPing: `{}`, MethodSetLevel: `{"level":"info"}`, MethodSubscribe: `{"uri":"test://static"}`, MethodUnsubscribe: `{"uri":"test://static"}`}[m]
+	for _, m := range []string{methodPing, methodSetLevel, methodSubscribe, methodUnsubscribe} {
+		params := map[string]string{methodPing: `{}`, methodSetLevel: `{"level":"info"}`, methodSubscribe: `{"uri":"test://static"}`, methodUnsubscribe: `{"uri":"test://static"}`}[m]
 		v := c.request(m, params)
 		if r, ok := v["result"].(map[string]any); !ok || len(r) != 0 {
 			t.Errorf("%s: %v", m, v)
@@ -142,7 +142,7 @@ func TestLegacyInitializeAndSessionWire(t *testing.T) {
 		t.Errorf("server/discover on a legacy session: %v", v)
 	}
 	// Errors are named as in the modern era.
-	if v := c.request(MethodSetLevel, `{"level":"loud"}`); errorCode(t, v) != CodeInvalidParams {
+	if v := c.request(methodSetLevel, `{"level":"loud"}`); errorCode(t, v) != CodeInvalidParams {
 		t.Errorf("bad level: %v", v)
 	}
 	// A second initialize on the session is refused.
@@ -429,7 +429,7 @@ func TestLegacyGETStreamCarriesListChangesAndSubscriptions(t *testing.T) {
 	if second := c.get(""); second.StatusCode != http.StatusConflict {
 		t.Errorf("second GET stream: %d", second.StatusCode)
 	}
-	if v := c.request(MethodSubscribe, `{"uri":"test://static"}`); v["result"] == nil {
+	if v := c.request(methodSubscribe, `{"uri":"test://static"}`); v["result"] == nil {
 		t.Fatalf("subscribe: %v", v)
 	}
 	s.ResourceUpdated("test://other") // not subscribed: nothing
@@ -442,10 +442,10 @@ func TestLegacyGETStreamCarriesListChangesAndSubscriptions(t *testing.T) {
 	if m := events.next(t); m["method"] != NotificationToolListChanged {
 		t.Fatalf("got %v", m)
 	}
-	c.request(MethodUnsubscribe, `{"uri":"test://static"}`)
+	c.request(methodUnsubscribe, `{"uri":"test://static"}`)
 	s.ResourceUpdated("test://static")
 	s.AddPrompt(&Prompt{Name: "late"}, func(context.Context, *GetPromptRequest) (PromptResponse, error) { return &GetPromptResult{}, nil })
-	if m := events.next(t); m["method"] != NotificationPromptListChanged {
+	if m := events.next(t); m["method"] != notificationPromptListChanged {
 		t.Fatalf("after unsubscribe got %v", m)
 	}
 }
@@ -453,8 +453,8 @@ func TestLegacyGETStreamCarriesListChangesAndSubscriptions(t *testing.T) {
 func TestLegacyLoggingFollowsSetLevel(t *testing.T) {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "chatty"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		Log(ctx, LevelDebug, "t", "debug line")
-		Log(ctx, LevelWarning, "t", "warning line")
+		logMessage(ctx, LevelDebug, "t", "debug line")
+		logMessage(ctx, LevelWarning, "t", "warning line")
 		return TextResult("ok"), nil
 	})
 	ts, _ := legacyServer(t, s, nil)
@@ -463,7 +463,7 @@ func TestLegacyLoggingFollowsSetLevel(t *testing.T) {
 	if len(c.notes) != 0 {
 		t.Errorf("logs before logging/setLevel: %v", c.notes)
 	}
-	c.request(MethodSetLevel, `{"level":"info"}`)
+	c.request(methodSetLevel, `{"level":"info"}`)
 	c.request(MethodToolsCall, `{"name":"chatty"}`)
 	if len(c.notes) != 1 || c.notes[0]["params"].(map[string]any)["data"] != "warning line" {
 		t.Errorf("logs at info: %v", c.notes)
@@ -474,7 +474,7 @@ func TestLegacyProgressAndURLElicitation(t *testing.T) {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "connect"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		ReportProgress(ctx, 1, 2, "asking")
-		a, err := ElicitURL(ctx, "Sign in", "https://example.com/login", WithElicitationID("flow-7"))
+		a, err := ElicitURL(ctx, "Sign in", "https://example.com/login", WithLegacyElicitationID("flow-7"))
 		if err != nil {
 			return nil, err
 		}
@@ -494,7 +494,7 @@ func TestLegacyProgressAndURLElicitation(t *testing.T) {
 	if params["mode"] != "url" || params["elicitationId"] != "flow-7" || params["url"] != "https://example.com/login" {
 		t.Errorf("URL elicitation params %v", params)
 	}
-	if len(c.notes) != 1 || c.notes[0]["method"] != NotificationProgress || c.notes[0]["params"].(map[string]any)["progressToken"] != "p1" {
+	if len(c.notes) != 1 || c.notes[0]["method"] != notificationProgress || c.notes[0]["params"].(map[string]any)["progressToken"] != "p1" {
 		t.Errorf("notifications %v", c.notes)
 	}
 	// The end of the out-of-band flow is announced on the GET stream.
@@ -505,7 +505,7 @@ func TestLegacyProgressAndURLElicitation(t *testing.T) {
 		t.Fatal("CompleteElicitation found no session")
 	}
 	m := events.next(t)
-	if m["method"] != NotificationElicitationComplete || m["params"].(map[string]any)["elicitationId"] != "flow-7" {
+	if m["method"] != notificationElicitationComplete || m["params"].(map[string]any)["elicitationId"] != "flow-7" {
 		t.Errorf("got %v", m)
 	}
 	if s.CompleteElicitation("flow-7") {
@@ -559,7 +559,7 @@ func TestLegacyResumeWithLastEventID(t *testing.T) {
 	release := make(chan struct{})
 	s.AddTool(&Tool{Name: "poll"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		ReportProgress(ctx, 1, 3, "started")
-		if !CloseSSEStream(ctx) {
+		if !CloseLegacySSEStream(ctx) {
 			return nil, errors.New("no stream to close")
 		}
 		ReportProgress(ctx, 2, 3, "while disconnected")
@@ -583,7 +583,7 @@ func TestLegacyResumeWithLastEventID(t *testing.T) {
 		t.Fatalf("GET with Last-Event-ID: %d", resp.StatusCode)
 	}
 	events := readSSE(resp.Body)
-	if m := events.next(t); m["method"] != NotificationProgress || m["params"].(map[string]any)["message"] != "while disconnected" {
+	if m := events.next(t); m["method"] != notificationProgress || m["params"].(map[string]any)["message"] != "while disconnected" {
 		t.Fatalf("replayed %v", m)
 	}
 	close(release)
@@ -733,7 +733,7 @@ func TestLegacySessionIDPrefix(t *testing.T) {
 	if !strings.HasPrefix(c.sid, "b.") || len(c.sid) != 2+32 {
 		t.Fatalf("session id %q", c.sid)
 	}
-	if v := c.request(MethodPing, `{}`); v["result"] == nil {
+	if v := c.request(methodPing, `{}`); v["result"] == nil {
 		t.Fatalf("ping on the prefixed session: %v", v)
 	}
 	for _, bad := range []string{"a b", "é", "\n", strings.Repeat("x", 65)} {

@@ -108,7 +108,7 @@ func (s *Server) list(ctx context.Context, method string, p *ListRequest) (Resul
 			return nil, err
 		}
 		return &ListToolsResult{Tools: items, NextCursor: next, Cache: cache}, nil
-	case MethodPromptsList:
+	case methodPromptsList:
 		items, next, err := page(s.prompts, p.Cursor, size, s.keep(ctx, FeaturePrompt))
 		if err != nil {
 			return nil, err
@@ -120,7 +120,7 @@ func (s *Server) list(ctx context.Context, method string, p *ListRequest) (Resul
 			return nil, err
 		}
 		return &ListResourcesResult{Resources: items, NextCursor: next, Cache: cache}, nil
-	case MethodResourceTemplatesList:
+	case methodResourceTemplatesList:
 		items, next, err := page(s.templates, p.Cursor, size, s.keep(ctx, FeatureResourceTemplate))
 		if err != nil {
 			return nil, err

@@ -284,9 +284,9 @@ func (s *Server) tell(sc *requestScope, l *listener) error {
 		case changeTools:
 			err = sc.out.notify(NotificationToolListChanged, &listChangedParams{Meta: meta})
 		case changePrompts:
-			err = sc.out.notify(NotificationPromptListChanged, &listChangedParams{Meta: meta})
+			err = sc.out.notify(notificationPromptListChanged, &listChangedParams{Meta: meta})
 		case changeResources:
-			err = sc.out.notify(NotificationResourceListChanged, &listChangedParams{Meta: meta})
+			err = sc.out.notify(notificationResourceListChanged, &listChangedParams{Meta: meta})
 		case changeResource:
 			err = sc.out.notify(NotificationResourceUpdated, &resourceUpdatedParams{URI: c.uri, Meta: meta})
 		case changeExtension:

@@ -225,7 +225,7 @@ func (q *logQueue) run() {
 		if failed {
 			continue
 		}
-		if q.out.notify(NotificationMessage, &LoggingMessageParams{Level: it.level, Logger: it.logger, Data: it.data}) != nil {
+		if q.out.notify(notificationMessage, &LoggingMessageParams{Level: it.level, Logger: it.logger, Data: it.data}) != nil {
 			failed = true
 		}
 	}
@@ -235,7 +235,7 @@ func (q *logQueue) run() {
 	if !failed && dropped > 0 && LevelWarning.rank() >= q.level.rank() {
 		msg := strconv.Itoa(dropped) + " log messages were dropped: the client did not read them fast enough"
 		data, _ := json.Marshal(map[string]string{"msg": msg})
-		_ = q.out.notify(NotificationMessage, &LoggingMessageParams{Level: LevelWarning, Data: json.RawMessage(data)})
+		_ = q.out.notify(notificationMessage, &LoggingMessageParams{Level: LevelWarning, Data: json.RawMessage(data)})
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // metaWithLevel is metaJSON asking for logs at level.
 func metaWithLevel(level string) string {
 	m := metaJSON(testCaps)
-	return m[:len(m)-1] + `,"` + MetaLogLevel + `":"` + level + `"}`
+	return m[:len(m)-1] + `,"` + metaLogLevel + `":"` + level + `"}`
 }
 
 func logTool(s *Server, h slog.Handler, n int) {
@@ -47,7 +47,7 @@ func TestLogHandlerSendsRecordsAtTheRequestedLevel(t *testing.T) {
 				Data   json.RawMessage `json:"data"`
 			} `json:"params"`
 		}
-		if err := json.Unmarshal(m, &v); err != nil || v.Method != NotificationMessage {
+		if err := json.Unmarshal(m, &v); err != nil || v.Method != notificationMessage {
 			t.Fatalf("not a log message: %s", m)
 		}
 		got = append(got, string(v.Params.Level)+" "+v.Params.Logger+" "+string(v.Params.Data))
@@ -83,7 +83,7 @@ func TestLogHandlerFollowsSetLevelOnASession(t *testing.T) {
 	c.next()
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work","arguments":{}}}`)
 	n := c.next()
-	if n["method"] != NotificationMessage || n["params"].(map[string]any)["level"] != "error" {
+	if n["method"] != notificationMessage || n["params"].(map[string]any)["level"] != "error" {
 		t.Fatalf("first message %v", n)
 	}
 	if r := c.next(); r["id"] != 2.0 {

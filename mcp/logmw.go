@@ -16,8 +16,8 @@ import (
 // logged here). Answered requests log at Info, errors at Warn. Put it
 // in ServerOptions.Middleware; argument values and states are never
 // logged. A nil logger means slog.Default().
-func LogRequests(logger *slog.Logger) Middleware {
-	return func(next MethodHandler) MethodHandler {
+func LogRequests(logger *slog.Logger) ServerMiddleware {
+	return func(next ServerHandler) ServerHandler {
 		return func(ctx context.Context, method string, params Params) (Result, error) {
 			log := logger
 			if log == nil {

@@ -13,7 +13,7 @@ import (
 func TestLogRequests(t *testing.T) {
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, nil))
-	s := newTestServer(t, &ServerOptions{Middleware: []Middleware{LogRequests(logger)}})
+	s := newTestServer(t, &ServerOptions{Middleware: []ServerMiddleware{LogRequests(logger)}})
 	h := NewHTTPHandler(s, nil)
 	post(t, h, req(1, MethodToolsCall, `"name":"echo","arguments":{"text":"secret-value"}`))
 	post(t, h, req(2, MethodToolsCall, `"name":"ask","arguments":{}`))

@@ -38,24 +38,28 @@ const (
 	EventTaskEnded
 )
 
+// StateCause says why a requestState was rejected (Event.Cause of an
+// EventStateRejected).
+type StateCause string
+
 // The causes of EventStateRejected.
 const (
-	StateCauseMalformed  = "malformed"  // not a string, bad encoding, bad claims, too long
-	StateCauseKey        = "key"        // sealed with a key the server does not hold
-	StateCauseSeal       = "seal"       // the seal does not verify (tampered)
-	StateCauseExpired    = "expired"    // past its TTL, or issued in the future
-	StateCauseBinding    = "binding"    // another method, target, arguments or audience
-	StateCausePrincipal  = "principal"  // another principal
-	StateCauseUsed       = "used"       // single use: already used by another leg
-	StateCauseGeneration = "generation" // issued before the single-use store lost its records
-	StateCauseOther      = "other"
+	StateCauseMalformed  StateCause = "malformed"  // not a string, bad encoding, bad claims, too long
+	StateCauseKey        StateCause = "key"        // sealed with a key the server does not hold
+	StateCauseSeal       StateCause = "seal"       // the seal does not verify (tampered)
+	StateCauseExpired    StateCause = "expired"    // past its TTL, or issued in the future
+	StateCauseBinding    StateCause = "binding"    // another method, target, arguments or audience
+	StateCausePrincipal  StateCause = "principal"  // another principal
+	StateCauseUsed       StateCause = "used"       // single use: already used by another leg
+	StateCauseGeneration StateCause = "generation" // issued before the single-use store lost its records
+	StateCauseOther      StateCause = "other"
 )
 
 // Event is one report to ServerOptions.Observer.
 type Event struct {
 	Kind      EventKind
 	Method    string        // the request's method (state and guard events)
-	Cause     string        // EventStateRejected: a StateCause value
+	Cause     StateCause    // EventStateRejected
 	Revision  string        // sessions
 	SessionID string        // sessions
 	Stream    string        // streams
@@ -71,7 +75,7 @@ func (s *Server) observe(e Event) {
 }
 
 // stateCause sorts a rejection's log reason into a StateCause.
-func stateCause(reason string) string {
+func stateCause(reason string) StateCause {
 	switch r := reason; {
 	case strings.HasPrefix(r, "malformed"), strings.HasPrefix(r, "claims"), strings.Contains(r, "not a string"), strings.Contains(r, "unknown origin"), r == "no codec", strings.HasPrefix(r, "codec"), r == "unseal failed":
 		return StateCauseMalformed

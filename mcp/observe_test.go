@@ -71,7 +71,7 @@ func TestObserverHearsWhyAStateWasRejected(t *testing.T) {
 	if got := rawError(t, s.call(t, 2, "flow", `{"x":"other"}`, &st)); got != fixedRejection {
 		t.Fatalf("wire: %s", got)
 	}
-	var causes []string
+	var causes []StateCause
 	log.mu.Lock()
 	for _, e := range log.ev {
 		if e.Kind == EventStateRejected {
@@ -104,7 +104,7 @@ func TestObserverHearsOfListenStreams(t *testing.T) {
 }
 
 func TestStateCausesCoverTheReasons(t *testing.T) {
-	for reason, want := range map[string]string{
+	for reason, want := range map[string]StateCause{
 		"malformed: prefix": StateCauseMalformed, "unknown key": StateCauseKey, "seal": StateCauseSeal,
 		"expired": StateCauseExpired, "issued in the future": StateCauseExpired, "target mismatch": StateCauseBinding,
 		"arguments mismatch": StateCauseBinding, "audience mismatch": StateCauseBinding, "principal mismatch": StateCausePrincipal,
@@ -123,8 +123,8 @@ func TestStateCausesCoverTheReasons(t *testing.T) {
 func TestOutgoingMiddlewareSeesLiveRequestsAndAddsMeta(t *testing.T) {
 	var seen []string
 	var mu sync.Mutex
-	mw := func(next OutgoingHandler) OutgoingHandler {
-		return func(ctx context.Context, r *OutgoingRequest) (json.RawMessage, error) {
+	mw := func(next ServerRequestHandler) ServerRequestHandler {
+		return func(ctx context.Context, r *ServerRequest) (json.RawMessage, error) {
 			mu.Lock()
 			seen = append(seen, r.Method+"@"+r.ProtocolVersion)
 			mu.Unlock()
@@ -135,7 +135,7 @@ func TestOutgoingMiddlewareSeesLiveRequestsAndAddsMeta(t *testing.T) {
 			return next(ctx, r)
 		}
 	}
-	s, _ := dualServer(t, &ServerOptions{OutgoingMiddleware: []OutgoingMiddleware{mw}})
+	s, _ := dualServer(t, &ServerOptions{OutgoingMiddleware: []ServerRequestMiddleware{mw}})
 	ts, _ := legacyServer(t, s, nil)
 	c := newLegacyClient(t, ts.URL, legacyCaps)
 	var metas []any

@@ -13,9 +13,9 @@ import (
 // an InputRequiredResult instead). Tracing uses it to give each live
 // request a span and to put its context into the request's _meta.
 
-// OutgoingRequest is one request the server sends to a client, as
-// OutgoingMiddleware sees it.
-type OutgoingRequest struct {
+// ServerRequest is one request the server sends to a client, as
+// ServerRequestMiddleware sees it.
+type ServerRequest struct {
 	// Method is elicitation/create, sampling/createMessage or roots/list.
 	Method string
 	// Params is the params object as it will be sent, without the extra
@@ -31,13 +31,13 @@ type OutgoingRequest struct {
 	SessionID       string
 }
 
-// OutgoingHandler sends an OutgoingRequest and returns the client's
+// ServerRequestHandler sends an ServerRequest and returns the client's
 // result (a JSON object), or its error (a *ClientRequestError).
-type OutgoingHandler func(ctx context.Context, req *OutgoingRequest) (json.RawMessage, error)
+type ServerRequestHandler func(ctx context.Context, req *ServerRequest) (json.RawMessage, error)
 
-// OutgoingMiddleware wraps an OutgoingHandler (ServerOptions.
-// OutgoingMiddleware, the first element outermost).
-type OutgoingMiddleware func(next OutgoingHandler) OutgoingHandler
+// ServerRequestMiddleware wraps an ServerRequestHandler (ServerOptions.
+// ServerRequestMiddleware, the first element outermost).
+type ServerRequestMiddleware func(next ServerRequestHandler) ServerRequestHandler
 
 // reservedMetaKey reports whether an extra _meta member may not be set
 // by user code: the SDK owns the io.modelcontextprotocol/ names and the

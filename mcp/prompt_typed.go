@@ -10,11 +10,7 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// TypedPromptHandler handles a prompt whose arguments decode into In (see
-// AddPrompt). It may ask with the asking API, as any prompt handler.
-type TypedPromptHandler[In any] func(ctx context.Context, req *GetPromptRequest, in In) (*GetPromptResult, error)
-
-// AddPrompt registers a typed prompt on s. In is a struct whose string
+// AddTypedPrompt registers a typed prompt on s. In is a struct whose string
 // fields are the prompt's arguments: the name is the json tag's (or the
 // field's), an argument is required unless its tag says omitempty or
 // omitzero, and a `jsonschema` tag is its description; embedded structs
@@ -23,9 +19,10 @@ type TypedPromptHandler[In any] func(ctx context.Context, req *GetPromptRequest,
 // a field. prompts/get then checks the required arguments, rejects with
 // -32602 an argument that differs from a declared one only in case (as
 // encoding/json would fold it onto the field), ignores others, and hands
-// the handler In filled in. Options apply as for Server.AddPrompt. It
+// the handler In filled in (it may ask with the asking API, as any
+// prompt handler). Options apply as for Server.AddPrompt. It
 // panics when In is not such a struct, or an argument names no field.
-func AddPrompt[In any](s *Server, p *Prompt, h TypedPromptHandler[In], opts ...FeatureOption) {
+func AddTypedPrompt[In any](s *Server, p *Prompt, h func(ctx context.Context, req *GetPromptRequest, in In) (*GetPromptResult, error), opts ...FeatureOption) {
 	if p == nil || h == nil || p.Name == "" {
 		panic("mcp: AddPrompt needs a named prompt and a handler")
 	}

@@ -21,7 +21,7 @@ type Common struct {
 
 func newTypedPromptServer(t testing.TB) *Server {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
-	AddPrompt(s, &Prompt{Name: "review", Description: "reviews code"},
+	AddTypedPrompt(s, &Prompt{Name: "review", Description: "reviews code"},
 		func(ctx context.Context, r *GetPromptRequest, in reviewArgs) (*GetPromptResult, error) {
 			b, _ := json.Marshal(in)
 			return &GetPromptResult{Messages: []PromptMessage{{Role: RoleUser, Content: &TextContent{Text: string(b)}}}}, nil
@@ -34,7 +34,7 @@ func newTypedPromptServer(t testing.TB) *Server {
 // their jsonschema tags, embedded structs included.
 func TestTypedPromptArgumentsAreInferredFromTheStruct(t *testing.T) {
 	s := newTypedPromptServer(t)
-	r := result(t, post(t, NewHTTPHandler(s, nil), req(1, MethodPromptsList, "")).last(t))
+	r := result(t, post(t, NewHTTPHandler(s, nil), req(1, methodPromptsList, "")).last(t))
 	got, _ := json.Marshal(r["prompts"].([]any)[0].(map[string]any)["arguments"])
 	want := `[{"description":"the language of the code","name":"language","required":true},{"name":"style"},{"name":"tone"}]`
 	if string(got) != want {
@@ -67,12 +67,12 @@ func TestTypedPromptRegistrationRejectsWhatCannotBeArguments(t *testing.T) {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	h := func(context.Context, *GetPromptRequest, struct{ N int }) (*GetPromptResult, error) { return nil, nil }
 	for name, f := range map[string]func(){
-		"int field": func() { AddPrompt(s, &Prompt{Name: "p"}, h) },
+		"int field": func() { AddTypedPrompt(s, &Prompt{Name: "p"}, h) },
 		"not a struct": func() {
-			AddPrompt(s, &Prompt{Name: "p"}, func(context.Context, *GetPromptRequest, string) (*GetPromptResult, error) { return nil, nil })
+			AddTypedPrompt(s, &Prompt{Name: "p"}, func(context.Context, *GetPromptRequest, string) (*GetPromptResult, error) { return nil, nil })
 		},
 		"unknown declared argument": func() {
-			AddPrompt(s, &Prompt{Name: "p", Arguments: []PromptArgument{{Name: "nope"}}},
+			AddTypedPrompt(s, &Prompt{Name: "p", Arguments: []PromptArgument{{Name: "nope"}}},
 				func(context.Context, *GetPromptRequest, reviewArgs) (*GetPromptResult, error) { return nil, nil })
 		},
 	} {
@@ -91,7 +91,7 @@ func TestTypedPromptRegistrationRejectsWhatCannotBeArguments(t *testing.T) {
 // and the retry gets the prompt.
 func TestTypedPromptCanAsk(t *testing.T) {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
-	AddPrompt(s, &Prompt{Name: "ask"}, func(ctx context.Context, r *GetPromptRequest, in struct {
+	AddTypedPrompt(s, &Prompt{Name: "ask"}, func(ctx context.Context, r *GetPromptRequest, in struct {
 		Topic string `json:"topic"`
 	}) (*GetPromptResult, error) {
 		e, err := Elicit[Region](ctx, "Which region?")

@@ -12,12 +12,12 @@ const (
 
 // Reserved _meta keys of 2026-07-28.
 const (
-	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
 	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaLogLevel           = "io.modelcontextprotocol/logLevel"
 	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
-	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 	metaProgressToken      = "progressToken"
 )
 
@@ -176,5 +176,5 @@ const (
 // 2025-03-26 and 2024-11-05 are negotiated too (Server.SupportedVersions).
 const LegacyProtocolVersion = "2025-11-25"
 
-// DefaultMaxMessageBytes bounds one incoming message on every transport.
-const DefaultMaxMessageBytes = 4 << 20
+// defaultMaxMessageBytes bounds one incoming message on every transport.
+const defaultMaxMessageBytes = 4 << 20

@@ -315,7 +315,7 @@ func TestTemplatesAreTriedAndListedInRegistrationOrder(t *testing.T) {
 		var names []string
 		p := ""
 		for i := 0; i < 10; i++ {
-			r := result(t, post(t, h, req(i, MethodResourceTemplatesList, p)).last(t))
+			r := result(t, post(t, h, req(i, methodResourceTemplatesList, p)).last(t))
 			for _, x := range r["resourceTemplates"].([]any) {
 				names = append(names, x.(map[string]any)["name"].(string))
 			}
@@ -482,7 +482,7 @@ func TestRemovedResourceTemplatesNoLongerMatch(t *testing.T) {
 		t.Fatalf("read through the template: %v", v)
 	}
 	s.RemoveResourceTemplates("file:///{name}", "file:///{never}")
-	if r := result(t, post(t, h, req(2, MethodResourceTemplatesList, "")).last(t)); len(r["resourceTemplates"].([]any)) != 0 {
+	if r := result(t, post(t, h, req(2, methodResourceTemplatesList, "")).last(t)); len(r["resourceTemplates"].([]any)) != 0 {
 		t.Errorf("a removed template is still listed: %v", r)
 	}
 	v := post(t, h, req(3, MethodResourcesRead, `"uri":"file:///a"`)).last(t)

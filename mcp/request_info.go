@@ -2,11 +2,15 @@ package mcp
 
 import "net/http"
 
-// Transports a request can arrive on (RequestInfo.Transport).
+// TransportKind names the transport a request arrived on
+// (RequestInfo.Transport).
+type TransportKind string
+
+// Transports a request can arrive on.
 const (
-	TransportHTTP    = "http"     // Streamable HTTP (NewHTTPHandler)
-	TransportHTTPSSE = "http+sse" // the HTTP+SSE transport of 2024-11-05 (NewSSEHandler)
-	TransportStream  = "stream"   // stdio, or any byte stream (ServeStream, NewInMemoryTransports)
+	TransportHTTP    TransportKind = "http"     // Streamable HTTP (NewHTTPHandler)
+	TransportHTTPSSE TransportKind = "http+sse" // the HTTP+SSE transport of 2024-11-05 (NewSSEHandler)
+	TransportStream  TransportKind = "stream"   // stdio, or any byte stream (ServeStream, NewInMemoryTransports)
 )
 
 // RequestInfo describes the request a handler or middleware serves.
@@ -23,7 +27,7 @@ type RequestInfo struct {
 	SessionID string
 	// Transport is TransportHTTP, TransportHTTPSSE or TransportStream;
 	// empty for a task's context after StartTask.
-	Transport string
+	Transport TransportKind
 	// Round is the leg of a multi round-trip call this request is (1 for
 	// the first, 2 for the first retry, ...), known from the sealed
 	// requestState; 0 for methods that cannot need input, and for a
@@ -52,7 +56,7 @@ func RequestInfoFrom(ctx interface{ Value(any) any }) (RequestInfo, bool) {
 		info.SessionID = sc.era.sessionID()
 	}
 	if x, ok := sc.out.(interface {
-		exchange() (string, *http.Request)
+		exchange() (TransportKind, *http.Request)
 	}); ok {
 		info.Transport, info.HTTP = x.exchange()
 	}

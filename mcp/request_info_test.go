@@ -60,7 +60,7 @@ func TestHandlerReadsTheRequestHeadersInEveryEra(t *testing.T) {
 		url       string
 		opts      *ClientOptions
 		sse       bool
-		transport string
+		transport TransportKind
 		version   string
 		session   bool
 	}{
@@ -79,7 +79,7 @@ func TestHandlerReadsTheRequestHeadersInEveryEra(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := whoami(t, res.Content[0].(*TextContent).Text)
-			if m["tenant"] != "acme" || m["transport"] != tc.transport || m["version"] != tc.version || m["session"] != tc.session || m["method"] != MethodToolsCall {
+			if m["tenant"] != "acme" || m["transport"] != string(tc.transport) || m["version"] != tc.version || m["session"] != tc.session || m["method"] != MethodToolsCall {
 				t.Errorf("handler saw %v", m)
 			}
 		})
@@ -91,7 +91,7 @@ func TestHandlerReadsTheRequestHeadersInEveryEra(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := whoami(t, res.Content[0].(*TextContent).Text)
-		if m["tenant"] != "" || m["http"] != false || m["transport"] != TransportStream {
+		if m["tenant"] != "" || m["http"] != false || m["transport"] != string(TransportStream) {
 			t.Errorf("handler saw %v", m)
 		}
 	})

@@ -58,7 +58,7 @@ func (s *Server) encodeResult(dst []byte, c *call, res Result, f *failure) ([]by
 // success.
 func (s *Server) execute(ctx context.Context, c *call, out outbound) (Result, *failure) {
 	if !s.drain.enter() {
-		return nil, s.errorFailure(ctx, c, Unavailable(drainRetryAfter))
+		return nil, s.errorFailure(ctx, c, TemporarilyUnavailable(drainRetryAfter))
 	}
 	defer s.drain.leave()
 	// The scope is itself the handler's context (one allocation instead

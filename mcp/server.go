@@ -19,20 +19,13 @@ import (
 // model can see what went wrong.
 type ToolHandler func(ctx context.Context, req *CallToolRequest) (ToolResponse, error)
 
-// PromptHandler handles prompts/get for one prompt.
-type PromptHandler func(ctx context.Context, req *GetPromptRequest) (PromptResponse, error)
-
-// ResourceHandler reads one static resource. A static resource cannot
-// ask for input: its handler returns a complete result only.
-type ResourceHandler func(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error)
-
-// ResourceTemplateHandler reads the resources of a template. req.Var
-// gives the template variables matched from the URI. It may ask for
-// input.
-type ResourceTemplateHandler func(ctx context.Context, req *ReadResourceRequest) (ResourceResponse, error)
-
-// CompletionHandler answers completion/complete.
-type CompletionHandler func(ctx context.Context, req *CompleteRequest) (*CompleteResult, error)
+// The handlers of prompts and resources (the exported signatures spell
+// them out, so that go doc shows them where they are used).
+type (
+	promptHandler           = func(ctx context.Context, req *GetPromptRequest) (PromptResponse, error)
+	resourceHandler         = func(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error)
+	resourceTemplateHandler = func(ctx context.Context, req *ReadResourceRequest) (ResourceResponse, error)
+)
 
 // ServerOptions configure a Server. The zero value is valid.
 type ServerOptions struct {
@@ -54,10 +47,10 @@ type ServerOptions struct {
 	CacheScope CacheScope
 	// Middleware wraps every method handler; the first element is the
 	// outermost.
-	Middleware []Middleware
+	Middleware []ServerMiddleware
 	// Completions handles completion/complete; when nil the completions
 	// capability is not advertised and the method answers with no values.
-	Completions CompletionHandler
+	Completions func(ctx context.Context, req *CompleteRequest) (*CompleteResult, error)
 	// Capabilities, when set, is merged into what server/discover (and a
 	// 2025 initialize) advertises: experimental and extensions entries,
 	// and tools, prompts or resources to advertise before anything of
@@ -97,7 +90,7 @@ type ServerOptions struct {
 	// (the live elicitation/create, sampling/createMessage and
 	// roots/list of sessions of earlier revisions); the first element is
 	// outermost.
-	OutgoingMiddleware []OutgoingMiddleware
+	OutgoingMiddleware []ServerRequestMiddleware
 	// Observer, when set, is told of sessions, streams, rejected states,
 	// single-use store outages and tasks (see Event), synchronously: it
 	// must return quickly. Requests are seen by Middleware instead.
@@ -134,7 +127,7 @@ type Server struct {
 	opts ServerOptions
 	log  *slog.Logger
 
-	handler MethodHandler
+	handler ServerHandler
 
 	// What is registered (registry.go): tools and prompts by name,
 	// resources by URI, templates by URI template in registration order.
@@ -170,20 +163,20 @@ type serverTool struct {
 
 type serverPrompt struct {
 	prompt   *Prompt
-	handler  PromptHandler
-	complete map[string]ArgumentCompleter // by argument (completion.go)
+	handler  promptHandler
+	complete map[string]argumentCompleter // by argument (completion.go)
 }
 
 type serverResource struct {
 	resource *Resource
-	handler  ResourceHandler
+	handler  resourceHandler
 }
 
 type serverTemplate struct {
 	template *ResourceTemplate
 	match    *uriTemplate
-	handler  ResourceTemplateHandler
-	complete map[string]ArgumentCompleter // by variable (completion.go)
+	handler  resourceTemplateHandler
+	complete map[string]argumentCompleter // by variable (completion.go)
 }
 
 func (t *serverTool) key() string                   { return t.tool.Name }
@@ -233,7 +226,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	if s.opts.Fanout != nil {
 		s.startFanout(s.opts.Fanout)
 	}
-	var h MethodHandler = s.route
+	var h ServerHandler = s.route
 	for _, m := range slices.Backward(s.opts.Middleware) {
 		h = m(h)
 	}
@@ -309,11 +302,11 @@ func newServerTool(t *Tool, h ToolHandler) (*serverTool, error) {
 // registered, notifies listening clients (once for the call).
 func (s *Server) RemoveTools(names ...string) { s.tools.remove(names...) }
 
-// AddPrompt registers a prompt, replacing any of the same name, and
-// notifies listening clients. Options add completers of its arguments
+// AddPrompt registers a prompt with the handler of its prompts/get,
+// replacing any of the same name, and notifies listening clients. Options add completers of its arguments
 // (WithCompletion); it panics when one names an argument the prompt
 // does not declare.
-func (s *Server) AddPrompt(p *Prompt, h PromptHandler, opts ...FeatureOption) {
+func (s *Server) AddPrompt(p *Prompt, h func(ctx context.Context, req *GetPromptRequest) (PromptResponse, error), opts ...FeatureOption) {
 	if p == nil || h == nil || p.Name == "" {
 		panic("mcp: AddPrompt needs a named prompt and a handler")
 	}
@@ -331,9 +324,11 @@ func (s *Server) AddPrompt(p *Prompt, h PromptHandler, opts ...FeatureOption) {
 // registered, notifies listening clients (once for the call).
 func (s *Server) RemovePrompts(names ...string) { s.prompts.remove(names...) }
 
-// AddResource registers a static resource, replacing any with the same
-// URI, and notifies listening clients.
-func (s *Server) AddResource(r *Resource, h ResourceHandler) {
+// AddResource registers a static resource with the handler that reads
+// it, replacing any with the same URI, and notifies listening clients. A
+// static resource cannot ask for input: its handler returns a complete
+// result only.
+func (s *Server) AddResource(r *Resource, h func(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error)) {
 	if r == nil || h == nil || r.URI == "" || r.Name == "" {
 		panic("mcp: AddResource needs a resource with a URI and a name, and a handler")
 	}
@@ -350,9 +345,11 @@ func (s *Server) RemoveResources(uris ...string) { s.resources.remove(uris...) }
 // notifies listening clients. Templates are tried, and listed, in
 // registration order after the static resources; a replacement counts
 // as a new registration and comes last. Options add completers of its
-// variables (WithCompletion). It panics on an invalid template, or an
-// option naming a variable the template does not have.
-func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceTemplateHandler, opts ...FeatureOption) {
+// variables (WithCompletion). The handler reads the resources of the
+// template: req.Var gives the variables matched from the URI; it may ask
+// for input. It panics on an invalid template, or an option naming a
+// variable the template does not have.
+func (s *Server) AddResourceTemplate(t *ResourceTemplate, h func(ctx context.Context, req *ReadResourceRequest) (ResourceResponse, error), opts ...FeatureOption) {
 	if t == nil || h == nil || t.Name == "" {
 		panic("mcp: AddResourceTemplate needs a named template and a handler")
 	}

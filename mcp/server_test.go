@@ -64,7 +64,7 @@ func TestCapabilitiesFollowRegistrations(t *testing.T) {
 
 func TestEveryCompleteResultCarriesResultTypeAndCacheHints(t *testing.T) {
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
-	for _, m := range []string{MethodToolsList, MethodPromptsList, MethodResourcesList, MethodResourceTemplatesList} {
+	for _, m := range []string{MethodToolsList, methodPromptsList, MethodResourcesList, methodResourceTemplatesList} {
 		r := result(t, post(t, h, req(1, m, "")).last(t))
 		if r["resultType"] != "complete" {
 			t.Errorf("%s: resultType %v", m, r["resultType"])
@@ -290,7 +290,7 @@ func TestEmptyInputRequiredResultIsInternalError(t *testing.T) {
 
 func TestInputRequiredOnlyOnCarrierMethods(t *testing.T) {
 	// Middleware that tries to answer tools/list with input_required.
-	mw := func(next MethodHandler) MethodHandler {
+	mw := func(next ServerHandler) ServerHandler {
 		return func(ctx context.Context, method string, p Params) (Result, error) {
 			if method == MethodToolsList {
 				return &InputRequiredResult{RequestState: "x"}, nil
@@ -298,7 +298,7 @@ func TestInputRequiredOnlyOnCarrierMethods(t *testing.T) {
 			return next(ctx, method, p)
 		}
 	}
-	h := NewHTTPHandler(newTestServer(t, &ServerOptions{Middleware: []Middleware{mw}}), nil)
+	h := NewHTTPHandler(newTestServer(t, &ServerOptions{Middleware: []ServerMiddleware{mw}}), nil)
 	v := post(t, h, req(1, MethodToolsList, "")).last(t)
 	if errorCode(t, v) != CodeInternalError {
 		t.Errorf("tools/list returned %v", v)
@@ -370,7 +370,7 @@ type addOut struct {
 func TestTypedToolInfersSchemasAndValidatesArguments(t *testing.T) {
 	s := NewServer(Implementation{Name: "s", Version: "1"}, nil)
 	called := 0
-	AddTool(s, &Tool{Name: "add", Description: "adds"}, func(ctx context.Context, r *CallToolRequest, in addArgs) (addOut, error) {
+	AddTypedTool(s, &Tool{Name: "add", Description: "adds"}, func(ctx context.Context, r *CallToolRequest, in addArgs) (addOut, error) {
 		called++
 		return addOut{Sum: in.A + in.B}, nil
 	})
@@ -627,7 +627,7 @@ func TestNotificationsTurnTheResponseIntoSSE(t *testing.T) {
 			}
 		}
 		json.Unmarshal(m, &n)
-		if n.Method != NotificationProgress || n.Params.ProgressToken != "tok" || n.Params.Progress < last {
+		if n.Method != notificationProgress || n.Params.ProgressToken != "tok" || n.Params.Progress < last {
 			t.Errorf("notification %s", m)
 		}
 		last = n.Params.Progress
@@ -645,8 +645,8 @@ func TestNotificationsTurnTheResponseIntoSSE(t *testing.T) {
 func TestLogNotificationsOnlyWhenRequested(t *testing.T) {
 	s := NewServer(Implementation{Name: "s", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "logs"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		Log(ctx, LevelDebug, "t", "debug line")
-		Log(ctx, LevelError, "t", "error line")
+		logMessage(ctx, LevelDebug, "t", "debug line")
+		logMessage(ctx, LevelError, "t", "error line")
 		return TextResult("ok"), nil
 	})
 	h := NewHTTPHandler(s, nil)

@@ -91,7 +91,7 @@ func BenchmarkClientReadSSE(b *testing.B) {
 	}
 	stream.WriteString("event: message\nid: 1-4\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}}\n\n")
 	data := stream.Bytes()
-	tr := &httpClientTransport{max: DefaultMaxMessageBytes}
+	tr := &httpClientTransport{max: defaultMaxMessageBytes}
 	notes := 0
 	r := &wireRequest{id: 7, method: MethodToolsCall, notify: func(string, []byte) { notes++ }}
 	rd := &bytes.Reader{}

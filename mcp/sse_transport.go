@@ -197,8 +197,8 @@ func (sh *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 	if ss.wr.WriteEvent(sse.Event{Name: "endpoint", Data: []byte(sh.endpoint(r, ss.id))}) != nil {
 		return
 	}
-	sh.s.observe(Event{Kind: EventStreamOpened, Stream: TransportHTTPSSE})
-	defer sh.s.observe(Event{Kind: EventStreamClosed, Stream: TransportHTTPSSE})
+	sh.s.observe(Event{Kind: EventStreamOpened, Stream: string(TransportHTTPSSE)})
+	defer sh.s.observe(Event{Kind: EventStreamClosed, Stream: string(TransportHTTPSSE)})
 	ss.hold(r)
 }
 
@@ -314,20 +314,20 @@ func (sh *sseHandler) post(w http.ResponseWriter, r *http.Request) {
 	case msg.IsNotification():
 		switch {
 		case ls == nil:
-		case msg.Method == NotificationInitialized:
+		case msg.Method == notificationInitialized:
 			ls.setInitialized()
 			ss.kick() // the stream now carries list changes
-		case msg.Method == NotificationCancelled:
+		case msg.Method == notificationCancelled:
 			ss.cancelled(msg.Params)
 		}
-	case msg.Method == MethodInitialize:
+	case msg.Method == methodInitialize:
 		if e := checkMethodHeader(msg.Method, r.Header, false); e != nil {
 			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
 			return
 		}
 		ss.initialize(r, msg)
 	case ls == nil:
-		if msg.Method == MethodPing {
+		if msg.Method == methodPing {
 			// A ping may come before initialize.
 			_ = ss.send(jsonrpc.AppendResponse(nil, msg.ID, []byte(`{}`)))
 			break
@@ -429,7 +429,7 @@ type sseOut struct {
 	call *call         // the request: its era encodes the notifications
 }
 
-func (o *sseOut) exchange() (string, *http.Request) { return TransportHTTPSSE, o.req }
+func (o *sseOut) exchange() (TransportKind, *http.Request) { return TransportHTTPSSE, o.req }
 
 func (o *sseOut) notify(method string, params any) error {
 	if err := o.ctx.Err(); err != nil {

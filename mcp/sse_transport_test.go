@@ -684,7 +684,7 @@ func TestSSENotificationsSpeakTheSessionRevision(t *testing.T) {
 		c.mustPost(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rich","arguments":{},"_meta":{"progressToken":7}}}`)
 		var p map[string]any
 		for m := c.next(); m["id"] == nil; m = c.next() {
-			if m["method"] == NotificationProgress {
+			if m["method"] == notificationProgress {
 				p = m["params"].(map[string]any)
 			}
 		}

@@ -75,7 +75,7 @@ func TestLegacyResumeFromAnIDWhoseLaterEventsAreGoneIs404(t *testing.T) {
 	release := make(chan struct{})
 	s.AddTool(&Tool{Name: "burst"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		ReportProgress(ctx, 0, 200, "before the burst")
-		CloseSSEStream(ctx)
+		CloseLegacySSEStream(ctx)
 		for i := 1; i <= 200; i++ {
 			ReportProgress(ctx, float64(i), 200, strings.Repeat("x", 100))
 		}
@@ -111,7 +111,7 @@ func TestLegacyResumeFromAnIDWhoseLaterEventsAreGoneIs404(t *testing.T) {
 		t.Fatalf("resuming from 1-200: %d", resp.StatusCode)
 	}
 	events := readSSE(resp.Body)
-	if m := events.next(t); m["method"] != NotificationProgress || m["params"].(map[string]any)["progress"] != float64(200) {
+	if m := events.next(t); m["method"] != notificationProgress || m["params"].(map[string]any)["progress"] != float64(200) {
 		t.Fatalf("replayed %v", m)
 	}
 	close(release)
@@ -199,7 +199,7 @@ func TestClientReopensAGETStreamThatCannotBeResumed(t *testing.T) {
 			return
 		}
 		in := readRPC(t, r)
-		if in.Method == MethodInitialize {
+		if in.Method == methodInitialize {
 			w.Header().Set("Mcp-Session-Id", "g")
 			writeResult(w, in, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"g","version":"1"}}`)
 			return

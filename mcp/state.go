@@ -232,7 +232,7 @@ func (b *stateBoundary) reject(method, reason string) (Result, error) {
 	return b.rejectKey(method, reason, "")
 }
 
-func (b *stateBoundary) middleware(next MethodHandler) MethodHandler {
+func (b *stateBoundary) middleware(next ServerHandler) ServerHandler {
 	return func(ctx context.Context, method string, params Params) (Result, error) {
 		// A request without state (a listen stream among them) passes
 		// through a small frame: bound's is large, and a held stream
@@ -258,7 +258,7 @@ func carriesState(p Params) bool {
 
 // bound runs a request that may carry a requestState through the
 // boundary: the state opened and checked, the result's state sealed.
-func (b *stateBoundary) bound(ctx context.Context, next MethodHandler, method string, params Params) (Result, error) {
+func (b *stateBoundary) bound(ctx context.Context, next ServerHandler, method string, params Params) (Result, error) {
 	rp, bind := binding(method, params)
 	if rp == nil {
 		return next(ctx, method, params)

@@ -73,14 +73,14 @@ func (b *stateBoundary) once(ctx context.Context, method string, leg *requeststa
 	if err != nil {
 		b.s.log.Warn("requestState single-use store unavailable on "+method+": "+err.Error(), "method", method, "err", err)
 		b.s.observe(Event{Kind: EventGuardUnavailable, Method: method})
-		return nil, Unavailable(storeRetryDelay)
+		return nil, TemporarilyUnavailable(storeRetryDelay)
 	}
 	switch v.Kind {
 	case requeststate.First:
 	case requeststate.Replay:
 		return replayOutcome(v.Outcome)
 	case requeststate.Busy:
-		return nil, Unavailable(max(v.RetryAfter, 100*time.Millisecond))
+		return nil, TemporarilyUnavailable(max(v.RetryAfter, 100*time.Millisecond))
 	default:
 		reason := v.Reason
 		if reason == "" {
@@ -152,7 +152,7 @@ func (b *stateBoundary) encodeOutcome(res Result, err error) []byte {
 			}
 			e = errInternal
 		}
-		if e.Code == CodeTemporarilyUnavailable {
+		if e.Code == codeTemporarilyUnavailable {
 			return nil
 		}
 		b, merr := json.Marshal(e)

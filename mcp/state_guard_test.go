@@ -72,7 +72,7 @@ func TestUnavailableStoreIsRetryableNotARejectedState(t *testing.T) {
 		t.Fatalf("status %d, Retry-After %q; want 503 with Retry-After", res.status, res.header.Get("Retry-After"))
 	}
 	v := res.last(t)
-	if errorCode(t, v) != CodeTemporarilyUnavailable || rawError(t, v) == fixedRejection {
+	if errorCode(t, v) != codeTemporarilyUnavailable || rawError(t, v) == fixedRejection {
 		t.Fatalf("store down: %s", rawError(t, v))
 	}
 	if s.runs.Load() != runs {

@@ -25,17 +25,17 @@ const stateLogInterval = time.Minute
 // rejectLog paces the log lines of rejections, by cause.
 type rejectLog struct {
 	mu         sync.Mutex
-	last       map[string]time.Time
-	suppressed map[string]int
+	last       map[StateCause]time.Time
+	suppressed map[StateCause]int
 }
 
 // allow reports whether a rejection of cause is logged now, and how many
 // of its cause went unlogged since the last line.
-func (l *rejectLog) allow(cause string, now time.Time) (int, bool) {
+func (l *rejectLog) allow(cause StateCause, now time.Time) (int, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.last == nil {
-		l.last, l.suppressed = map[string]time.Time{}, map[string]int{}
+		l.last, l.suppressed = map[StateCause]time.Time{}, map[StateCause]int{}
 	}
 	if t, ok := l.last[cause]; ok && now.Sub(t) < stateLogInterval {
 		l.suppressed[cause]++
@@ -59,7 +59,7 @@ func (b *stateBoundary) rejectKey(method, reason, keyID string) (Result, error) 
 	return nil, ErrInvalidRequestState
 }
 
-func (b *stateBoundary) logRejection(method, reason, cause, keyID string, suppressed int) {
+func (b *stateBoundary) logRejection(method, reason string, cause StateCause, keyID string, suppressed int) {
 	why, fix := b.explain(reason, cause, keyID)
 	var msg strings.Builder
 	msg.WriteString("requestState rejected on " + method + ": " + reason)
@@ -69,7 +69,7 @@ func (b *stateBoundary) logRejection(method, reason, cause, keyID string, suppre
 	if fix != "" {
 		msg.WriteString(". Fix: " + fix)
 	}
-	attrs := []any{slog.String("method", method), slog.String("reason", reason), slog.String("cause", cause)}
+	attrs := []any{slog.String("method", method), slog.String("reason", reason), slog.String("cause", string(cause))}
 	if keyID != "" {
 		attrs = append(attrs, slog.String("keyID", keyID))
 	}
@@ -82,7 +82,7 @@ func (b *stateBoundary) logRejection(method, reason, cause, keyID string, suppre
 
 // explain says why a state of cause was rejected and what fixes it, for
 // the log ("" where there is nothing to say).
-func (b *stateBoundary) explain(reason, cause, keyID string) (why, fix string) {
+func (b *stateBoundary) explain(reason string, cause StateCause, keyID string) (why, fix string) {
 	ttl := b.sealer.TTL.String()
 	switch cause {
 	case StateCauseKey:

@@ -73,8 +73,8 @@ func restartBetweenRounds(t *testing.T, before, after RequestStateOptions) (stri
 
 func TestStateRejectedAfterRestartWithoutKeysIsLoggedWithTheFix(t *testing.T) {
 	logs, err := restartBetweenRounds(t, RequestStateOptions{}, RequestStateOptions{})
-	if !errors.Is(err, ErrStateRejected) {
-		t.Fatalf("err %v, want ErrStateRejected", err)
+	if !errors.As(err, new(*StateRejectedError)) {
+		t.Fatalf("err %v, want a *StateRejectedError", err)
 	}
 	for _, want := range []string{
 		"requestState rejected on tools/call: unknown key",
@@ -96,8 +96,8 @@ func TestStateSealedWithAKeyRotatedOutIsLoggedWithTheFix(t *testing.T) {
 	r1, _ := requeststate.NewKeyRing(k1)
 	r2, _ := requeststate.NewKeyRing(k2)
 	logs, err := restartBetweenRounds(t, RequestStateOptions{Keys: [][]byte{k1}}, RequestStateOptions{Keys: [][]byte{k2}})
-	if !errors.Is(err, ErrStateRejected) {
-		t.Fatalf("err %v, want ErrStateRejected", err)
+	if !errors.As(err, new(*StateRejectedError)) {
+		t.Fatalf("err %v, want a *StateRejectedError", err)
 	}
 	for _, want := range []string{
 		"the state names key id " + r1.KeyIDs()[0] + ", which the key ring does not hold (it holds " + r2.KeyIDs()[0] + ")",
@@ -262,8 +262,8 @@ func TestClientSaysTheCallMustStartAgain(t *testing.T) {
 	if !errors.As(err, &sr) || sr.Method != MethodToolsCall || sr.Target != "deploy" {
 		t.Fatalf("err %v, want a *StateRejectedError for tools/call deploy", err)
 	}
-	if !errors.Is(err, ErrStateRejected) || !errors.Is(err, ErrInvalidRequestState) || ErrorCode(err) != CodeInvalidParams {
-		t.Errorf("err %v does not match ErrStateRejected, ErrInvalidRequestState and -32602", err)
+	if !errors.As(err, new(*StateRejectedError)) || !errors.Is(err, ErrInvalidRequestState) || ErrorCode(err) != CodeInvalidParams {
+		t.Errorf("err %v does not match *StateRejectedError, ErrInvalidRequestState and -32602", err)
 	}
 	want := `mcp: tools/call "deploy": the server rejected the request state (its keys may have changed, or the round expired or was used already): start the call again`
 	if err.Error() != want {
@@ -292,13 +292,13 @@ func TestClientSaysTheCallMustStartAgain(t *testing.T) {
 		answers[k] = json.RawMessage(`{"action":"accept","content":{"region":"eu"}}`)
 	}
 	_, err = c.Resume(context.Background(), &saved, answers, nil)
-	if !errors.Is(err, ErrStateRejected) {
-		t.Errorf("resume: %v, want ErrStateRejected", err)
+	if !errors.As(err, new(*StateRejectedError)) {
+		t.Errorf("resume: %v, want a *StateRejectedError", err)
 	}
 
 	// A first leg without a state is not a state rejection.
 	_, err = c.CallTool(context.Background(), "nope", nil, nil)
-	if errors.Is(err, ErrStateRejected) {
+	if errors.As(err, new(*StateRejectedError)) {
 		t.Errorf("an unknown tool reads as a rejected state: %v", err)
 	}
 }

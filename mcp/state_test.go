@@ -391,7 +391,7 @@ func TestCarriesStateAgreesWithBinding(t *testing.T) {
 		&CallToolRequest{}, &GetPromptRequest{}, &ReadResourceRequest{},
 		&ExtensionRequest{}, &ExtensionRequest{m: &customMethod{spec: MethodSpec{Carrier: true}}},
 		&ExtensionRequest{m: &customMethod{spec: MethodSpec{}}},
-		&PingRequest{}, &SetLevelRequest{}, &SubscribeRequest{}, &ListRequest{}, &DiscoverRequest{},
+		&pingRequest{}, &SetLevelRequest{}, &SubscribeRequest{}, &ListRequest{}, &discoverRequest{},
 		&CompleteRequest{}, &ListenRequest{},
 	} {
 		rp, _ := binding("m", p)

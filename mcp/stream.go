@@ -16,7 +16,7 @@ import (
 
 // StreamOptions configure ServeStream. The zero value is valid.
 type StreamOptions struct {
-	// MaxMessageBytes bounds one line. Zero means DefaultMaxMessageBytes.
+	// MaxMessageBytes bounds one line. Zero means 4 MiB.
 	MaxMessageBytes int
 	// ShutdownGrace is how long requests in flight may still run after
 	// the input ends before they are cancelled. Zero means 10 s.
@@ -35,7 +35,7 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // the requests in flight have answered (listen streams are ended), or
 // when ctx ends.
 func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer, opts *StreamOptions) error {
-	max, grace := DefaultMaxMessageBytes, 10*time.Second
+	max, grace := defaultMaxMessageBytes, 10*time.Second
 	if opts != nil && opts.MaxMessageBytes > 0 {
 		max = opts.MaxMessageBytes
 	}
@@ -274,7 +274,7 @@ func (c *streamConn) handle(ctx context.Context, line []byte) (work func()) {
 		c.writeMsg(jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: clients send no responses in protocol revision "+LatestProtocolVersion)))
 		return nil
 	case msg.IsNotification():
-		if msg.Method == NotificationCancelled {
+		if msg.Method == notificationCancelled {
 			c.cancelled(msg.Params)
 		} else {
 			c.legacyNotification(msg)
@@ -301,10 +301,10 @@ type streamBinding interface {
 func (c *streamConn) classify(msg *jsonrpc.Message) streamBinding {
 	ls := c.legacy.Load()
 	legacy := c.s.legacyEnabled()
-	if !legacy || ls == nil && msg.Method != MethodInitialize || hasModernMeta(msg.Params) {
+	if !legacy || ls == nil && msg.Method != methodInitialize || hasModernMeta(msg.Params) {
 		return streamModern{}
 	}
-	if msg.Method == MethodInitialize {
+	if msg.Method == methodInitialize {
 		return streamInitialize{}
 	}
 	return streamSession{ls}
@@ -338,7 +338,7 @@ func (c *streamConn) run(ctx context.Context, call *call) func() {
 		c.writeMsg(jsonrpc.AppendError(nil, call.msg.ID, jsonrpc.NewError(CodeInvalidRequest, "Invalid request: id is already in use by a request in flight")))
 		return nil
 	}
-	c.inflight[key] = &inflight{cancel: cancel, listen: call.msg.Method == MethodSubscriptionsListen}
+	c.inflight[key] = &inflight{cancel: cancel, listen: call.msg.Method == methodSubscriptionsListen}
 	c.wg.Add(1)
 	c.mu.Unlock()
 	return func() {
@@ -380,7 +380,7 @@ type streamOut struct {
 	call *call // the request: its era encodes the notifications
 }
 
-func (o *streamOut) exchange() (string, *http.Request) { return TransportStream, nil }
+func (o *streamOut) exchange() (TransportKind, *http.Request) { return TransportStream, nil }
 
 func (o *streamOut) notify(method string, params any) error {
 	if err := o.ctx.Err(); err != nil {

@@ -158,7 +158,7 @@ func TestStreamMalformedLinesGetErrorsNotPanics(t *testing.T) {
 func TestListenAcknowledgesFirstThenDeliversFilteredChanges(t *testing.T) {
 	s := newTestServer(t, nil)
 	c := newStreamClient(t, s)
-	c.send(req(10, MethodSubscriptionsListen, `"notifications":{"toolsListChanged":true,"resourceSubscriptions":["test://static"]}`))
+	c.send(req(10, methodSubscriptionsListen, `"notifications":{"toolsListChanged":true,"resourceSubscriptions":["test://static"]}`))
 	ack := c.next()
 	if ack["method"] != NotificationSubscriptionsAck {
 		t.Fatalf("first message is not the ack: %v", ack)
@@ -166,7 +166,7 @@ func TestListenAcknowledgesFirstThenDeliversFilteredChanges(t *testing.T) {
 	b, _ := json.Marshal(ack)
 	checkWire(t, "", b)
 	p := ack["params"].(map[string]any)
-	if p["_meta"].(map[string]any)[MetaSubscriptionID] != float64(10) || p["notifications"].(map[string]any)["toolsListChanged"] != true {
+	if p["_meta"].(map[string]any)[metaSubscriptionID] != float64(10) || p["notifications"].(map[string]any)["toolsListChanged"] != true {
 		t.Errorf("ack %v", ack)
 	}
 	// A prompt change is not wanted; a tool change and the resource are.
@@ -185,7 +185,7 @@ func TestListenAcknowledgesFirstThenDeliversFilteredChanges(t *testing.T) {
 	for _, m := range []map[string]any{n} {
 		b, _ := json.Marshal(m)
 		checkWire(t, "", b)
-		if m["params"].(map[string]any)["_meta"].(map[string]any)[MetaSubscriptionID] != float64(10) {
+		if m["params"].(map[string]any)["_meta"].(map[string]any)[metaSubscriptionID] != float64(10) {
 			t.Errorf("no subscriptionId: %v", m)
 		}
 	}
@@ -193,11 +193,11 @@ func TestListenAcknowledgesFirstThenDeliversFilteredChanges(t *testing.T) {
 	s.Close()
 	res := c.next()
 	r := result(t, res)
-	if r["_meta"].(map[string]any)[MetaSubscriptionID] != float64(10) {
+	if r["_meta"].(map[string]any)[metaSubscriptionID] != float64(10) {
 		t.Errorf("listen result %v", res)
 	}
 	b, _ = json.Marshal(res)
-	checkWire(t, MethodSubscriptionsListen, b)
+	checkWire(t, methodSubscriptionsListen, b)
 }
 
 // TestHTTPDisconnectCancelsHandler runs a real loopback server: closing
@@ -243,7 +243,7 @@ func TestHTTPListenStreamOverLoopback(t *testing.T) {
 	srv := &http.Server{Handler: NewHTTPHandler(s, &HTTPOptions{KeepAlive: 20 * time.Millisecond})}
 	go srv.Serve(ln)
 	defer srv.Close()
-	body := req(3, MethodSubscriptionsListen, `"notifications":{"promptsListChanged":true}`)
+	body := req(3, methodSubscriptionsListen, `"notifications":{"promptsListChanged":true}`)
 	r, _ := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/mcp", strings.NewReader(body))
 	for k, v := range headersFor(t, body) {
 		r.Header[k] = v
@@ -273,7 +273,7 @@ func TestHTTPListenStreamOverLoopback(t *testing.T) {
 	read(NotificationSubscriptionsAck)
 	read(": keep-alive")
 	s.AddPrompt(&Prompt{Name: "p2"}, func(ctx context.Context, r *GetPromptRequest) (PromptResponse, error) { return &GetPromptResult{}, nil })
-	read(NotificationPromptListChanged)
+	read(notificationPromptListChanged)
 }
 
 func TestStreamEndsStuckRequestsAfterTheGrace(t *testing.T) {

@@ -15,13 +15,10 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// TypedToolHandler handles a tool whose arguments decode into In and whose
-// result is Out. When Out is *CallToolResult the handler builds the
-// result itself; otherwise the SDK sends out as structuredContent and as
-// a text block of its JSON.
-type TypedToolHandler[In, Out any] func(ctx context.Context, req *CallToolRequest, in In) (Out, error)
-
-// AddTool registers a typed tool on s. When t.InputSchema is nil it is
+// AddTypedTool registers a typed tool on s: h handles a tool whose
+// arguments decode into In and whose result is Out. When Out is
+// *CallToolResult the handler builds the result itself; otherwise the
+// SDK sends out as structuredContent and as a text block of its JSON. When t.InputSchema is nil it is
 // inferred from In (a struct: exported fields, json tags, `jsonschema`
 // tags for descriptions); when t.OutputSchema is nil and Out is not
 // *CallToolResult it is inferred from Out. Arguments are validated
@@ -31,9 +28,9 @@ type TypedToolHandler[In, Out any] func(ctx context.Context, req *CallToolReques
 // member that differs from a property the schema declares only in case
 // (as encoding/json folds names: "COUNT", "countſ"... for "count"), at
 // any depth the schema declares properties, are invalid, since
-// encoding/json would decode it into the property's field unvalidated. Options (WithTaskSupport) apply as for Server.AddTool. AddTool
+// encoding/json would decode it into the property's field unvalidated. Options (WithTaskSupport) apply as for Server.AddTool. AddTypedTool
 // panics when a schema cannot be inferred or resolved.
-func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out], opts ...ToolOption) {
+func AddTypedTool[In, Out any](s *Server, t *Tool, h func(ctx context.Context, req *CallToolRequest, in In) (Out, error), opts ...ToolOption) {
 	st, err := newTypedTool(t, h)
 	if err != nil {
 		panic(err)
@@ -48,7 +45,7 @@ type typedTool struct {
 
 var callToolResultType = reflect.TypeFor[*CallToolResult]()
 
-func newTypedTool[In, Out any](t *Tool, h TypedToolHandler[In, Out]) (*typedTool, error) {
+func newTypedTool[In, Out any](t *Tool, h func(ctx context.Context, req *CallToolRequest, in In) (Out, error)) (*typedTool, error) {
 	if t == nil || h == nil {
 		return nil, fmt.Errorf("mcp: AddTool needs a tool and a handler")
 	}
@@ -155,7 +152,7 @@ func schemaFor[T any](given any) (*compiledSchema, error) {
 		return nil, err
 	}
 	// jsonschema-go follows a $ref cycle that does not descend into the
-	// value until the stack overflows: refuse one here, at AddTool,
+	// value until the stack overflows: refuse one here, at AddTypedTool,
 	// rather than at a client's first call.
 	if _, err := ischema.Compile(raw, nil); errors.Is(err, ischema.ErrCycle) {
 		return nil, err
@@ -301,11 +298,11 @@ func (g *foldGuard) check(v []byte) error {
 // does not is not sent; the call fails with a -32603 error whose message
 // names the JSON pointer that failed and why (a tool breaking its own
 // schema is a bug of the server, not something for the model to work
-// around), with data {"tool", "pointer"}. Typed tools (AddTool) whose
+// around), with data {"tool", "pointer"}. Typed tools (AddTypedTool) whose
 // schema is inferred from a Go type are checked on the encoded bytes,
 // without decoding them. The schema is compiled by the same bounded
 // engine as the client's (docs/design/schemas.md). The option does
-// nothing for a tool without an outputSchema; AddTool panics when the
+// nothing for a tool without an outputSchema; AddTypedTool panics when the
 // schema cannot be compiled (a remote $ref, a $ref cycle that does not
 // descend into the value, a keyword the engine does not check).
 func WithOutputValidation() ToolOption {

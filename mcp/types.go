@@ -9,21 +9,21 @@ const (
 	MethodDiscover              = "server/discover"
 	MethodToolsList             = "tools/list"
 	MethodToolsCall             = "tools/call"
-	MethodPromptsList           = "prompts/list"
+	methodPromptsList           = "prompts/list"
 	MethodPromptsGet            = "prompts/get"
 	MethodResourcesList         = "resources/list"
-	MethodResourceTemplatesList = "resources/templates/list"
+	methodResourceTemplatesList = "resources/templates/list"
 	MethodResourcesRead         = "resources/read"
-	MethodComplete              = "completion/complete"
-	MethodSubscriptionsListen   = "subscriptions/listen"
+	methodComplete              = "completion/complete"
+	methodSubscriptionsListen   = "subscriptions/listen"
 
-	NotificationCancelled           = "notifications/cancelled"
-	NotificationProgress            = "notifications/progress"
-	NotificationMessage             = "notifications/message"
+	notificationCancelled           = "notifications/cancelled"
+	notificationProgress            = "notifications/progress"
+	notificationMessage             = "notifications/message"
 	NotificationResourceUpdated     = "notifications/resources/updated"
-	NotificationResourceListChanged = "notifications/resources/list_changed"
+	notificationResourceListChanged = "notifications/resources/list_changed"
 	NotificationToolListChanged     = "notifications/tools/list_changed"
-	NotificationPromptListChanged   = "notifications/prompts/list_changed"
+	notificationPromptListChanged   = "notifications/prompts/list_changed"
 	NotificationSubscriptionsAck    = "notifications/subscriptions/acknowledged"
 )
 
@@ -100,8 +100,8 @@ type ListRequest struct {
 	Cursor *string     `json:"cursor,omitempty"`
 }
 
-// DiscoverRequest holds the params of server/discover.
-type DiscoverRequest struct {
+// discoverRequest holds the params of server/discover.
+type discoverRequest struct {
 	Meta RequestMeta `json:"_meta"`
 }
 
@@ -151,7 +151,7 @@ func (p *CallToolRequest) RequestMeta() *RequestMeta     { return &p.Meta }
 func (p *GetPromptRequest) RequestMeta() *RequestMeta    { return &p.Meta }
 func (p *ReadResourceRequest) RequestMeta() *RequestMeta { return &p.Meta }
 func (p *ListRequest) RequestMeta() *RequestMeta         { return &p.Meta }
-func (p *DiscoverRequest) RequestMeta() *RequestMeta     { return &p.Meta }
+func (p *discoverRequest) RequestMeta() *RequestMeta     { return &p.Meta }
 func (p *CompleteRequest) RequestMeta() *RequestMeta     { return &p.Meta }
 func (p *ListenRequest) RequestMeta() *RequestMeta       { return &p.Meta }
 
@@ -395,18 +395,18 @@ func (l LoggingLevel) valid() bool { return l.rank() >= 0 }
 
 // Methods and notifications of 2025-11-25 that 2026-07-28 removed.
 const (
-	MethodInitialize  = "initialize"
-	MethodPing        = "ping"
-	MethodSetLevel    = "logging/setLevel"
-	MethodSubscribe   = "resources/subscribe"
-	MethodUnsubscribe = "resources/unsubscribe"
+	methodInitialize  = "initialize"
+	methodPing        = "ping"
+	methodSetLevel    = "logging/setLevel"
+	methodSubscribe   = "resources/subscribe"
+	methodUnsubscribe = "resources/unsubscribe"
 
-	NotificationInitialized         = "notifications/initialized"
-	NotificationRootsListChanged    = "notifications/roots/list_changed"
-	NotificationElicitationComplete = "notifications/elicitation/complete"
+	notificationInitialized         = "notifications/initialized"
+	notificationRootsListChanged    = "notifications/roots/list_changed"
+	notificationElicitationComplete = "notifications/elicitation/complete"
 )
 
-// Result is what a MethodHandler (and so every middleware) returns: one
+// Result is what a ServerHandler (and so every middleware) returns: one
 // of this package's result types. The set is closed, so that the SDK can
 // encode every result in the era its request was served in (resultType,
 // the server's identity and cache hints on 2026-07-28; none of those on

@@ -21,7 +21,7 @@ const (
 // openListenNotes opens a 2026-07-28 subscriptions/listen stream as
 // tenant, subscribed to both tenants' notes.
 func openListenNotes(t *testing.T, h http.Handler, tenant string) noteReader {
-	body := req(1, MethodSubscriptionsListen, `"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true,"resourceSubscriptions":["`+notesOfA+`","`+notesOfB+`"]}`)
+	body := req(1, methodSubscriptionsListen, `"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true,"resourceSubscriptions":["`+notesOfA+`","`+notesOfB+`"]}`)
 	r, err := http.NewRequest(http.MethodPost, asTenant(t, tenant, h), strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func openListenNotes(t *testing.T, h http.Handler, tenant string) noteReader {
 func openStreamableNotes(t *testing.T, h http.Handler, tenant string) noteReader {
 	c := newLegacyClient(t, asTenant(t, tenant, h), `{}`)
 	for _, u := range []string{notesOfA, notesOfB} {
-		if v := c.request(MethodSubscribe, `{"uri":"`+u+`"}`); v["result"] == nil {
+		if v := c.request(methodSubscribe, `{"uri":"`+u+`"}`); v["result"] == nil {
 			t.Fatalf("subscribe %s: %v", u, v)
 		}
 	}
@@ -170,10 +170,10 @@ func TestHiddenFeaturesAreHiddenFromNotifications(t *testing.T) {
 					}
 				}
 			}
-			check("a", a, []string{NotificationResourceUpdated + " " + notesOfA, NotificationPromptListChanged})
+			check("a", a, []string{NotificationResourceUpdated + " " + notesOfA, notificationPromptListChanged})
 			check("b", b, []string{
 				NotificationResourceUpdated + " " + notesOfB, NotificationToolListChanged,
-				NotificationPromptListChanged, NotificationResourceListChanged, NotificationToolListChanged,
+				notificationPromptListChanged, notificationResourceListChanged, NotificationToolListChanged,
 			})
 		})
 	}

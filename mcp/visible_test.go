@@ -122,15 +122,15 @@ func TestTwoPrincipalsSeeDifferentFeatures(t *testing.T) {
 	a, b := asTenant(t, "a", h), asTenant(t, "b", h)
 	cases := []struct{ method, member, key string }{
 		{MethodToolsList, "tools", "name"},
-		{MethodPromptsList, "prompts", "name"},
+		{methodPromptsList, "prompts", "name"},
 		{MethodResourcesList, "resources", "uri"},
-		{MethodResourceTemplatesList, "resourceTemplates", "uriTemplate"},
+		{methodResourceTemplatesList, "resourceTemplates", "uriTemplate"},
 	}
 	want := map[string][][]string{
 		MethodToolsList:             {{"a_deploy", "a_logs", "a_region", "shared_echo"}, {"b_deploy", "b_region", "b_secret", "shared_echo"}},
-		MethodPromptsList:           {{"a_brief"}, {"b_brief"}},
+		methodPromptsList:           {{"a_brief"}, {"b_brief"}},
 		MethodResourcesList:         {{"test://a/notes"}, {"test://b/notes"}},
-		MethodResourceTemplatesList: {{"test://a/items/{id}"}, {"test://b/items/{id}"}},
+		methodResourceTemplatesList: {{"test://a/items/{id}"}, {"test://b/items/{id}"}},
 	}
 	for _, c := range cases {
 		for i, url := range []string{a, b} {
@@ -195,7 +195,7 @@ func TestHiddenFeaturesAreAnsweredAsUnknown(t *testing.T) {
 	}
 
 	get := req(4, MethodPromptsGet, `"name":"b_brief"`)
-	complete := req(5, MethodComplete, `"ref":{"type":"ref/prompt","name":"b_brief"},"argument":{"name":"topic","value":""}`)
+	complete := req(5, methodComplete, `"ref":{"type":"ref/prompt","name":"b_brief"},"argument":{"name":"topic","value":""}`)
 	st, before := postTo(t, a, complete, headersFor(t, complete))
 	hiddenAndAbsent(t, a, get, headersFor(t, get), func() { s.RemovePrompts("b_brief") })
 	st2, after := postTo(t, a, complete, headersFor(t, complete))
@@ -211,7 +211,7 @@ func TestHiddenFeaturesAreAnsweredAsUnknown(t *testing.T) {
 		t.Fatalf("read through a hidden template: %s", msgs)
 	}
 	// Its completer is not used; the (absent) fallback answers nothing.
-	tc := req(8, MethodComplete, `"ref":{"type":"ref/resource","uri":"test://b/items/{id}"},"argument":{"name":"id","value":""}`)
+	tc := req(8, methodComplete, `"ref":{"type":"ref/resource","uri":"test://b/items/{id}"},"argument":{"name":"id","value":""}`)
 	if _, msgs := postTo(t, a, tc, headersFor(t, tc)); len(result(t, lastMsg(t, msgs))["completion"].(map[string]any)["values"].([]any)) != 0 {
 		t.Fatalf("completion through a hidden template: %s", msgs)
 	}
@@ -264,7 +264,7 @@ func TestListenStreamsAreToldOnlyOfChangesTheyCanSee(t *testing.T) {
 	s := newTenantServer(t, nil)
 	h := NewHTTPHandler(s, nil)
 	url := asTenant(t, "a", h)
-	body := req(1, MethodSubscriptionsListen, `"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["test://a/marker"]}`)
+	body := req(1, methodSubscriptionsListen, `"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["test://a/marker"]}`)
 	r, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +294,7 @@ func TestListenStreamsAreToldOnlyOfChangesTheyCanSee(t *testing.T) {
 			break
 		}
 	}
-	want := []string{NotificationPromptListChanged, NotificationToolListChanged, NotificationResourceUpdated}
+	want := []string{notificationPromptListChanged, NotificationToolListChanged, NotificationResourceUpdated}
 	if !slices.Equal(got, want) {
 		t.Fatalf("stream was told %v, want %v", got, want)
 	}

@@ -17,7 +17,7 @@ const (
 	HeaderProtocolVersion = "MCP-Protocol-Version"
 	HeaderMethod          = "Mcp-Method"
 	HeaderName            = "Mcp-Name"
-	HeaderParamPrefix     = "Mcp-Param-"
+	headerParamPrefix     = "Mcp-Param-"
 )
 
 const (

@@ -16,11 +16,11 @@ var methodNameRE = regexp.MustCompile(`^[!-~]{1,256}$`)
 // Notify does not send them (ReportProgress and Log do, with their
 // rules; the others are the SDK's own).
 var specNotifications = map[string]bool{
-	NotificationCancelled: true, NotificationProgress: true, NotificationMessage: true,
-	NotificationResourceUpdated: true, NotificationResourceListChanged: true,
-	NotificationToolListChanged: true, NotificationPromptListChanged: true,
-	NotificationSubscriptionsAck: true, NotificationInitialized: true,
-	NotificationRootsListChanged: true, NotificationElicitationComplete: true,
+	notificationCancelled: true, notificationProgress: true, notificationMessage: true,
+	NotificationResourceUpdated: true, notificationResourceListChanged: true,
+	NotificationToolListChanged: true, notificationPromptListChanged: true,
+	NotificationSubscriptionsAck: true, notificationInitialized: true,
+	notificationRootsListChanged: true, notificationElicitationComplete: true,
 }
 
 // specMethods are the requests a server answers in some revision of the
@@ -32,19 +32,19 @@ var specMethods = map[string]bool{
 	MethodDiscover:              false,
 	MethodToolsList:             false,
 	MethodToolsCall:             true,
-	MethodPromptsList:           false,
+	methodPromptsList:           false,
 	MethodPromptsGet:            true,
 	MethodResourcesList:         false,
-	MethodResourceTemplatesList: false,
+	methodResourceTemplatesList: false,
 	MethodResourcesRead:         true,
-	MethodComplete:              false,
-	MethodSubscriptionsListen:   false,
+	methodComplete:              false,
+	methodSubscriptionsListen:   false,
 
-	MethodInitialize:  false,
-	MethodPing:        false,
-	MethodSetLevel:    false,
-	MethodSubscribe:   false,
-	MethodUnsubscribe: false,
+	methodInitialize:  false,
+	methodPing:        false,
+	methodSetLevel:    false,
+	methodSubscribe:   false,
+	methodUnsubscribe: false,
 }
 
 // reservedMethod reports whether name is a method of some revision of

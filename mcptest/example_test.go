@@ -15,7 +15,7 @@ func greeter() *mcp.Server {
 		Name string `json:"name"`
 	}
 	srv := mcp.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "greet"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "greet"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		who, err := mcp.Elicit[Who](ctx, "Whom shall I greet?")
 		if err != nil {
 			return nil, err
@@ -90,7 +90,7 @@ func ExampleHarness_Rounds() {
 		GB int `json:"gb"`
 	}
 	srv := mcp.NewServer(mcp.Implementation{Name: "sizer", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "size"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "size"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		region, err1 := mcp.Elicit[Region](ctx, "Which region?")
 		size, err2 := mcp.Elicit[Size](ctx, "How many GB?")
 		if err := errors.Join(err1, err2); err != nil {
@@ -124,7 +124,7 @@ func ExampleHarness_Rounds() {
 // result of one's own, here a model's name.
 func ExampleReply() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "namer", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "name"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "name"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		roots, err := mcp.ListRoots(ctx)
 		if err != nil {
 			return nil, err

@@ -26,11 +26,11 @@ type NoArgs struct{}
 
 func newServer() *mcp.Server {
 	srv := mcp.NewServer(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "provision"}, provision)
-	mcp.AddTool(srv, &mcp.Tool{Name: "size"}, size)
-	mcp.AddTool(srv, &mcp.Tool{Name: "confirm"}, confirm)
-	mcp.AddTool(srv, &mcp.Tool{Name: "keyed"}, keyed)
-	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in NoArgs) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision"}, provision)
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "size"}, size)
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "confirm"}, confirm)
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "keyed"}, keyed)
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in NoArgs) (*mcp.CallToolResult, error) {
 		return mcp.TextResult("echo"), nil
 	})
 	return srv

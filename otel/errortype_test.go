@@ -74,7 +74,7 @@ func TestServerErrorCodesAreABoundedSetOfErrorTypes(t *testing.T) {
 		t.Fatalf("%d leg spans, want %d: %s", len(legs), calls, describe(r.ended()))
 	}
 	wantAttrs(t, legs[0], map[attribute.Key]string{semconv.ErrorTypeKey: "_OTHER", semconv.RPCResponseStatusCodeKey: "-1001"})
-	for _, code := range []int{mcp.CodeInvalidParams, mcp.CodeTemporarilyUnavailable, -32042} {
+	for _, code := range []int{mcp.CodeInvalidParams, mcp.ErrTemporarilyUnavailable.Code, -32042} {
 		if got := codeErrorType(code); got != fmt.Sprint(code) {
 			t.Errorf("known code %d: error.type %q", code, got)
 		}

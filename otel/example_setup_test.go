@@ -34,7 +34,7 @@ func ExampleSetup() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "orders", Version: "1.4.0"},
 		otel.InstrumentServer(&mcp.ServerOptions{}, nil))
 	// #endregion otel-setup
-	mcp.AddTool(srv, &mcp.Tool{Name: "ping"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "ping"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		return mcp.TextResult("pong"), nil
 	})
 	clientEnd, serverEnd := mcp.NewInMemoryTransports()

@@ -26,7 +26,7 @@ func ExampleInstrumentServer() {
 	// #region otel-instrument
 	srv := mcp.NewServer(mcp.Implementation{Name: "traced", Version: "1.0.0"},
 		otel.InstrumentServer(&mcp.ServerOptions{}, o))
-	mcp.AddTool(srv, &mcp.Tool{Name: "greet"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "greet"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		name, err := mcp.Elicit[struct {
 			Name string `json:"name"`
 		}](ctx, "Your name?")

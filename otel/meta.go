@@ -56,7 +56,7 @@ func (stop) Error() string { return "stop" }
 var errStop error = stop{}
 
 // metaCarrier reads and writes trace context in an mcp.Meta: what a
-// request will carry (ClientRequest.Meta, OutgoingRequest.Meta) or what
+// request will carry (ClientRequest.Meta, ServerRequest.Meta) or what
 // a PendingCall keeps (CallInfo.Carry, CallInfo.Resumed).
 type metaCarrier struct{ m *mcp.Meta }
 

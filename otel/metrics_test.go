@@ -167,7 +167,7 @@ func TestRejectedStatesAreCountedByCause(t *testing.T) {
 	if mcp.ErrorCode(err) != mcp.CodeInvalidParams {
 		t.Fatalf("want the -32602 of a bad state, got %v", err)
 	}
-	want := map[attribute.Key]string{semconv.McpMethodNameKey: "tools/call", AttrStateCause: mcp.StateCauseMalformed}
+	want := map[attribute.Key]string{semconv.McpMethodNameKey: "tools/call", AttrStateCause: string(mcp.StateCauseMalformed)}
 	if got := sumOf(t, r.metrics(t), MetricStateRejected, want); got != 1 {
 		t.Errorf("%s %v = %d, want 1", MetricStateRejected, want, got)
 	}

@@ -91,7 +91,7 @@ func Observer(o *Options) func(mcp.Event) {
 				ended.Add(ctx, 1)
 			}
 		case mcp.EventStateRejected:
-			rejected.Add(ctx, 1, metric.WithAttributes(semconv.McpMethodNameKey.String(e.Method), AttrStateCause.String(e.Cause)))
+			rejected.Add(ctx, 1, metric.WithAttributes(semconv.McpMethodNameKey.String(e.Method), AttrStateCause.String(string(e.Cause))))
 		case mcp.EventGuardUnavailable:
 			guard.Add(ctx, 1, metric.WithAttributes(semconv.McpMethodNameKey.String(e.Method)))
 		}

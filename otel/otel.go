@@ -149,9 +149,9 @@ func seconds(d time.Duration) float64 { return d.Seconds() }
 // ServeStream) is a pipe.
 func transportAttrs(dst []attribute.KeyValue, transport string) []attribute.KeyValue {
 	switch transport {
-	case mcp.TransportHTTP, mcp.TransportHTTPSSE:
+	case string(mcp.TransportHTTP), string(mcp.TransportHTTPSSE):
 		return append(dst, semconv.NetworkTransportTCP, semconv.NetworkProtocolNameKey.String("http"))
-	case mcp.TransportStream, "stdio", "memory":
+	case string(mcp.TransportStream), "stdio", "memory":
 		return append(dst, semconv.NetworkTransportPipe)
 	}
 	return dst

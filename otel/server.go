@@ -31,8 +31,8 @@ func InstrumentServer(opts *mcp.ServerOptions, o *Options) *mcp.ServerOptions {
 	if opts == nil {
 		opts = &mcp.ServerOptions{}
 	}
-	opts.Middleware = append([]mcp.Middleware{ServerMiddleware(o)}, opts.Middleware...)
-	opts.OutgoingMiddleware = append([]mcp.OutgoingMiddleware{Outgoing(o)}, opts.OutgoingMiddleware...)
+	opts.Middleware = append([]mcp.ServerMiddleware{ServerMiddleware(o)}, opts.Middleware...)
+	opts.OutgoingMiddleware = append([]mcp.ServerRequestMiddleware{Outgoing(o)}, opts.OutgoingMiddleware...)
 	observe := Observer(o)
 	if prev := opts.Observer; prev != nil {
 		opts.Observer = func(e mcp.Event) { observe(e); prev(e) }
@@ -73,11 +73,11 @@ func InstrumentServer(opts *mcp.ServerOptions, o *Options) *mcp.ServerOptions {
 // Nothing of the request's arguments, answers, state or result is
 // recorded. Put the middleware first in ServerOptions.Middleware
 // (InstrumentServer does).
-func ServerMiddleware(o *Options) mcp.Middleware {
+func ServerMiddleware(o *Options) mcp.ServerMiddleware {
 	t := newTelemetry(o)
 	dur := t.serverDuration()
 	sets := &setCache{}
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(next mcp.ServerHandler) mcp.ServerHandler {
 		return func(ctx context.Context, method string, params mcp.Params) (mcp.Result, error) {
 			start := time.Now()
 			var meta *mcp.RequestMeta
@@ -109,7 +109,7 @@ func ServerMiddleware(o *Options) mcp.Middleware {
 				return res, err
 			}
 			info, _ := mcp.RequestInfoFrom(ctx)
-			k := opKey{method: method, target: target, version: info.ProtocolVersion, transport: info.Transport, carrier: carrierMethod(method)}
+			k := opKey{method: method, target: target, version: info.ProtocolVersion, transport: string(info.Transport), carrier: carrierMethod(method)}
 			if k.version == "" && meta != nil {
 				k.version = meta.ProtocolVersion
 			}
@@ -121,7 +121,7 @@ func ServerMiddleware(o *Options) mcp.Middleware {
 				if k.version != "" {
 					attrs = append(attrs, semconv.McpProtocolVersionKey.String(k.version))
 				}
-				attrs = transportAttrs(attrs, info.Transport)
+				attrs = transportAttrs(attrs, string(info.Transport))
 				if id := requestID(info.ID); id != "" {
 					attrs = append(attrs, semconv.JSONRPCRequestIDKey.String(id))
 				}
@@ -267,7 +267,7 @@ func serverOutcome(res mcp.Result, err error) outcome {
 	var e *mcp.Error
 	switch {
 	case errors.Is(err, mcp.ErrTemporarilyUnavailable):
-		o.code, o.message = mcp.CodeTemporarilyUnavailable, mcp.ErrTemporarilyUnavailable.Message
+		o.code, o.message = mcp.ErrTemporarilyUnavailable.Code, mcp.ErrTemporarilyUnavailable.Message
 	case errors.As(err, &e):
 		o.code, o.message = e.Code, e.Message
 	default:
@@ -294,12 +294,12 @@ func serverOutcome(res mcp.Result, err error) outcome {
 // network.transport and network.protocol.name; a client's JSON-RPC
 // error sets error.type and rpc.response.status_code to its code.
 // Nothing of the request's params or the client's answer is recorded.
-func Outgoing(o *Options) mcp.OutgoingMiddleware {
+func Outgoing(o *Options) mcp.ServerRequestMiddleware {
 	t := newTelemetry(o)
 	dur := t.clientDuration()
 	sets := &setCache{}
-	return func(next mcp.OutgoingHandler) mcp.OutgoingHandler {
-		return func(ctx context.Context, req *mcp.OutgoingRequest) (json.RawMessage, error) {
+	return func(next mcp.ServerRequestHandler) mcp.ServerRequestHandler {
+		return func(ctx context.Context, req *mcp.ServerRequest) (json.RawMessage, error) {
 			start := time.Now()
 			if !trace.SpanContextFromContext(ctx).IsValid() {
 				ctx = bridgedParent(ctx)
@@ -313,7 +313,7 @@ func Outgoing(o *Options) mcp.OutgoingMiddleware {
 			}
 			k := opKey{method: req.Method, version: req.ProtocolVersion}
 			if info, ok := mcp.RequestInfoFrom(ctx); ok {
-				k.transport = info.Transport
+				k.transport = string(info.Transport)
 			}
 			var attrs []attribute.KeyValue
 			if recording {

@@ -173,3 +173,30 @@ func TestAServersFormIsReadWithinBounds(t *testing.T) {
 		t.Error("a value against the pattern was accepted")
 	}
 }
+
+// TestTheTerminalReadsFormsWithTheLibrarysReader: the CLI's forms come
+// from ElicitRequest.Form, so a schema the library refuses is refused
+// here too, and what the library reads (a secret, a titled option) is
+// what the terminal asks.
+func TestTheTerminalReadsFormsWithTheLibrarysReader(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{
+		`{"type":"object","properties":{"a":{"type":"string","oneOf":[{"title":"no const"}]}}}`,
+		`{"type":"object","properties":{"a":{"type":"object"}}}`,
+		`{"type":"object","properties":{"a":{"type":"string","minLength":-1}}}`,
+	} {
+		if fields, err := parseForm(json.RawMessage(bad)); err == nil {
+			t.Errorf("%s: read as %d fields", bad, len(fields))
+		}
+	}
+	fields, err := parseForm(json.RawMessage(`{"type":"object","properties":{"pin":{"type":"string","writeOnly":true,"minLength":4},"c":{"type":"string","oneOf":[{"const":"a","title":"A"}]}}}`))
+	if err != nil || len(fields) != 2 {
+		t.Fatal(fields, err)
+	}
+	if pin := fields[0]; !pin.writeOnly || pin.min == nil || *pin.min != 4 {
+		t.Errorf("pin: %+v", pin)
+	}
+	if c := fields[1]; len(c.choices) != 1 || c.choices[0] != (choice{"a", "A"}) {
+		t.Errorf("c: %+v", c)
+	}
+}

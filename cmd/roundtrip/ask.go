@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -313,7 +312,7 @@ type choice struct{ value, title string }
 // field is one property of a form's flat schema.
 type field struct {
 	name, title, description string
-	typ                      string // string, number, integer, boolean, array; "json" when unknown
+	typ                      string // string, number, integer, boolean, array
 	format, pattern          string
 	re                       *regexp.Regexp // pattern compiled once; nil when none or not RE2
 	required                 bool
@@ -323,56 +322,9 @@ type field struct {
 	writeOnly                bool     // a secret: masked in the terminal
 }
 
-type constTitle struct {
-	Const any    `json:"const"`
-	Title string `json:"title"`
-}
-
-type propDoc struct {
-	Type        string          `json:"type"`
-	Title       string          `json:"title"`
-	Description string          `json:"description"`
-	Format      string          `json:"format"`
-	Pattern     string          `json:"pattern"`
-	Enum        []any           `json:"enum"`
-	EnumNames   []string        `json:"enumNames"`
-	OneOf       []constTitle    `json:"oneOf"`
-	AnyOf       []constTitle    `json:"anyOf"`
-	Minimum     *float64        `json:"minimum"`
-	Maximum     *float64        `json:"maximum"`
-	MinLength   *float64        `json:"minLength"`
-	MaxLength   *float64        `json:"maxLength"`
-	MinItems    *float64        `json:"minItems"`
-	MaxItems    *float64        `json:"maxItems"`
-	Default     json.RawMessage `json:"default"`
-	WriteOnly   bool            `json:"writeOnly"`
-	Items       *struct {
-		Enum  []any        `json:"enum"`
-		OneOf []constTitle `json:"oneOf"`
-		AnyOf []constTitle `json:"anyOf"`
-	} `json:"items"`
-}
-
-func choicesOf(enum []any, names []string, one, any []constTitle) []choice {
-	var cs []choice
-	for i, e := range enum {
-		c := choice{value: fmt.Sprint(e)}
-		if i < len(names) {
-			c.title = names[i]
-		}
-		cs = append(cs, c)
-	}
-	for _, c := range append(one, any...) {
-		if c.Const != nil {
-			cs = append(cs, choice{value: fmt.Sprint(c.Const), title: c.Title})
-		}
-	}
-	return cs
-}
-
 // The bounds of a form a server asks the user to fill in (its schema is
-// the server's, so untrusted): as many fields, options a field and
-// pattern bytes as the library's own reader takes.
+// the server's, so untrusted): the library's own reader (ElicitRequest.Form)
+// holds a form to them; the tests refer to them here.
 const (
 	maxFormFields       = 256
 	maxFormChoices      = 1024
@@ -380,103 +332,44 @@ const (
 )
 
 // parseForm reads a requestedSchema into fields, in the order the server
-// wrote them, within the bounds above.
+// wrote them, with the library's reader (ElicitRequest.Form), so within
+// its bounds.
 func parseForm(schema any) ([]*field, error) {
-	raw, err := json.Marshal(schema)
+	form, err := (&mcp.ElicitRequest{RequestedSchema: schema}).Form()
 	if err != nil {
 		return nil, err
 	}
-	var s struct {
-		Properties json.RawMessage `json:"properties"`
-		Required   []string        `json:"required"`
-	}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, err
-	}
-	names, props, err := orderedObject(s.Properties)
-	if err != nil {
-		return nil, fmt.Errorf("properties: %w", err)
-	}
-	if len(names) > maxFormFields {
-		return nil, fmt.Errorf("the form has %d fields, more than %d", len(names), maxFormFields)
-	}
-	required := make(map[string]bool, len(s.Required))
-	for _, r := range s.Required {
-		required[r] = true
-	}
-	var fields []*field
-	for i, name := range names {
-		f := &field{name: name, typ: "json", required: required[name]}
-		var p propDoc
-		if json.Unmarshal(props[i], &p) == nil {
-			f.title, f.description, f.format, f.pattern, f.writeOnly = p.Title, p.Description, p.Format, p.Pattern, p.WriteOnly
-			switch p.Type {
-			case "string", "number", "integer", "boolean":
-				f.typ = p.Type
-			case "array":
-				if p.Items != nil {
-					f.typ = "array"
-					f.choices = choicesOf(p.Items.Enum, nil, p.Items.OneOf, p.Items.AnyOf)
-				}
+	fields := make([]*field, 0, len(form.Fields))
+	for _, ff := range form.Fields {
+		f := &field{name: ff.Name, title: ff.Title, description: ff.Description, typ: ff.Type,
+			format: ff.Format, pattern: ff.Pattern, required: ff.Required, def: ff.Default, writeOnly: ff.WriteOnly}
+		for _, o := range ff.Options {
+			if f.typ != "string" && f.typ != "array" {
+				break // the terminal offers choices for strings and multi-selects
 			}
-			switch f.typ {
-			case "string":
-				f.choices = choicesOf(p.Enum, p.EnumNames, p.OneOf, p.AnyOf)
-				f.min, f.max = p.MinLength, p.MaxLength
-			case "number", "integer":
-				f.min, f.max = p.Minimum, p.Maximum
-			case "array":
-				f.min, f.max = p.MinItems, p.MaxItems
+			f.choices = append(f.choices, choice{value: o.Value, title: o.Title})
+		}
+		count := func(p *int) *float64 {
+			if p == nil {
+				return nil
 			}
-			if len(f.choices) > maxFormChoices {
-				return nil, fmt.Errorf("field %q has %d options, more than %d", name, len(f.choices), maxFormChoices)
-			}
-			if len(f.pattern) > maxFormPatternBytes {
-				return nil, fmt.Errorf("field %q has a pattern of %d bytes, more than %d", name, len(f.pattern), maxFormPatternBytes)
-			}
-			if f.pattern != "" {
-				f.re, _ = regexp.Compile(f.pattern)
-			}
-			if len(p.Default) > 0 && string(p.Default) != "null" {
-				var d any
-				if json.Unmarshal(p.Default, &d) == nil {
-					f.def = d
-				}
-			}
+			x := float64(*p)
+			return &x
+		}
+		switch f.typ {
+		case "string":
+			f.min, f.max = count(ff.MinLength), count(ff.MaxLength)
+		case "number", "integer":
+			f.min, f.max = ff.Minimum, ff.Maximum
+		case "array":
+			f.min, f.max = count(ff.MinItems), count(ff.MaxItems)
+		}
+		if f.pattern != "" {
+			f.re, _ = regexp.Compile(f.pattern) // once; nil when not RE2
 		}
 		fields = append(fields, f)
 	}
 	return fields, nil
-}
-
-// orderedObject returns the members of a JSON object in order.
-func orderedObject(raw json.RawMessage) ([]string, []json.RawMessage, error) {
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		return nil, nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, nil, err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, nil, errors.New("not an object")
-	}
-	var names []string
-	var values []json.RawMessage
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, err
-		}
-		names = append(names, tok.(string))
-		values = append(values, v)
-	}
-	return names, values, nil
 }
 
 // describe prints what the field is before its prompt.
@@ -511,8 +404,6 @@ func (f *field) notes() string {
 	switch f.typ {
 	case "array":
 		notes = append(notes, "choose any, comma-separated")
-	case "json":
-		notes = append(notes, "a JSON value")
 	default:
 		if len(f.choices) == 0 {
 			notes = append(notes, f.typ)
@@ -566,12 +457,8 @@ func displayValue(v any) string {
 			return "yes"
 		}
 		return "no"
-	case []any:
-		var parts []string
-		for _, e := range v {
-			parts = append(parts, fmt.Sprint(e))
-		}
-		return strings.Join(parts, ",")
+	case []string:
+		return strings.Join(v, ",")
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -634,12 +521,6 @@ func (f *field) parse(line string) (v any, set bool, err error) {
 			return nil, false, err
 		}
 		return picked, true, nil
-	case "json":
-		var x any
-		if err := json.Unmarshal([]byte(s), &x); err != nil {
-			return s, true, nil
-		}
-		return x, true, nil
 	}
 	// string
 	if len(f.choices) > 0 {

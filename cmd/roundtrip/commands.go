@@ -474,7 +474,7 @@ func (s *session) finish(res any, err error) error {
 		done()
 	}
 	if isRejectedState(err) {
-		if errors.Is(err, mcp.ErrStateRejected) { // the library's error says what to do
+		if errors.As(err, new(*mcp.StateRejectedError)) { // the library's error says what to do
 			return &stateRejectedError{msg: err.Error(), err: err}
 		}
 		return &stateRejectedError{msg: "the server no longer accepts this call's state (it expired, was already used, or the server's keys changed): start the call again from its first request (" + err.Error() + ")", err: err}

@@ -184,7 +184,7 @@ func classify(err error, interrupted bool) failure {
 		f.Code, f.Exit = "tool", exitToolError
 	case errors.As(err, &se) || isRejectedState(err):
 		f.Code, f.Exit = "state_rejected", exitStateRejected
-		if se == nil && errors.Is(err, mcp.ErrStateRejected) {
+		if se == nil && errors.As(err, new(*mcp.StateRejectedError)) {
 			f.Message = err.Error() // the library's error says to start again
 		} else if se == nil {
 			f.Message = "the server no longer accepts this call's state (it expired, was already used, or the server's keys changed): start the call again (" + err.Error() + ")"
@@ -242,7 +242,7 @@ func isProtocol(err error) bool {
 	var ir *mcp.InvalidResponseError
 	var uv *mcp.UnsupportedVersionError
 	return errors.As(err, &ir) || errors.As(err, &uv) || errors.Is(err, mcp.ErrInvalidResponse) ||
-		errors.Is(err, mcp.ErrUnsupportedVersion) || errors.Is(err, mcp.ErrUnknownResultType) ||
+		errors.As(err, new(*mcp.UnsupportedVersionError)) || errors.Is(err, mcp.ErrUnknownResultType) ||
 		errors.Is(err, mcp.ErrUnknownInputRequest) || errors.Is(err, mcp.ErrInputRequiredNotAllowed) ||
 		errors.Is(err, mcp.ErrMessageTooLarge)
 }

@@ -196,7 +196,7 @@ func hangingServer(t *testing.T) (string, chan struct{}) {
 	t.Helper()
 	srv := testServer()
 	started := make(chan struct{}, 1)
-	mcp.AddTool(srv, &mcp.Tool{Name: "hang"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "hang"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, error) {
 		started <- struct{}{}
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -280,7 +280,7 @@ func TestClassifyMapsEachErrorClassToItsExitStatus(t *testing.T) {
 		{mcp.NewError(mcp.CodeInvalidParams, "wrong password", nil), exitProtocol, "protocol"},
 		{errToolError, exitToolError, "tool"},
 		{usagef("bad"), exitUsage, "usage"},
-		{mcp.ErrUnsupportedVersion, exitProtocol, "protocol"},
+		{&mcp.UnsupportedVersionError{Requested: "x"}, exitProtocol, "protocol"},
 		{errors.New("something else"), exitFailure, "failure"},
 	}
 	for _, c := range cases {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -59,14 +60,15 @@ func evil(s string) string { return s + " " + evilMark }
 func hostileServer() *mcp.Server {
 	srv := mcp.NewServer(mcp.Implementation{Name: evil("hostile"), Title: evil("title"), Version: evilMark},
 		&mcp.ServerOptions{Instructions: evil("instructions")})
-	mcp.AddTool(srv, &mcp.Tool{Name: "t-" + evilMark, Title: evil("tool title"), Description: evil("tool description"),
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "t-" + evilMark, Title: evil("tool title"), Description: evil("tool description"),
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"p":{"type":"string","description":"` + evilMark + `","enum":["a","` + evilMark + `"]}}}`)},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 			return mcp.TextResult(evil("never called")), nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "evil", Description: evil("asks and logs")}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
-		mcp.Log(ctx, mcp.LoggingLevel("warning"), evilMark, evil("log message"))
-		mcp.Log(ctx, mcp.LoggingLevel("warning"), "data", map[string]any{"k": evil("log data")})
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "evil", Description: evil("asks and logs")}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+		toClient := slog.New(mcp.NewLogHandler(&mcp.LogHandlerOptions{Logger: evilMark}))
+		toClient.WarnContext(ctx, evil("log message"))
+		toClient.WarnContext(ctx, "data", "k", evil("log data"))
 		mcp.ReportProgress(ctx, 1, 2, evil("progress"))
 		r, err := mcp.ElicitForm(ctx, evil("elicitation message"), json.RawMessage(`{"type":"object","properties":{
  "secret":{"type":"string","title":"`+evilMark+`","description":"`+evilMark+`","default":"`+evilMark+`"},
@@ -79,14 +81,14 @@ func hostileServer() *mcp.Server {
 		res.StructuredContent = map[string]any{"s": evil("structured")}
 		return res, nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "evil-url", Description: "URL elicitation"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "evil-url", Description: "URL elicitation"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		a, err := mcp.ElicitURL(ctx, evil("open this"), "https://evil.test/"+evilMark)
 		if err != nil {
 			return nil, err
 		}
 		return mcp.TextResult(evil(string(a))), nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "evil-sample", Description: "sampling"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "evil-sample", Description: "sampling"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		_, err := mcp.Sample(ctx, &mcp.CreateMessageRequest{MaxTokens: 5, SystemPrompt: evil("system"),
 			ModelPreferences: &mcp.ModelPreferences{Hints: []mcp.ModelHint{{Name: evilMark}}},
 			Messages:         []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: []mcp.Content{&mcp.TextContent{Text: evil("sampled")}}}}})
@@ -95,13 +97,13 @@ func hostileServer() *mcp.Server {
 		}
 		return mcp.TextResult(evil("sampled result")), nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "evil-iserror", Description: "isError"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "evil-iserror", Description: "isError"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		return mcp.ErrorResult(evil("tool error")), nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "evil-rpcerror", Description: "JSON-RPC error"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "evil-rpcerror", Description: "JSON-RPC error"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		return nil, mcp.NewError(-32000, evil("rpc error"), map[string]any{"d": evilMark})
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "evil-needs-url", Description: "-32042"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "evil-needs-url", Description: "-32042"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		return nil, mcp.NewError(codeURLElicitationRequired, evil("url required"), map[string]any{"elicitations": []any{
 			map[string]any{"mode": "url", "message": evil("sign in"), "url": "https://evil.test/" + evilMark, "elicitationId": "e1"}}})
 	})

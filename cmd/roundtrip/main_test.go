@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "serve-stdio" {
 		srv := testServer()
 		// env: what a stdio server sees of its environment and directory.
-		mcp.AddTool(srv, &mcp.Tool{Name: "env", Description: "An environment variable and the working directory."},
+		mcp.AddTypedTool(srv, &mcp.Tool{Name: "env", Description: "An environment variable and the working directory."},
 			func(ctx context.Context, _ *mcp.CallToolRequest, in NameArgs) (*mcp.CallToolResult, error) {
 				wd, _ := os.Getwd()
 				return mcp.TextResult(fmt.Sprintf("%s=%s in %s", in.Name, os.Getenv(in.Name), wd)), nil
@@ -109,24 +109,24 @@ func testServerOptions() *mcp.ServerOptions {
 // testServerWith is testServer with opts.
 func testServerWith(opts *mcp.ServerOptions) *mcp.Server {
 	srv := mcp.NewServer(mcp.Implementation{Name: "testsrv", Version: "1.2.3"}, opts)
-	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Repeat text."}, func(ctx context.Context, _ *mcp.CallToolRequest, in EchoArgs) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "echo", Description: "Repeat text."}, func(ctx context.Context, _ *mcp.CallToolRequest, in EchoArgs) (*mcp.CallToolResult, error) {
 		n := max(in.N, 1)
 		return mcp.TextResult(strings.TrimSpace(strings.Repeat(in.Text+" ", n))), nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "add", Description: "Add two integers."}, func(ctx context.Context, _ *mcp.CallToolRequest, in AddArgs) (Sum, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "add", Description: "Add two integers."}, func(ctx context.Context, _ *mcp.CallToolRequest, in AddArgs) (Sum, error) {
 		return Sum{Sum: in.A + in.B}, nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "slow", Description: "Takes 5 s."}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "slow", Description: "Takes 5 s."}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		select {
 		case <-time.After(5 * time.Second):
 		case <-ctx.Done():
 		}
 		return mcp.TextResult("done"), nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "fail", Description: "Always fails."}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "fail", Description: "Always fails."}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		return mcp.ErrorResult("it broke"), nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "provision", Description: "Asks a region, then a size."}, func(ctx context.Context, _ *mcp.CallToolRequest, in NameArgs) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision", Description: "Asks a region, then a size."}, func(ctx context.Context, _ *mcp.CallToolRequest, in NameArgs) (*mcp.CallToolResult, error) {
 		region, err := mcp.Elicit[Region](ctx, "Which region?")
 		if err != nil {
 			return nil, err
@@ -145,7 +145,7 @@ func testServerWith(opts *mcp.ServerOptions) *mcp.Server {
 		}
 		return mcp.TextResult(fmt.Sprintf("Provisioned %s in %s with %d GB.", in.Name, r.Region, s.GB)), nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "form", Description: "Asks a form with defaults."}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "form", Description: "Asks a form with defaults."}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		r, err := mcp.ElicitForm(ctx, "Tell me about you.", json.RawMessage(formSchema))
 		if err != nil {
 			return nil, err
@@ -153,14 +153,14 @@ func testServerWith(opts *mcp.ServerOptions) *mcp.Server {
 		b, _ := json.Marshal(r.Content)
 		return mcp.TextResult(fmt.Sprintf("%s %s", r.Action, b)), nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "login", Description: "URL elicitation."}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "login", Description: "URL elicitation."}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		a, err := mcp.ElicitURL(ctx, "Sign in, please.", "https://auth.example.test/login?x=1")
 		if err != nil {
 			return nil, err
 		}
 		return mcp.TextResult("action: " + string(a)), nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "changelog", Description: "Sampling."}, func(ctx context.Context, _ *mcp.CallToolRequest, in NameArgs) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "changelog", Description: "Sampling."}, func(ctx context.Context, _ *mcp.CallToolRequest, in NameArgs) (*mcp.CallToolResult, error) {
 		res, err := mcp.Sample(ctx, &mcp.CreateMessageRequest{MaxTokens: 40, SystemPrompt: "Be brief.", Messages: []mcp.SamplingMessage{{
 			Role: mcp.RoleUser, Content: []mcp.Content{&mcp.TextContent{Text: "Write a changelog line for " + in.Name + "."}}}}})
 		if err != nil {
@@ -168,7 +168,7 @@ func testServerWith(opts *mcp.ServerOptions) *mcp.Server {
 		}
 		return mcp.TextResult(fmt.Sprintf("model %s said: %s", res.Model, contentText(res.Content[0]))), nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "roots", Description: "Lists the client's roots."}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "roots", Description: "Lists the client's roots."}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 		roots, err := mcp.ListRoots(ctx)
 		if err != nil {
 			return nil, err
@@ -181,7 +181,7 @@ func testServerWith(opts *mcp.ServerOptions) *mcp.Server {
 	})
 	// deploy asks two questions in its first round and one more in the
 	// second: the save/resume flow.
-	mcp.AddTool(srv, &mcp.Tool{Name: "deploy", Description: "Multi-round deployment."}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "deploy", Description: "Multi-round deployment."}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct {
 		Service string `json:"service"`
 	}) (*mcp.CallToolResult, error) {
 		target, err1 := mcp.Elicit[Target](ctx, "Where should "+in.Service+" run?", mcp.WithKey("a_target"))

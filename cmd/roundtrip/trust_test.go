@@ -193,7 +193,7 @@ func TestResumeAsksBeforeRunningTheSavedCommand(t *testing.T) {
 // gets its URL shown with what to do, not a protocol error.
 func TestURLElicitationShowsTheURL(t *testing.T) {
 	url := serverWith(t, func(s *mcp.Server) {
-		mcp.AddTool(s, &mcp.Tool{Name: "needs-url"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+		mcp.AddTypedTool(s, &mcp.Tool{Name: "needs-url"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 			return nil, mcp.NewError(codeURLElicitationRequired, "URL elicitation required", map[string]any{"elicitations": []any{
 				map[string]any{"mode": "url", "message": "Connect your account.", "url": "https://auth.example.test/connect?s=1", "elicitationId": "e1"}}})
 		})

@@ -51,7 +51,7 @@ func TestHelpOfACommandShowsOnlyItsOwnFlags(t *testing.T) {
 // An empty result says "(no content)" instead of printing nothing.
 func TestEmptyResultSaysNoContent(t *testing.T) {
 	url := serverWith(t, func(srv *mcp.Server) {
-		mcp.AddTool(srv, &mcp.Tool{Name: "nothing"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, error) {
+		mcp.AddTypedTool(srv, &mcp.Tool{Name: "nothing"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{}, nil
 		})
 	})
@@ -97,7 +97,7 @@ func TestSaveShowsTheQuestions(t *testing.T) {
 func TestResumeOfAFinishedFileDoesNotRunTheCallAgain(t *testing.T) {
 	var runs atomic.Int32
 	url := serverWith(t, func(srv *mcp.Server) {
-		mcp.AddTool(srv, &mcp.Tool{Name: "once"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, error) {
+		mcp.AddTypedTool(srv, &mcp.Tool{Name: "once"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, error) {
 			size, err := mcp.Elicit[Size](ctx, "How big?")
 			if err != nil {
 				return nil, err

@@ -58,7 +58,7 @@ type confirmation struct {
 func (e *everything) addExtension() {
 	s := e.srv
 	s.AddExtension(extEcho, map[string]any{"maxText": maxEchoText})
-	mcp.AddMethod(s, &mcp.MethodSpec{Name: methodSay, Extension: extEcho, Legacy: true},
+	mcp.AddTypedMethod(s, &mcp.MethodSpec{Name: methodSay, Extension: extEcho, Legacy: true},
 		func(ctx context.Context, _ *mcp.ExtensionRequest, in sayIn) (sayOut, error) {
 			if in.Times == 0 {
 				in.Times = 1
@@ -77,7 +77,7 @@ func (e *everything) addExtension() {
 			}
 			return sayOut{Text: in.Text, Times: in.Times, Echoed: echoed}, nil
 		})
-	mcp.AddMethod(s, &mcp.MethodSpec{Name: methodConfirm, Extension: extEcho, Carrier: true, TargetMember: "text", Legacy: true},
+	mcp.AddTypedMethod(s, &mcp.MethodSpec{Name: methodConfirm, Extension: extEcho, Carrier: true, TargetMember: "text", Legacy: true},
 		func(ctx context.Context, req *mcp.ExtensionRequest, in confirmIn) (confirmOut, error) {
 			c, err := mcp.Elicit[confirmation](ctx, "Echo "+req.Target+"?")
 			if err != nil {

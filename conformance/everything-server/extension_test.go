@@ -39,7 +39,7 @@ func TestEchoExtensionIsServedInBothEras(t *testing.T) {
 			},
 		})
 		ctx := context.Background()
-		out, err := mcp.CallMethod[sayOut](ctx, c, &mcp.MethodCall{Method: methodSay, Params: map[string]any{"text": "hi", "times": 2}}, nil)
+		out, err := mcp.CallMethodAs[sayOut](ctx, c, &mcp.MethodCall{Method: methodSay, Params: map[string]any{"text": "hi", "times": 2}}, nil)
 		if err != nil || out.Echoed != "hi hi" || out.Times != 2 {
 			t.Errorf("mode %d: say = %+v, %v; want hi hi", mode, out, err)
 		}
@@ -48,7 +48,7 @@ func TestEchoExtensionIsServedInBothEras(t *testing.T) {
 			t.Errorf("mode %d: notifications = %q, want two %s", mode, heard, noteHeard)
 		}
 		mu.Unlock()
-		conf, err := mcp.CallMethod[confirmOut](ctx, c, &mcp.MethodCall{Method: methodConfirm, Params: map[string]any{"text": "yo"}, TargetMember: "text", Carrier: true}, nil)
+		conf, err := mcp.CallMethodAs[confirmOut](ctx, c, &mcp.MethodCall{Method: methodConfirm, Params: map[string]any{"text": "yo"}, TargetMember: "text", Carrier: true}, nil)
 		if err != nil || !conf.Confirmed || conf.Text != "yo" {
 			t.Errorf("mode %d: confirm = %+v, %v; want confirmed", mode, conf, err)
 		}

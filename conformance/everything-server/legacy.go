@@ -143,7 +143,8 @@ func (e *everything) addLegacy() {
 						return nil, err
 					}
 				}
-				if err := mcp.Log(ctx, mcp.LevelInfo, "everything-server", msg); err != nil && ctx.Err() != nil {
+				toClient.InfoContext(ctx, msg)
+				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
 			}
@@ -154,7 +155,7 @@ func (e *everything) addLegacy() {
 	// back with GET and Last-Event-ID and gets the result there.
 	s.AddTool(&mcp.Tool{Name: "test_reconnection", Description: "Closes the SSE response stream mid-call, then answers (SEP-1699: the client reconnects with Last-Event-ID)", InputSchema: noArgs},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			mcp.CloseSSEStream(ctx)
+			mcp.CloseLegacySSEStream(ctx)
 			if err := sleep(ctx, 100*time.Millisecond); err != nil {
 				return nil, err
 			}

@@ -140,7 +140,8 @@ func (e *everything) addTools() {
 						return nil, err
 					}
 				}
-				if err := mcp.Log(ctx, mcp.LevelInfo, "everything-server", msg); err != nil && ctx.Err() != nil {
+				toClient.InfoContext(ctx, msg)
+				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
 			}
@@ -381,3 +382,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// toClient logs to the client of the request a record is logged for
+// (notifications/message, at the level the request asked for).
+var toClient = slog.New(mcp.NewLogHandler(&mcp.LogHandlerOptions{Logger: "everything-server"}))

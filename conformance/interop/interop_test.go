@@ -268,7 +268,7 @@ func TestRoundLimit(t *testing.T) {
 		ctx := context.Background()
 		_, err := c.CallTool(ctx, "test_input_required_result_multi_round", nil, &mcp.CallOptions{MaxRounds: 1})
 		var re *mcp.RoundsExceededError
-		if !errors.As(err, &re) || !errors.Is(err, mcp.ErrRoundsExceeded) || re.MaxRounds != 1 || re.Target != "test_input_required_result_multi_round" {
+		if !errors.As(err, &re) || !errors.As(err, new(*mcp.RoundsExceededError)) || re.MaxRounds != 1 || re.Target != "test_input_required_result_multi_round" {
 			t.Fatalf("got %v", err)
 		}
 		// Two retries are enough.

@@ -122,12 +122,12 @@ func newServer() *mcp.Server {
 		// restrictive default policy is enough, so no CSP is declared.
 		Meta: apps.ResourceMeta{PrefersBorder: &border},
 	})
-	mcp.AddTool(srv, apps.Link(&mcp.Tool{
+	mcp.AddTypedTool(srv, apps.Link(&mcp.Tool{
 		Name: "forecast", Title: "Forecast",
 		Description:  "The weather forecast of a city for the next days.",
 		OutputSchema: outputSchema[Forecast](),
 	}, apps.ToolMeta{ResourceURI: viewURI}), forecastTool)
-	mcp.AddTool(srv, apps.Link(&mcp.Tool{
+	mcp.AddTypedTool(srv, apps.Link(&mcp.Tool{
 		Name: "forecast_day", Title: "Forecast of one day",
 		Description:  "The temperature every three hours of one day of a forecast (called by the forecast view).",
 		OutputSchema: outputSchema[DayDetail](),

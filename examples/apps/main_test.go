@@ -275,7 +275,7 @@ func TestHostPageEmbedsThePageUnderTheHostPolicy(t *testing.T) {
 // includes the app, as the extension requires of hosts.
 func TestHostRefusesThePageCallsToToolsNotVisibleToTheApp(t *testing.T) {
 	srv := newServer()
-	mcp.AddTool(srv, apps.Link(&mcp.Tool{Name: "model_only"}, apps.ToolMeta{ResourceURI: viewURI, Visibility: []apps.Visibility{apps.VisibleToModel}}),
+	mcp.AddTypedTool(srv, apps.Link(&mcp.Tool{Name: "model_only"}, apps.ToolMeta{ResourceURI: viewURI, Visibility: []apps.Visibility{apps.VisibleToModel}}),
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, error) {
 			return mcp.TextResult("should not run"), nil
 		})

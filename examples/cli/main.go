@@ -33,7 +33,7 @@ type Size struct {
 
 func newServer() *mcp.Server {
 	srv := mcp.NewServer(mcp.Implementation{Name: "provision", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "provision", Description: "Provision a database"},
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision", Description: "Provision a database"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in ProvisionArgs) (*mcp.CallToolResult, error) {
 			region, err := mcp.Elicit[Region](ctx, "Which region for "+in.Name+"?")
 			if err != nil {

@@ -225,10 +225,10 @@ func serve(args []string, out io.Writer) error {
 		Logger: logger,
 	}, nil))
 	p := &provisioner{id: f.id, ledger: ledger, work: f.work, log: logger}
-	mcp.AddTool(srv, &mcp.Tool{Name: "provision", Description: "Provision a database; asks which engine and region, then how much storage."}, p.provision)
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision", Description: "Provision a database; asks which engine and region, then how much storage."}, p.provision)
 	// echo(text) returns text: the workload of the load run through the
 	// fleet (scripts/load-fleet.sh).
-	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Return the text."}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "echo", Description: "Return the text."}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
 		Text string `json:"text"`
 	}) (*mcp.CallToolResult, error) {
 		return mcp.TextResult(in.Text), nil

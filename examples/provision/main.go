@@ -69,7 +69,7 @@ func main() {
 // run starts the server, makes the call and prints each leg to out.
 func run(out io.Writer) error {
 	srv := mcp.NewServer(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "provision", Description: "Provision a database. Asks which region and how large."}, provision)
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision", Description: "Provision a database. Asks which region and how large."}, provision)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

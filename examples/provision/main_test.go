@@ -35,7 +35,7 @@ func TestProvisionDemo(t *testing.T) {
 // the region answered before it, so it takes a round of its own.
 func TestProvisionAsksTheRegionThenTheSizeInBothEras(t *testing.T) {
 	srv := mcp.NewServer(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "provision"}, provision)
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision"}, provision)
 	mcptest.Eras(t, func(t *testing.T, era mcptest.Era) {
 		h := mcptest.New(t, srv, &mcptest.Options{Era: era})
 		h.Answer(
@@ -51,7 +51,7 @@ func TestProvisionAsksTheRegionThenTheSizeInBothEras(t *testing.T) {
 
 func TestProvisionReportsADeclineAsAnError(t *testing.T) {
 	srv := mcp.NewServer(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "provision"}, provision)
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision"}, provision)
 	mcptest.Eras(t, func(t *testing.T, era mcptest.Era) {
 		h := mcptest.New(t, srv, &mcptest.Options{Era: era})
 		h.Answer(mcptest.Decline(mcptest.Field("region")))

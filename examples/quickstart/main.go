@@ -33,7 +33,7 @@ type Region struct {
 
 func newServer() *mcp.Server {
 	srv := mcp.NewServer(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "provision", Description: "Create a database"},
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision", Description: "Create a database"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in ProvisionArgs) (*mcp.CallToolResult, error) {
 			region, err := mcp.Elicit[Region](ctx, "Which region should "+in.Name+" live in?")
 			if err != nil {

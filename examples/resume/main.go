@@ -117,7 +117,7 @@ func deploy(ctx context.Context, req *mcp.CallToolRequest, in DeployArgs) (*mcp.
 // line on out is "listening on URL".
 func serve(out io.Writer) error {
 	srv := mcp.NewServer(mcp.Implementation{Name: "deployer", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "deploy", Description: "Deploy a service. Asks where, for a changelog line, then for a go-ahead."}, deploy)
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "deploy", Description: "Deploy a service. Asks where, for a changelog line, then for a go-ahead."}, deploy)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

@@ -21,7 +21,7 @@ import (
 // #region stdio-server
 func serveStdio(ctx context.Context) error {
 	srv := mcp.NewServer(mcp.Implementation{Name: "upper", Version: "1.0.0"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "upper"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+	mcp.AddTypedTool(srv, &mcp.Tool{Name: "upper"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
 		Text string `json:"text"`
 	}) (*mcp.CallToolResult, error) {
 		return mcp.TextResult(strings.ToUpper(in.Text)), nil

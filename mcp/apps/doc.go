@@ -6,7 +6,7 @@
 //
 //	srv := mcp.NewServer(impl, &mcp.ServerOptions{Capabilities: apps.ServerCapabilities(nil)})
 //	apps.AddResource(srv, &apps.Resource{URI: "ui://weather/forecast.html", Name: "forecast", HTML: page})
-//	mcp.AddTool(srv, apps.Link(&mcp.Tool{Name: "forecast"}, apps.ToolMeta{ResourceURI: "ui://weather/forecast.html"}), handler)
+//	mcp.AddTypedTool(srv, apps.Link(&mcp.Tool{Name: "forecast"}, apps.ToolMeta{ResourceURI: "ui://weather/forecast.html"}), handler)
 //
 // # What the server sends
 //

@@ -21,7 +21,7 @@ func ExampleReadPage() {
 		HTML: `<!DOCTYPE html><html><head><title>Weather</title></head><body>…</body></html>`,
 		Meta: apps.ResourceMeta{CSP: &apps.CSP{ConnectDomains: []string{"https://api.example.com"}}},
 	})
-	mcp.AddTool(srv, apps.Link(&mcp.Tool{Name: "weather"}, apps.ToolMeta{ResourceURI: "ui://weather/view.html"}),
+	mcp.AddTypedTool(srv, apps.Link(&mcp.Tool{Name: "weather"}, apps.ToolMeta{ResourceURI: "ui://weather/view.html"}),
 		func(ctx context.Context, req *mcp.CallToolRequest, in City) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{
 				Content:           []mcp.Content{&mcp.TextContent{Text: in.City + ": sunny, 21 °C"}},
@@ -29,7 +29,7 @@ func ExampleReadPage() {
 			}, nil
 		})
 	// The page's refresh button calls this one; the model never sees it.
-	mcp.AddTool(srv, apps.Link(&mcp.Tool{Name: "weather_refresh"}, apps.ToolMeta{
+	mcp.AddTypedTool(srv, apps.Link(&mcp.Tool{Name: "weather_refresh"}, apps.ToolMeta{
 		ResourceURI: "ui://weather/view.html", Visibility: []apps.Visibility{apps.VisibleToApp},
 	}), func(ctx context.Context, req *mcp.CallToolRequest, in City) (*mcp.CallToolResult, error) {
 		return mcp.TextResult(in.City + ": sunny, 22 °C"), nil

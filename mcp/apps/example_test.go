@@ -25,7 +25,7 @@ func Example() {
 	})
 	tool := apps.Link(&mcp.Tool{Name: "weather", Description: "Today's weather"},
 		apps.ToolMeta{ResourceURI: "ui://weather/view.html"})
-	mcp.AddTool(srv, tool, func(ctx context.Context, req *mcp.CallToolRequest, in City) (*mcp.CallToolResult, error) {
+	mcp.AddTypedTool(srv, tool, func(ctx context.Context, req *mcp.CallToolRequest, in City) (*mcp.CallToolResult, error) {
 		text := in.City + ": sunny, 21 °C, wind 10 km/h from the west"
 		if apps.ClientSupports(req.Meta.ClientCapabilities) {
 			text = in.City + ": sunny, 21 °C" // the page shows the rest

@@ -29,14 +29,14 @@ func newServer(t *testing.T) *mcp.Server {
 			PrefersBorder: yes(),
 		},
 	})
-	mcp.AddTool(srv, apps.Link(&mcp.Tool{Name: "show", Description: "shows"}, apps.ToolMeta{ResourceURI: "ui://test/view.html"}),
+	mcp.AddTypedTool(srv, apps.Link(&mcp.Tool{Name: "show", Description: "shows"}, apps.ToolMeta{ResourceURI: "ui://test/view.html"}),
 		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
 			if apps.ClientSupports(req.Meta.ClientCapabilities) {
 				return mcp.TextResult("rendered"), nil
 			}
 			return mcp.TextResult("text only"), nil
 		})
-	mcp.AddTool(srv, apps.Link(&mcp.Tool{Name: "refresh"}, apps.ToolMeta{ResourceURI: "ui://test/view.html", Visibility: []apps.Visibility{apps.VisibleToApp}}),
+	mcp.AddTypedTool(srv, apps.Link(&mcp.Tool{Name: "refresh"}, apps.ToolMeta{ResourceURI: "ui://test/view.html", Visibility: []apps.Visibility{apps.VisibleToApp}}),
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, error) {
 			return mcp.TextResult("refreshed"), nil
 		})

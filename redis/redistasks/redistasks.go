@@ -454,9 +454,9 @@ func (s *Store) send(ctx context.Context, owner string, sig mcp.TaskSignal) erro
 		return fmt.Errorf("redistasks: signalling task %s: %w", sig.TaskID, err)
 	case n == -1:
 		return fmt.Errorf("redistasks: the inbox of task %s's owner holds signals not yet read up to its bound of %d bytes (this one is %d): %w",
-			sig.TaskID, s.maxBox, len(b), mcp.Unavailable(time.Second))
+			sig.TaskID, s.maxBox, len(b), mcp.TemporarilyUnavailable(time.Second))
 	case n == -2:
-		return fmt.Errorf("redistasks: task %s's owner has %d signals waiting: %w", sig.TaskID, inboxLen, mcp.Unavailable(time.Second))
+		return fmt.Errorf("redistasks: task %s's owner has %d signals waiting: %w", sig.TaskID, inboxLen, mcp.TemporarilyUnavailable(time.Second))
 	}
 	return nil
 }

@@ -113,7 +113,7 @@ func withTestUser(h http.Handler) http.Handler {
 
 // client returns a client of the given instances as user; with several,
 // a round-robin balancer sends each request to the next.
-func client(t *testing.T, user string, ask mcp.ElicitationHandler, ins ...*instance) *mcp.Client {
+func client(t *testing.T, user string, ask func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error), ins ...*instance) *mcp.Client {
 	t.Helper()
 	if ask == nil { // declare the capability; the tests answer themselves
 		ask = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {

@@ -1,0 +1,93 @@
+package mcp
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTheExportedAPIStaysWithinItsBudget: package mcp exports no more
+// names than its features need (issue 21: at most 440 exported names,
+// counting top-level names and the methods of exported types, and at
+// most 30 error names: Err* variables and *Error types, the Error alias
+// aside). A name added past the budget must replace one, or the budget
+// must be raised here with the reason. The files of the tasks extension
+// are not counted: they are leaving for mcp/tasks.
+func TestTheExportedAPIStaysWithinItsBudget(t *testing.T) {
+	t.Parallel()
+	const maxNames, maxErrorNames = 440, 30
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var names, errorNames []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || strings.HasPrefix(f, "tasks") || strings.HasPrefix(f, "client_tasks") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range af.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if !d.Name.IsExported() {
+					continue
+				}
+				if d.Recv == nil {
+					names = append(names, d.Name.Name)
+					continue
+				}
+				if recv := receiverName(d.Recv.List[0].Type); ast.IsExported(recv) {
+					names = append(names, recv+"."+d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						if s.Name.IsExported() {
+							names = append(names, s.Name.Name)
+							if n := s.Name.Name; n != "Error" && strings.HasSuffix(n, "Error") {
+								errorNames = append(errorNames, n)
+							}
+						}
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							if n.IsExported() {
+								names = append(names, n.Name)
+								if d.Tok == token.VAR && strings.HasPrefix(n.Name, "Err") {
+									errorNames = append(errorNames, n.Name)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(names) > maxNames {
+		t.Errorf("package mcp exports %d names, more than its budget of %d", len(names), maxNames)
+	}
+	if len(errorNames) > maxErrorNames {
+		t.Errorf("package mcp exports %d error names, more than its budget of %d: %v", len(errorNames), maxErrorNames, errorNames)
+	}
+}
+
+func receiverName(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.StarExpr:
+		return receiverName(e.X)
+	case *ast.IndexExpr:
+		return receiverName(e.X)
+	case *ast.IndexListExpr:
+		return receiverName(e.X)
+	case *ast.Ident:
+		return e.Name
+	}
+	return ""
+}
