@@ -10,8 +10,8 @@ package mcp
 //     result of a call;
 //   - *InputRequiredResult: the call needs input (tools/call, prompts/get
 //     and resources/read, and carrier custom methods, only);
-//   - *CreateTaskResult and *Task: the tasks extension;
-//   - *ExtensionResult: the value of a custom method (AddMethod);
+//   - *ExtensionResult: the value of a custom method (AddMethod), or a
+//     tools/call answered with an extension's result type (WrapTool);
 //   - *ListToolsResult, *ListPromptsResult, *ListResourcesResult,
 //     *ListResourceTemplatesResult, *CompleteResult, *DiscoverResult;
 //   - EmptyResult, for methods whose result has no members.
@@ -45,8 +45,6 @@ func (r *ListResourceTemplatesResult) ownMeta() bool { return r.Meta != nil }
 func (r *CompleteResult) ownMeta() bool              { return r.Meta != nil }
 func (r *DiscoverResult) ownMeta() bool              { return r.Meta != nil }
 func (*InputRequiredResult) ownMeta() bool           { return true }
-func (*CreateTaskResult) ownMeta() bool              { return true }
-func (*Task) ownMeta() bool                          { return false }
 func (EmptyResult) ownMeta() bool                    { return false }
 func (*listenResult) ownMeta() bool                  { return true }
 func (replayedResult) ownMeta() bool                 { return true }

@@ -31,7 +31,7 @@ type TypedToolHandler[In, Out any] func(ctx context.Context, req *CallToolReques
 // member that differs from a property the schema declares only in case
 // (as encoding/json folds names: "COUNT", "countſ"... for "count"), at
 // any depth the schema declares properties, are invalid, since
-// encoding/json would decode it into the property's field unvalidated. Options (WithTaskSupport) apply as for Server.AddTool. AddTool
+// encoding/json would decode it into the property's field unvalidated. Options (WrapTool, WithOutputValidation) apply as for Server.AddTool. AddTool
 // panics when a schema cannot be inferred or resolved.
 func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out], opts ...ToolOption) {
 	st, err := newTypedTool(t, h)
