@@ -101,6 +101,7 @@ func taskAnswers(keys chan<- string) *ClientOptions {
 }
 
 func TestClientTaskCompletes(t *testing.T) {
+	t.Parallel()
 	s, release, _ := newTaskServer(t, fastTasks)
 	clientTransports(t, s, withTasks(&ClientOptions{}, &tasks.ClientOptions{}), func(t *testing.T, c *Client) {
 		release <- "x"
@@ -115,6 +116,7 @@ func TestClientTaskCompletes(t *testing.T) {
 }
 
 func TestClientTaskWireOverHTTP(t *testing.T) {
+	t.Parallel()
 	s, release, _ := newTaskServer(t, fastTasks)
 	log := newTaskLog()
 	url := taskURL(t, s, log)
@@ -156,6 +158,7 @@ func TestClientTaskWireOverHTTP(t *testing.T) {
 }
 
 func TestClientTaskElicitation(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, fastTasks)
 	keys := make(chan string, 8)
 	clientTransports(t, s, taskAnswers(keys), func(t *testing.T, c *Client) {
@@ -173,6 +176,7 @@ func TestClientTaskElicitation(t *testing.T) {
 }
 
 func TestClientTaskMRTRBeforeTask(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, fastTasks)
 	clientTransports(t, s, taskAnswers(nil), func(t *testing.T, c *Client) {
 		res, err := c.CallTool(context.Background(), "mrtr_then_task", nil, nil)
@@ -186,6 +190,7 @@ func TestClientTaskMRTRBeforeTask(t *testing.T) {
 }
 
 func TestClientTaskFailed(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, fastTasks)
 	clientTransports(t, s, withTasks(&ClientOptions{}, &tasks.ClientOptions{}), func(t *testing.T, c *Client) {
 		_, err := c.CallTool(context.Background(), "outcome", map[string]string{"Kind": "rpc"}, nil)
@@ -201,6 +206,7 @@ func TestClientTaskFailed(t *testing.T) {
 }
 
 func TestClientTaskCancelledElsewhere(t *testing.T) {
+	t.Parallel()
 	s, _, stopped := newTaskServer(t, fastTasks)
 	log := newTaskLog()
 	url := taskURL(t, s, log)
@@ -226,6 +232,7 @@ func TestClientTaskCancelledElsewhere(t *testing.T) {
 }
 
 func TestClientTaskContextCancelSendsCancel(t *testing.T) {
+	t.Parallel()
 	s, _, stopped := newTaskServer(t, fastTasks)
 	log := newTaskLog()
 	url := taskURL(t, s, log)
@@ -252,6 +259,7 @@ func TestClientTaskContextCancelSendsCancel(t *testing.T) {
 }
 
 func TestClientTaskDetachedAndResumed(t *testing.T) {
+	t.Parallel()
 	s, release, _ := newTaskServer(t, fastTasks)
 	url := taskURL(t, s, nil)
 	c := urlClient(t, url, withTasks(&ClientOptions{}, &tasks.ClientOptions{}))
@@ -301,6 +309,7 @@ func TestClientTaskDetachedAndResumed(t *testing.T) {
 }
 
 func TestClientTaskManualUpdate(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, fastTasks)
 	clientTransports(t, s, withTasks(&ClientOptions{Capabilities: &ClientCapabilities{
 		Elicitation: &ElicitationCapabilities{Form: json.RawMessage(`{}`)}}}, &tasks.ClientOptions{}), func(t *testing.T, c *Client) {
@@ -312,14 +321,11 @@ func TestClientTaskManualUpdate(t *testing.T) {
 		h := pe.Task
 		for _, want := range []string{"First?", "Second?"} {
 			var st *tasks.Task
-			deadline := time.Now().Add(5 * time.Second)
-			for st == nil || st.Status != tasks.InputRequired {
-				if time.Now().After(deadline) {
-					t.Fatalf("no input_required: %+v", st)
-				}
-				if st, err = h.Get(context.Background()); err != nil {
-					t.Fatal(err)
-				}
+			if !poll(func() bool {
+				st, err = h.Get(context.Background())
+				return err != nil || st.Status == tasks.InputRequired
+			}) || err != nil {
+				t.Fatalf("no input_required: %+v %v", st, err)
 			}
 			if len(st.InputRequests) != 1 {
 				t.Fatalf("want one question: %+v", st.InputRequests)
@@ -351,6 +357,7 @@ func TestClientTaskManualUpdate(t *testing.T) {
 }
 
 func TestClientTaskServerWithoutTasks(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "plain", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "plain"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		if _, err := tasks.Start(ctx); err != nil || tasks.InTask(ctx) {
@@ -376,6 +383,7 @@ func TestClientTaskServerWithoutTasks(t *testing.T) {
 // fails the call with an *InvalidResponseError (never a panic), and the
 // client gives the task up with tasks/cancel.
 func TestClientTaskMalformed(t *testing.T) {
+	t.Parallel()
 	const seed = `{"resultType":"task","taskId":"t1","status":"working","pollIntervalMs":1}`
 	cases := map[string]string{
 		"unknown status":      `{"taskId":"t1","status":"sleeping"}`,
@@ -439,6 +447,7 @@ func TestClientTaskMalformed(t *testing.T) {
 // (the server's pollIntervalMs within the client's bounds:
 // TestPollIntervalAndInputsStayWithinTheClientsBounds).
 func TestClientTaskBounds(t *testing.T) {
+	t.Parallel()
 	q := json.RawMessage(`{"method":"roots/list","params":{}}`)
 	// Over the wire: three questions in one status, one answered per
 	// tasks/update.
@@ -482,6 +491,7 @@ func TestClientTaskBounds(t *testing.T) {
 // TestClientTaskLegacySession: a 2025-11-25 session neither declares the
 // extension nor sends its methods.
 func TestClientTaskLegacySession(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, fastTasks)
 	log := newTaskLog()
 	c := urlClient(t, taskURL(t, s, log), withTasks(&ClientOptions{Mode: ModeLegacy}, &tasks.ClientOptions{}))

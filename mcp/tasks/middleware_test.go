@@ -98,6 +98,7 @@ func (oc *onEndCounter) check(t *testing.T, want func(error) bool) {
 // its CallOptions.Meta; OnEnd runs once the task ends, or once it is
 // detached.
 func TestClientMiddlewareSeesTheTaskRequestsOfACall(t *testing.T) {
+	t.Parallel()
 	s, release, _ := newTaskServer(t, fastTasks)
 	var mu sync.Mutex
 	var bodies []string
@@ -164,6 +165,7 @@ func TestClientMiddlewareSeesTheTaskRequestsOfACall(t *testing.T) {
 // middleware as *ExtensionRequest with the task id as the target, and a
 // session of an earlier revision does not have them.
 func TestTaskMethodsAreCustomMethodsOfTheSeam(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var targets []string
 	mw := func(next MethodHandler) MethodHandler {

@@ -87,23 +87,20 @@ func (c *taskClient) getAs(user, id string) map[string]any {
 // from another principal (or from an unauthenticated request) is
 // answered byte for byte as for an unknown id, and does nothing.
 func TestTasksOfAnotherPrincipalAreUnknown(t *testing.T) {
+	t.Parallel()
 	s, _, stopped := newTaskServer(t, tasks.Options{})
 	c := newAuthTaskClient(t, s)
 	asked := c.startAs("alice", "ask")
 	var key string
-	deadline := time.Now().Add(5 * time.Second)
-	for key == "" {
+	if !poll(func() bool {
 		r := result(t, c.getAs("alice", asked))
 		irs, _ := r["inputRequests"].(map[string]any) // absent while the task has not asked yet
 		for k := range irs {
 			key = k
 		}
-		if key == "" && time.Now().After(deadline) {
-			t.Fatal("the task asked nothing")
-		}
-		if key == "" {
-			time.Sleep(5 * time.Millisecond)
-		}
+		return key != ""
+	}) {
+		t.Fatal("the task asked nothing")
 	}
 	job := c.startAs("alice", "job")
 	const unknown = "AAAAAAAAAAAAAAAAAAAAAA"
@@ -143,6 +140,7 @@ func TestTasksOfAnotherPrincipalAreUnknown(t *testing.T) {
 // bound to: RequestStateOptions.Principal when set, else the verified
 // token's client, issuer and subject. It is stored, and never sent.
 func TestTaskRecordsItsPrincipal(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		fn   func(context.Context) (string, error)
@@ -179,6 +177,7 @@ func TestTaskRecordsItsPrincipal(t *testing.T) {
 // A principal that cannot be derived fails the call and the tasks
 // methods with -32603, never a task without an owner.
 func TestTaskPrincipalErrorFails(t *testing.T) {
+	t.Parallel()
 	var fail atomic.Bool
 	s := NewServer(Implementation{Name: "tasks", Version: "1"}, &ServerOptions{
 		RequestState: RequestStateOptions{Principal: func(ctx context.Context) (string, error) {
@@ -208,6 +207,7 @@ func TestTaskPrincipalErrorFails(t *testing.T) {
 // The first terminal state a store holds is final: a later Update is
 // refused with tasks.ErrEnded.
 func TestMemoryTaskStoreKeepsTheFirstTerminalState(t *testing.T) {
+	t.Parallel()
 	st := tasks.NewMemoryStore(10)
 	ctx := context.Background()
 	ttl := int64(time.Hour.Milliseconds())

@@ -131,17 +131,11 @@ func (c *taskClient) get(id string) map[string]any {
 // await polls tasks/get until cond holds.
 func (c *taskClient) await(id string, cond func(map[string]any) bool) map[string]any {
 	c.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		r := c.get(id)
-		if cond(r) {
-			return r
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("task %s: condition not reached; last state %v", id, r)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var r map[string]any
+	if !poll(func() bool { r = c.get(id); return cond(r) }) {
+		c.t.Fatalf("task %s: condition not reached; last state %v", id, r)
 	}
+	return r
 }
 
 func status(want tasks.Status) func(map[string]any) bool {
@@ -292,6 +286,7 @@ func newTaskServer(t *testing.T, o tasks.Options) (s *Server, release chan strin
 }
 
 func TestTasksLifecycle(t *testing.T) {
+	t.Parallel()
 	s, release, _ := newTaskServer(t, tasks.Options{PollInterval: 20 * time.Millisecond})
 	c := newTaskClient(t, s, tasksCaps)
 	id := c.startTask("job", `{}`)
@@ -319,6 +314,7 @@ func TestTasksLifecycle(t *testing.T) {
 // In a bubble, the late goroutine's sleep ends only once the handler has
 // returned and its answer is written, however slow the machine.
 func TestTasksStartAfterReturn(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s, _, stopped := newTaskServer(t, tasks.Options{})
 		c := newMemoryTaskClient(t, s, tasksCaps)
@@ -337,6 +333,7 @@ func TestTasksStartAfterReturn(t *testing.T) {
 }
 
 func TestTasksOutcomes(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, tasks.Options{MaxResultBytes: 1000})
 	c := newTaskClient(t, s, tasksCaps)
 	for _, tc := range []struct {
@@ -370,6 +367,7 @@ func TestTasksOutcomes(t *testing.T) {
 }
 
 func TestTasksInputThroughUpdate(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, tasks.Options{})
 	c := newTaskClient(t, s, tasksCaps)
 	id := c.startTask("ask", `{}`)
@@ -414,6 +412,7 @@ func TestTasksInputThroughUpdate(t *testing.T) {
 }
 
 func TestTasksInvalidAnswer(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, tasks.Options{})
 	c := newTaskClient(t, s, tasksCaps)
 	id := c.startTask("ask", `{}`)
@@ -428,6 +427,7 @@ func TestTasksInvalidAnswer(t *testing.T) {
 }
 
 func TestTasksCancel(t *testing.T) {
+	t.Parallel()
 	s, _, stopped := newTaskServer(t, tasks.Options{})
 	c := newTaskClient(t, s, tasksCaps)
 	id := c.startTask("job", `{}`)
@@ -452,6 +452,7 @@ func TestTasksCancel(t *testing.T) {
 // millisecond before it, and at it the handler's context ends and the
 // task is unknown.
 func TestTasksUnknownAndExpired(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const ttl = 100 * time.Millisecond
 		s, _, stopped := newTaskServer(t, tasks.Options{TTL: ttl})
@@ -478,6 +479,7 @@ func TestTasksUnknownAndExpired(t *testing.T) {
 }
 
 func TestTasksCapabilityNegotiation(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, tasks.Options{})
 	with := newTaskClient(t, s, tasksCaps)
 	without := newTaskClient(t, s, `{"elicitation":{}}`)
@@ -530,6 +532,7 @@ func TestTasksCapabilityNegotiation(t *testing.T) {
 }
 
 func TestTasksMRTRBeforeTask(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, tasks.Options{})
 	c := newTaskClient(t, s, tasksCaps)
 	r1 := result(t, c.call(MethodToolsCall, `"name":"mrtr_then_task","arguments":{}`))
@@ -545,6 +548,7 @@ func TestTasksMRTRBeforeTask(t *testing.T) {
 }
 
 func TestTasksHeaders(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, tasks.Options{})
 	c := newTaskClient(t, s, tasksCaps)
 	id := c.startTask("job", `{}`)
@@ -561,6 +565,7 @@ func TestTasksHeaders(t *testing.T) {
 }
 
 func TestTasksBounds(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, tasks.Options{MaxTasks: 2})
 	c := newTaskClient(t, s, tasksCaps)
 	a, b := c.startTask("job", `{}`), c.startTask("job", `{}`)
@@ -579,6 +584,7 @@ func TestTasksBounds(t *testing.T) {
 }
 
 func TestMemoryTaskStoreExpiry(t *testing.T) {
+	t.Parallel()
 	st := tasks.NewMemoryStore(1)
 	ttl := int64(1)
 	old := &tasks.Task{TaskID: "a", CreatedAt: time.Now().Add(-time.Second), TTLMs: &ttl}
@@ -601,6 +607,7 @@ func TestMemoryTaskStoreExpiry(t *testing.T) {
 // Server.Close cancels running tasks: their handlers' contexts end and
 // the tasks read cancelled.
 func TestServerCloseCancelsTasks(t *testing.T) {
+	t.Parallel()
 	s, _, stopped := newTaskServer(t, tasks.Options{})
 	c := newTaskClient(t, s, tasksCaps)
 	id := c.startTask("job", `{}`)
