@@ -222,17 +222,6 @@ func metaJSON(caps string) string {
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
-// ---- HTTP ----
-
-type httpResult struct {
-	status int
-	header http.Header
-	body   []byte
-	// messages are the JSON-RPC messages of the body: one for a JSON
-	// body, every data event for an SSE stream.
-	messages [][]byte
-}
-
 func result(t testing.TB, v map[string]any) map[string]any {
 	t.Helper()
 	r, ok := v["result"].(map[string]any)
