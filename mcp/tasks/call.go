@@ -19,7 +19,9 @@ import (
 // (mcp.Detach) whose questions go to the task.
 
 // Support returns the AddTool option that lets the tool's calls become
-// tasks of rt, as mode says (Forbidden leaves the tool as it is).
+// tasks of rt, as mode says (Forbidden leaves the tool as it is). Use it
+// for tools of the server rt was enabled on: the task's result is
+// encoded, and its principal derived, by that server.
 func (rt *Runtime) Support(mode Support) mcp.ToolOption {
 	return mcp.WrapTool(func(next mcp.ToolHandler) mcp.ToolHandler {
 		if mode == Forbidden {
