@@ -123,8 +123,8 @@ type ClientOptions struct {
 	// *InvalidResponseError (too many input requests) before any
 	// handler runs (with a sampling handler, each would be a model call)
 	// or a retry is sent, in Manual mode too. Zero means 64; negative
-	// means no bound. (A task's input_required status is bounded by
-	// ClientTaskOptions.MaxInputRequests.)
+	// means no bound. (An extension's questions, a task's, are bounded
+	// by the extension.)
 	MaxInputRequests int
 	// LegRetries bounds how often one leg of a call is sent again when
 	// it may succeed on a retry: the server answered
@@ -147,8 +147,8 @@ type ClientOptions struct {
 	// answers cannot hold a call for ever: each leg of a call (on a
 	// 2025-11-25 session that includes the time the handlers take to
 	// answer the live requests that arrive while the leg is open), each
-	// page of a list, discover, the handshake, each tasks/get of a task
-	// being followed. Listen and the session's GET stream are not
+	// page of a list, discover, the handshake, each request an extension
+	// sends for a call (a task's tasks/get). Listen and the session's GET stream are not
 	// bounded (a subscription lasts as long as its context), nor are the
 	// time between legs (a modern round's handlers) and a task as a
 	// whole. A context with a deadline, even a later one, is used as it
@@ -168,13 +168,6 @@ type ClientOptions struct {
 	// Logger receives the client's own warnings. Nil means slog.Default().
 	Logger *slog.Logger
 
-	// Tasks, when set, declares the tasks extension
-	// (io.modelcontextprotocol/tasks) on every modern request, so that a
-	// server may answer tools/call with a task; CallTool then follows it
-	// to its result (see CallOptions.DetachTask and TaskHandle). Nil: the
-	// extension is not declared and servers answer synchronously.
-	Tasks *ClientTaskOptions
-
 	// Extensions declares the extensions the client supports and
 	// receives their notifications (see ClientExtensions and
 	// Client.CallMethod).
@@ -182,7 +175,7 @@ type ClientOptions struct {
 
 	// Middleware wraps every request the client sends for its caller
 	// (each leg of a multi round-trip call, lists, discover, completion,
-	// listen, the tasks methods), in both eras and on every transport;
+	// listen, custom methods), in both eras and on every transport;
 	// the first element is outermost. The requests that settle the era
 	// (initialize and what follows it, the server/discover probe of
 	// ModeAuto on a byte stream or from Connect) are not wrapped, nor
@@ -315,7 +308,7 @@ func NewClient(t ClientTransport, opts *ClientOptions) *Client {
 // Capabilities returns the capabilities the client declares on every
 // modern request and in initialize, derived from the registered handlers.
 // (In initialize, roots also declares listChanged; modern requests also
-// declare the tasks extension when ClientOptions.Tasks is set.)
+// declare ClientExtensions.Declared.)
 func (c *Client) Capabilities() ClientCapabilities {
 	if c.opts.Capabilities != nil {
 		return *c.opts.Capabilities

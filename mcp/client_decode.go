@@ -49,12 +49,10 @@ func resultTypeOf(method string, raw []byte) (ResultType, error) {
 		if !isInputRequiredMethod(method) {
 			return "", &InvalidResponseError{Method: method, Err: ErrInputRequiredNotAllowed}
 		}
-	case ResultTask:
-		if method != MethodToolsCall { // the tasks extension: a tools/call only
-			return "", &InvalidResponseError{Method: method, Err: fmt.Errorf("%w %q", ErrUnknownResultType, string(rt))}
-		}
 	default:
-		return "", &InvalidResponseError{Method: method, Err: fmt.Errorf("%w %q", ErrUnknownResultType, string(rt))}
+		// rt goes with the error: the call loop hands a type an
+		// extension follows to it (ClientExtensions.Results).
+		return rt, &InvalidResponseError{Method: method, Err: fmt.Errorf("%w %q", ErrUnknownResultType, string(rt))}
 	}
 	return rt, nil
 }

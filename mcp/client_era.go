@@ -280,7 +280,7 @@ func (c *Client) doLegacy(ctx context.Context, era *clientEra, l *wireRequest) (
 	switch l.method {
 	case MethodDiscover:
 		return legacyDiscover(era), nil
-	case methodSubscriptionsListen, MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+	case methodSubscriptionsListen:
 		return nil, fmt.Errorf("%w: %s", ErrLegacyUnsupported, l.method)
 	}
 	res, err := c.send(ctx, era, l)

@@ -26,9 +26,14 @@ type ClientExtensions struct {
 	// identifier, with their settings (nil means {}; otherwise a JSON
 	// object; anything else is declared as {}, with a warning). A server answers a method of an extension the request did
 	// not declare with -32021. Sessions of earlier revisions have no
-	// extensions: nothing is declared there. An entry for the tasks
-	// extension replaces the {} that ClientOptions.Tasks declares.
+	// extensions: nothing is declared there.
 	Declared map[string]json.RawMessage
+	// Results follow the result types extensions define: a call of the
+	// client's loop (CallTool, GetPrompt, ReadResource, Resume) answered
+	// with a resultType that is neither complete nor input_required is
+	// handed to Results[type] (mcp/tasks follows "task" this way); a type
+	// without an entry is an invalid response (ErrUnknownResultType).
+	Results map[ResultType]ResultHandler
 	// OnNotification, when set, receives the notifications of methods
 	// the specification does not define that the server sends in
 	// relation to a request (an extension's notification sent with

@@ -153,12 +153,11 @@ func TestClientCustomMethodOfAnUndeclaredExtensionIsMissingCapability(t *testing
 
 func TestClientDeclaresItsExtensionsOnEveryModernRequest(t *testing.T) {
 	c := memClient(t, NewServer(Implementation{Name: "s", Version: "1"}, nil), &ClientOptions{
-		Tasks:      &ClientTaskOptions{},
-		Extensions: &ClientExtensions{Declared: map[string]json.RawMessage{extSearch: json.RawMessage(`{"v":2}`), "com.example/bad": json.RawMessage(`[1]`)}},
+		Extensions: &ClientExtensions{Declared: map[string]json.RawMessage{extSearch: json.RawMessage(`{"v":2}`), "com.example/bad": json.RawMessage(`[1]`), "io.modelcontextprotocol/tasks": nil}},
 	})
 	caps := c.modernCapabilities()
-	if string(caps.Extensions[extSearch]) != `{"v":2}` || string(caps.Extensions[ExtensionTasks]) != `{}` || string(caps.Extensions["com.example/bad"]) != `{}` {
-		t.Errorf("extensions = %v, want the declared settings, the tasks extension, and {} for settings that are not an object", caps.Extensions)
+	if string(caps.Extensions[extSearch]) != `{"v":2}` || string(caps.Extensions["io.modelcontextprotocol/tasks"]) != `{}` || string(caps.Extensions["com.example/bad"]) != `{}` {
+		t.Errorf("extensions = %v, want the declared settings, {} for nil settings, and {} for settings that are not an object", caps.Extensions)
 	}
 	if legacy := c.legacyCapabilities(); legacy.Extensions != nil {
 		t.Errorf("initialize declares extensions %v; earlier revisions have none", legacy.Extensions)

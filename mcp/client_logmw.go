@@ -12,11 +12,12 @@ import (
 
 // LogClientRequests returns client middleware that logs each request a
 // Client sends, once it is answered: the method, its target (tool or
-// prompt name, resource URI, task id), the leg's round within its call,
+// prompt name, resource URI; a custom method's as "target", e.g. a task
+// id), the leg's round within its call,
 // the protocol version, the transport, the duration and the outcome —
 // "ok", "input_required" (with the number of input requests),
-// "tool_error" (a CallToolResult with isError), "task" (the server made
-// the call a task), "cancelled" (the caller gave up) or "error" with the
+// "tool_error" (a CallToolResult with isError), an extension's result
+// type ("task": the server made the call a task), "cancelled" (the caller gave up) or "error" with the
 // JSON-RPC code of the server's error, or the error itself when the
 // request got no answer. Answered requests log at Info, errors at Warn.
 // Put it in ClientOptions.Middleware (the mirror of the server's
@@ -40,8 +41,10 @@ func LogClientRequests(logger *slog.Logger) ClientMiddleware {
 				attrs = append(attrs, slog.String("prompt", req.Target))
 			case MethodResourcesRead:
 				attrs = append(attrs, slog.String("uri", req.Target))
-			case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
-				attrs = append(attrs, slog.String("task", req.Target))
+			default: // a custom method's target (the tasks extension's task id)
+				if req.Target != "" {
+					attrs = append(attrs, slog.String("target", req.Target))
+				}
 			}
 			if req.Call != nil {
 				attrs = append(attrs, slog.Int("round", req.Call.Round))
@@ -90,8 +93,8 @@ func resultOutcome(res []byte) []slog.Attr {
 	switch {
 	case rt == string(ResultInputRequired):
 		return []slog.Attr{slog.String("outcome", "input_required"), slog.Int("inputRequests", inputs)}
-	case rt == string(ResultTask):
-		return []slog.Attr{slog.String("outcome", "task")}
+	case rt != "" && rt != string(ResultComplete): // an extension's, e.g. "task"
+		return []slog.Attr{slog.String("outcome", rt)}
 	case isError:
 		return []slog.Attr{slog.String("outcome", "tool_error")}
 	}

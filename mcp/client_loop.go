@@ -62,13 +62,8 @@ type CallOptions struct {
 	// MaxRounds overrides ClientOptions.MaxRounds for this call (zero:
 	// the client's; negative: no bound).
 	MaxRounds int
-	// DetachTask hands a task (a tools/call the server answered with a
-	// CreateTaskResult, see ClientOptions.Tasks) back to the caller as a
-	// *TaskPendingError instead of following it to its end. Manual
-	// implies it.
-	DetachTask bool
 	// Meta holds extra _meta members for every leg of this call (and the
-	// task requests of a call that became a task), merged over those of
+	// requests an extension sends for it, ResultCall.Request), merged over those of
 	// WithMeta (Meta wins on a clash), under what middleware adds. A
 	// reserved name (see ErrReservedMeta) or a value that does not
 	// marshal to JSON fails the call before anything is sent. On a
@@ -260,12 +255,13 @@ func (c *Client) loop(ctx context.Context, cc *carrierCall, opts *CallOptions, r
 		rt, err := cc.resultType(raw)
 		switch {
 		case err != nil:
+			if h := c.resultHandler(rt, err); h != nil { // an extension's result type (client_extension_seam.go)
+				return h(ctx, &ResultCall{Method: cc.method, Target: cc.target, ResultType: rt, Result: raw, Manual: opts.Manual, Client: c, extra: l.extra})
+			}
 			return nil, err
 		case rt == ResultComplete:
 			cc.firstLeg = retries == 0 && responses == nil && state == nil
 			return raw, nil
-		case rt == ResultTask:
-			return c.followTask(ctx, cc, opts, raw, l) // client_tasks.go
 		}
 		ir, err := decodeInputRequired(cc.method, raw)
 		if err != nil {

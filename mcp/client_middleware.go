@@ -28,7 +28,7 @@ import (
 // tasks/cancel of a call that became a task, tools/list (also when a
 // call re-reads it), prompts/list, resources/list,
 // resources/templates/list, server/discover, completion/complete,
-// subscriptions/listen and the tasks methods of a TaskHandle. What it
+// subscriptions/listen and the custom methods of Client.Request. What it
 // does not see: the requests that settle the era (the server/discover
 // probe of ModeAuto on a byte stream or from Connect, initialize, and
 // the logging/setLevel that follows it), notifications, and the answers
@@ -162,7 +162,7 @@ func (ci *CallInfo) SetValue(key, val any) {
 
 // OnEnd registers f to run once when the logical call ends, on every
 // path: complete, failed, handed back as a *PendingCallError or a
-// *TaskPendingError, or given up by the caller (its context ended).
+// an extension's (mcp/tasks' *tasks.PendingError), or given up by the caller (its context ended).
 // rounds is the number of the last leg sent (its Round) and err the
 // call's error (nil on success). Functions run in the reverse order of
 // their registration, like deferred calls, on the call's goroutine,

@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"net"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -726,73 +724,6 @@ func TestCallInfoCarryIsSavedInPendingCallAndResumed(t *testing.T) {
 	_, err = plain.Resume(context.Background(), forever, nil, &CallOptions{Manual: true})
 	if !errors.As(err, &pce) || pce.Call.Meta["traceparent"] != "kept" {
 		t.Fatalf("without middleware: %v %v", err, pce)
-	}
-}
-
-// The task requests of a call that became a task (tasks/get, and
-// tasks/cancel when the caller gives up) carry the call's CallInfo and
-// its CallOptions.Meta; OnEnd runs once the task ends, or once it is
-// detached.
-func TestClientMiddlewareSeesTheTaskRequestsOfACall(t *testing.T) {
-	s, release, _ := newTaskServer(t, fastTasks)
-	var mu sync.Mutex
-	var bodies []string
-	h := NewHTTPHandler(s, nil)
-	wrapped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			b, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(b))
-			mu.Lock()
-			bodies = append(bodies, string(b))
-			mu.Unlock()
-		}
-		h.ServeHTTP(w, r)
-	})
-	var rc recorder
-	oc := &onEndCounter{}
-	c := rawHTTPClient(t, wrapped, nil, &ClientOptions{Tasks: &ClientTaskOptions{PollInterval: 5 * time.Millisecond}, Middleware: []ClientMiddleware{oc.middleware, rc.middleware}})
-	release <- "x"
-	res, err := c.CallTool(context.Background(), "job", nil, &CallOptions{Meta: Meta{"traceparent": "tp"}})
-	if err != nil || resultText(t, res) != "done x" {
-		t.Fatalf("%v %v", res, err)
-	}
-	oc.check(t, func(e error) bool { return e == nil })
-	seen := rc.all()
-	if len(seen) < 2 || seen[0].method != MethodToolsCall || seen[1].method != MethodTasksGet {
-		t.Fatalf("saw %+v", seen)
-	}
-	for _, s := range seen {
-		if s.call != seen[0].call || s.round != 1 {
-			t.Errorf("%s: call %p round %d", s.method, s.call, s.round)
-		}
-		if s.method == MethodTasksGet && s.target == "" {
-			t.Errorf("tasks/get without the task id as Target")
-		}
-	}
-	mu.Lock()
-	for _, b := range bodies {
-		if !strings.Contains(b, `"traceparent":"tp"`) {
-			t.Errorf("a request of the call without its Meta: %s", b)
-		}
-	}
-	mu.Unlock()
-	// Detached: the call ends when the task is handed back, and the
-	// handle given out carries neither the call nor its Meta.
-	rc.seen = nil
-	_, err = c.CallTool(context.Background(), "job", nil, &CallOptions{DetachTask: true, Meta: Meta{"traceparent": "tp"}})
-	var tpe *TaskPendingError
-	if !errors.As(err, &tpe) {
-		t.Fatal(err)
-	}
-	oc.check(t, func(e error) bool { return errors.As(e, &tpe) })
-	release <- "y"
-	if _, err := tpe.Task.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range rc.all()[1:] {
-		if s.call != nil {
-			t.Errorf("%s of a handle given out has a CallInfo", s.method)
-		}
 	}
 }
 

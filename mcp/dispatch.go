@@ -14,8 +14,8 @@ import (
 // params type (*CallToolRequest, *ListRequest, ..., *ExtensionRequest for
 // a custom method). The result is the method's result type, or
 // *InputRequiredResult for tools/call, prompts/get, resources/read and
-// carrier custom methods, or *CreateTaskResult for a tools/call that
-// became a task (see Result).
+// carrier custom methods, or an *ExtensionResult of an extension's
+// result type (mcp/tasks: a tools/call that became a task; see Result).
 type ServerHandler func(ctx context.Context, method string, params Params) (Result, error)
 
 // ServerMiddleware wraps a ServerHandler. The request-state boundary, the
@@ -41,7 +41,7 @@ var methods = map[string]*methodSpec{
 	MethodResourcesRead:         {decode: decodeReadResource, carrier: true},
 	methodComplete:              {decode: decodeCompleteParams},
 	methodSubscriptionsListen:   {decode: decodeListen},
-	// Methods outside the specification (the tasks extension's among
+	// Methods outside the specification (mcp/tasks' among
 	// them) are the server's own: AddMethod (extension.go).
 }
 
@@ -103,7 +103,7 @@ func (s *Server) route(ctx context.Context, method string, params Params) (Resul
 		return s.complete(ctx, p)
 	case *ListenRequest:
 		return s.listen(ctx, p)
-	case *ExtensionRequest: // custom methods, tasks/* among them (extension.go)
+	case *ExtensionRequest: // custom methods, mcp/tasks' tasks/* among them (extension.go)
 		return s.callMethod(ctx, p)
 	default:
 		if sc := scopeFrom(ctx); sc != nil {
@@ -122,9 +122,6 @@ func (s *Server) callTool(ctx context.Context, p *CallToolRequest) (Result, erro
 		if e := s.checkToolHeaders(ctx, p); e != nil {
 			return nil, e
 		}
-	}
-	if t.task != TaskForbidden { // tasks extension (tasks.go)
-		return s.callTaskTool(ctx, t, p)
 	}
 	return s.runTool(ctx, t, p)
 }
@@ -164,6 +161,11 @@ func (s *Server) toolResult(ctx context.Context, name string, res ToolResponse, 
 		}
 		return r, nil
 	case *InputRequiredResult:
+		if r == nil {
+			break
+		}
+		return r, nil
+	case *ExtensionResult: // an extension's result type (WrapTool, extension_seam.go)
 		if r == nil {
 			break
 		}

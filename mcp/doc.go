@@ -33,7 +33,7 @@
 // records to its client, ServerOptions.Visible decides per request which
 // tools, prompts and resources exist, and methods outside the
 // specification are served under an extension the server advertises
-// (AddExtension, AddMethod; the tasks extension is built that way).
+// (AddExtension, AddMethod, WrapTool, Detach; mcp/tasks is built that way).
 //
 // # A client
 //

@@ -49,8 +49,8 @@ type serverEra interface {
 	// sessionID is the session the request belongs to, "" when none.
 	sessionID() string
 	// extensions reports whether capabilities.extensions exist in the
-	// era, and with them the extensions' checks (extension.go) and the
-	// tasks extension.
+	// era, and with them the extensions' checks (extension.go,
+	// ExtensionDeclared).
 	extensions() bool
 }
 

@@ -18,8 +18,9 @@ import (
 // era like any other (the exact-key scanner for _meta and the members
 // the SDK reads), runs through the same chain (the request-state
 // boundary, the asking API for a carrier method, ServerOptions.Middleware)
-// and is answered in the request's era. The tasks extension is built on
-// this seam (tasks_methods.go). See docs/design/extensions.md.
+// and is answered in the request's era. The tasks extension (mcp/tasks)
+// is built on this seam and those of extension_seam.go. See
+// docs/design/extensions.md.
 
 // extensionHandler handles one request of a custom method (see
 // Server.AddMethod).
@@ -547,7 +548,7 @@ func checkNotificationMethod(method string) error {
 // revision), before its response: an extension's notification from a
 // custom method's (or any) handler. params must encode as a JSON object
 // (nil means {}). It is a no-op outside a request and once the request
-// can no longer send (a task after StartTask); it returns the stream's
+// can no longer send (a context of Detach: a task after tasks.Start); it returns the stream's
 // error when the client went away, and an error for a
 // notification of the specification (use ReportProgress or NewLogHandler).
 func Notify(ctx context.Context, method string, params any) error {

@@ -566,35 +566,6 @@ func TestExtensionsAreAdvertisedInDiscover(t *testing.T) {
 	}
 }
 
-// The tasks extension is built on the seam: its methods reach
-// middleware as *ExtensionRequest with the task id as the target, and a
-// session of an earlier revision does not have them.
-func TestTaskMethodsAreCustomMethodsOfTheSeam(t *testing.T) {
-	var targets []string
-	mw := func(next ServerHandler) ServerHandler {
-		return func(ctx context.Context, method string, p Params) (Result, error) {
-			if r, ok := p.(*ExtensionRequest); ok && r.Extension() == ExtensionTasks {
-				targets = append(targets, method+"="+r.Target)
-			}
-			return next(ctx, method, p)
-		}
-	}
-	s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{Tasks: &TaskOptions{}, Middleware: []ServerMiddleware{mw}})
-	url := loopback(t, s)
-	body := extRequest(1, MethodTasksGet, tasksCaps, `"taskId":"abc"`)
-	_, msgs := postTo(t, url, body, extHeaders(t, body, "abc"))
-	if v := lastMsg(t, msgs); errorCode(t, v) != CodeInvalidParams {
-		t.Fatalf("tasks/get of an unknown id: %v", v)
-	}
-	if len(targets) != 1 || targets[0] != "tasks/get=abc" {
-		t.Fatalf("middleware saw %v", targets)
-	}
-	lc := newLegacyClient(t, url, tasksCaps)
-	if v := lc.request(MethodTasksGet, `{"taskId":"abc"}`); errorCode(t, v) != CodeMethodNotFound {
-		t.Fatalf("tasks/get on a session: %v", v)
-	}
-}
-
 // FuzzDecodeExtension feeds arbitrary params to the seam's decoder of a
 // carrier with a target: no panic; what decodes has a valid Params
 // without the members the SDK read.

@@ -409,3 +409,5 @@ func (s *Server) decodeCall(raw []byte) (*call, *failure) {
 	}
 	return c, nil
 }
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -45,15 +45,6 @@ var sharedFiles = []string{
 	"wire_outputschema.go",
 }
 
-// layerExceptions are crossings that other parts of issue 21 remove: the
-// tasks extension leaves for mcp/tasks. Keyed by the declaring file, then the
-// name ("*": every name of the file).
-//
-// TODO(issue 21): delete each entry once its move has landed.
-var layerExceptions = map[string][]string{
-	"tasks.go": {"*"},
-}
-
 // layerOf returns the layer of a file of package mcp.
 func layerOf(file string, shared map[string]bool) string {
 	switch {
@@ -73,16 +64,8 @@ func TestLayersDoNotCross(t *testing.T) {
 			t.Errorf("shared file %s is listed but is not a file of package mcp", f)
 		}
 	}
-	crossings, excepted := lp.check(t, sharedSet())
-	for _, c := range crossings {
+	for _, c := range lp.check(t, sharedSet()) {
 		t.Error(c)
-	}
-	for file, names := range layerExceptions {
-		for _, n := range names {
-			if !excepted[[2]string{file, n}] {
-				t.Errorf("layerExceptions[%q] lists %q, which no crossing needs now: delete it", file, n)
-			}
-		}
 	}
 }
 
@@ -246,13 +229,13 @@ func exportData(pkgs []string) (map[string]string, error) {
 // in FILE".
 func (lp *layerPackage) crossings(t *testing.T, shared map[string]bool, extra ...*plantedFile) []string {
 	t.Helper()
-	out, _ := lp.check(t, shared, extra...)
+	out := lp.check(t, shared, extra...)
 	return out
 }
 
-// check is crossings, and also reports which layerExceptions entries
-// ({file, name}) excused one.
-func (lp *layerPackage) check(t *testing.T, shared map[string]bool, extra ...*plantedFile) (out []string, excepted map[[2]string]bool) {
+// check returns the crossings of the package's files and extra, one
+// line each, sorted.
+func (lp *layerPackage) check(t *testing.T, shared map[string]bool, extra ...*plantedFile) (out []string) {
 	t.Helper()
 	files := slices.Clip(lp.files)
 	for _, e := range extra {
@@ -270,14 +253,7 @@ func (lp *layerPackage) check(t *testing.T, shared map[string]bool, extra ...*pl
 	if err != nil {
 		t.Fatalf("type-checking package mcp: %v", err)
 	}
-	except := map[[2]string]bool{}
-	for file, names := range layerExceptions {
-		for _, n := range names {
-			except[[2]string{file, n}] = true
-		}
-	}
 	seen := map[string]bool{}
-	excepted = map[[2]string]bool{}
 	for id, obj := range info.Uses {
 		if obj.Pkg() != pkg || !(obj.Parent() == pkg.Scope() || isMember(obj)) {
 			continue
@@ -286,14 +262,6 @@ func (lp *layerPackage) check(t *testing.T, shared map[string]bool, extra ...*pl
 		to := filepath.Base(lp.fset.Position(obj.Pos()).Filename)
 		lf, lt := layerOf(from, shared), layerOf(to, shared)
 		if lf == lt || lt == "shared" {
-			continue
-		}
-		if k := [2]string{to, "*"}; except[k] {
-			excepted[k] = true
-			continue
-		}
-		if k := [2]string{to, obj.Name()}; except[k] {
-			excepted[k] = true
 			continue
 		}
 		name := obj.Name()
@@ -309,7 +277,7 @@ func (lp *layerPackage) check(t *testing.T, shared map[string]bool, extra ...*pl
 		}
 	}
 	slices.Sort(out)
-	return out, excepted
+	return out
 }
 
 // isMember reports whether obj is a method or a struct field.

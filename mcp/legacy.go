@@ -584,7 +584,7 @@ func decodeInitialize(raw []byte) (*legacyInitParams, *failure) {
 func (s *Server) initializeResult(id jsonrpc.ID, ls *legacySession) []byte {
 	b, err := s.appendLegacyResult(nil, id, &initializeResult{
 		ProtocolVersion: ls.rev.version,
-		Capabilities:    ls.rev.capabilities(s.capabilities()),
+		Capabilities:    ls.rev.capabilities(s.sessionCapabilities()),
 		ServerInfo:      ls.rev.implementation(s.impl),
 		Instructions:    s.opts.Instructions,
 	})

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"encoding/json"
 	"strconv"
 )
 
@@ -199,18 +198,9 @@ func (r *revision) samplingParams(v *CreateMessageRequest) *CreateMessageRequest
 // capabilities are the server's capabilities as the revision defines
 // them. Capabilities are an open set in every revision, so the
 // extensions a server declares are kept (hosts of extensions such as
-// MCP Apps negotiate them in initialize), but for the tasks extension,
-// which only the 2026-07-28 era serves.
+// MCP Apps negotiate them in initialize), but for those that serve the
+// 2026-07-28 era only (Server.sessionCapabilities leaves them out).
 func (r *revision) capabilities(c ServerCapabilities) ServerCapabilities {
-	if _, ok := c.Extensions[ExtensionTasks]; ok {
-		ext := make(map[string]json.RawMessage, len(c.Extensions)-1)
-		for k, v := range c.Extensions {
-			if k != ExtensionTasks {
-				ext[k] = v
-			}
-		}
-		c.Extensions = ext
-	}
 	if len(c.Extensions) == 0 {
 		c.Extensions = nil
 	}

@@ -547,16 +547,22 @@ func TestInitializeAtAnEarlierRevisionIsAnsweredWithThatRevision(t *testing.T) {
 	})
 }
 
-func TestLegacyInitializeDeclaresTheServersExtensionsButTasks(t *testing.T) {
+// An extension whose methods serve 2026-07-28 only (none with
+// MethodSpec.Legacy, as the tasks extension's) is useless to a session:
+// its initialize does not declare it; the others are declared.
+func TestLegacyInitializeDeclaresTheServersExtensionsButModernOnlyOnes(t *testing.T) {
 	s := NewServer(Implementation{Name: "ext", Version: "1"}, &ServerOptions{
-		Tasks:        &TaskOptions{},
 		Capabilities: &ServerCapabilities{Extensions: map[string]json.RawMessage{"example.com/ui": json.RawMessage(`{"mimeTypes":["text/html"]}`)}},
 	})
+	nop := func(context.Context, *ExtensionRequest) (Result, error) { return EmptyResult{}, nil }
+	s.AddMethod(&MethodSpec{Name: "example.com/modern/get", Extension: "example.com/modern"}, nop)
+	s.AddMethod(&MethodSpec{Name: "example.com/both/get", Extension: "example.com/both"}, nop)
+	s.AddMethod(&MethodSpec{Name: "example.com/both/say", Extension: "example.com/both", Legacy: true}, nop)
 	for _, rev := range olderRevisions {
 		caps := newStdioRevClient(t, s, rev, `{}`).initResult()["capabilities"].(map[string]any)
 		ext, _ := caps["extensions"].(map[string]any)
-		if ext["example.com/ui"] == nil || ext[ExtensionTasks] != nil {
-			t.Errorf("%s: initialize declares extensions %v, want example.com/ui and not %s (a 2026-07-28 extension)", rev, ext, ExtensionTasks)
+		if ext["example.com/ui"] == nil || ext["example.com/both"] == nil || ext["example.com/modern"] != nil {
+			t.Errorf("%s: initialize declares extensions %v, want example.com/ui and example.com/both, not example.com/modern (a 2026-07-28 extension)", rev, ext)
 		}
 	}
 }

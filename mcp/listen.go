@@ -175,8 +175,9 @@ func (h *hub) close() { h.closeOnce.Do(func() { close(h.closed) }) }
 // Close ends every open subscriptions/listen stream gracefully (each gets
 // its listen result) and every 2025-11-25 session of its HTTP handlers
 // (their requests are cancelled, their streams end, their ids get 404), so
-// that http.Server.Shutdown is not held up by long-lived streams, cancels
-// running tasks (ServerOptions.Tasks), and stops exchanging changes with
+// that http.Server.Shutdown is not held up by long-lived streams, runs
+// the extensions' OnClose hooks (mcp/tasks cancels its running tasks
+// there), and stops exchanging changes with
 // the fleet (ServerOptions.Fanout). No client can hold the shutdown up
 // either: from now on a request body still arriving and every SSE write
 // get 500 ms at most (one that does not read, or sends half a body, is
@@ -190,9 +191,7 @@ func (s *Server) Close() error {
 	if s.fanout != nil {
 		s.fanout.stop()
 	}
-	if s.tasks != nil {
-		s.tasks.cancelAll()
-	}
+	s.runOnClose() // extensions' background work (Server.OnClose)
 	return nil
 }
 

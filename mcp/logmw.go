@@ -12,8 +12,8 @@ import (
 // name, resource URI), the request id, the protocol era, the duration and
 // the outcome — "ok", "input_required" (with the number of input
 // requests), "tool_error" (a CallToolResult with isError) or "error" with
-// the JSON-RPC code, or "task" (a task was created; its end is not
-// logged here). Answered requests log at Info, errors at Warn. Put it
+// the JSON-RPC code, or an extension's result type such as "task" (a
+// task was created, mcp/tasks; its end is not logged here). Answered requests log at Info, errors at Warn. Put it
 // in ServerOptions.Middleware; argument values and states are never
 // logged. A nil logger means slog.Default().
 func LogRequests(logger *slog.Logger) ServerMiddleware {
@@ -55,8 +55,8 @@ func LogRequests(logger *slog.Logger) ServerMiddleware {
 				attrs = append(attrs, slog.String("outcome", "error"), slog.Int("code", code))
 			} else if ir, ok := res.(*InputRequiredResult); ok && ir != nil {
 				attrs = append(attrs, slog.String("outcome", "input_required"), slog.Int("inputRequests", len(ir.InputRequests)))
-			} else if _, ok := res.(*CreateTaskResult); ok {
-				attrs = append(attrs, slog.String("outcome", "task"))
+			} else if er, ok := res.(*ExtensionResult); ok && er != nil && er.ResultType != "" && er.ResultType != ResultComplete {
+				attrs = append(attrs, slog.String("outcome", string(er.ResultType))) // an extension's, e.g. "task"
 			} else if tr, ok := res.(*CallToolResult); ok && tr != nil && tr.IsError {
 				attrs = append(attrs, slog.String("outcome", "tool_error"))
 			} else {

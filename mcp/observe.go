@@ -8,7 +8,8 @@ import (
 // What a server reports beyond its requests, for metrics: sessions of
 // the earlier revisions opening and closing, streams held open, states
 // rejected (by cause, which never reaches the wire), a single-use store
-// that could not be asked, tasks starting and ending. Requests
+// that could not be asked, what extensions report (Server.Report: the
+// tasks extension's tasks starting and ending). Requests
 // themselves are seen by middleware.
 
 // EventKind says what an Event reports.
@@ -32,10 +33,11 @@ const (
 	// EventGuardUnavailable: the single-use store could not be asked; the
 	// leg was answered ErrTemporarilyUnavailable.
 	EventGuardUnavailable
-	// EventTaskStarted and EventTaskEnded: a task began (StartTask) or
-	// reached a terminal status (Status).
-	EventTaskStarted
-	EventTaskEnded
+	// EventExtension: an extension reported something (Server.Report):
+	// Extension names it, Name says what happened in its own words,
+	// Status gives a detail (mcp/tasks: "task.started", and "task.ended"
+	// with the terminal status).
+	EventExtension
 )
 
 // StateCause says why a requestState was rejected (Event.Cause of an
@@ -63,7 +65,9 @@ type Event struct {
 	Revision  string        // sessions
 	SessionID string        // sessions
 	Stream    string        // streams
-	Status    TaskStatus    // EventTaskEnded
+	Extension string        // EventExtension
+	Name      string        // EventExtension
+	Status    string        // EventExtension
 	Duration  time.Duration // EventSessionClosed
 }
 

@@ -26,7 +26,7 @@ type RequestInfo struct {
 	// empty for a 2026-07-28 request and on a byte stream.
 	SessionID string
 	// Transport is TransportHTTP, TransportHTTPSSE or TransportStream;
-	// empty for a task's context after StartTask.
+	// empty for a context of Detach (a task's after tasks.Start).
 	Transport TransportKind
 	// Round is the leg of a multi round-trip call this request is (1 for
 	// the first, 2 for the first retry, ...), known from the sealed

@@ -25,8 +25,6 @@ func (r *ListResourceTemplatesResult) ownMeta() bool { return r.Meta != nil }
 func (r *CompleteResult) ownMeta() bool              { return r.Meta != nil }
 func (r *DiscoverResult) ownMeta() bool              { return r.Meta != nil }
 func (*InputRequiredResult) ownMeta() bool           { return true }
-func (*CreateTaskResult) ownMeta() bool              { return true }
-func (*Task) ownMeta() bool                          { return false }
 func (EmptyResult) ownMeta() bool                    { return false }
 func (*listenResult) ownMeta() bool                  { return true }
 func (replayedResult) ownMeta() bool                 { return true }

@@ -159,8 +159,6 @@ func (s *Server) appendResultBody(dst []byte, res Result) ([]byte, error) {
 		return append(dst, b...), nil
 	case *CallToolResult:
 		return s.appendCallToolResult(dst, r)
-	case *CreateTaskResult: // tasks extension: resultType "task" (tasks.go)
-		return s.appendCreateTaskResult(dst, r)
 	case *ExtensionResult: // a custom method's (extension.go)
 		return s.appendExtensionResult(dst, r)
 	}

@@ -92,13 +92,10 @@ type ServerOptions struct {
 	// outermost.
 	OutgoingMiddleware []ServerRequestMiddleware
 	// Observer, when set, is told of sessions, streams, rejected states,
-	// single-use store outages and tasks (see Event), synchronously: it
-	// must return quickly. Requests are seen by Middleware instead.
+	// single-use store outages and what extensions report (see Event),
+	// synchronously: it must return quickly. Requests are seen by
+	// Middleware instead.
 	Observer func(Event)
-	// Tasks enables the tasks extension (io.modelcontextprotocol/tasks,
-	// see StartTask and WithTaskSupport) with these bounds; nil leaves it
-	// off: not advertised, and tasks/* answer -32601.
-	Tasks *TaskOptions
 	// Visible, when set, decides per request which tools, prompts,
 	// resources and resource templates exist for it (by the principal,
 	// a tenant header read with RequestHeader, anything on ctx): kind
@@ -141,14 +138,14 @@ type Server struct {
 	hub            hub
 	legacy         legacyState  // 2025-11-25 sessions (legacy.go)
 	fanout         *fanoutState // nil without ServerOptions.Fanout (fanout.go)
-	tasks          *taskRuntime // nil without ServerOptions.Tasks (tasks.go)
 	drain          drainState   // readiness and graceful stop (drain.go)
 	exch           exchanges    // HTTP exchanges Close cuts short (http.go)
 
 	// Extensions and custom methods (extension.go): a copy-on-write
 	// table, read without a lock.
-	extMu sync.Mutex
-	ext   atomic.Pointer[extensionTable]
+	extMu   sync.Mutex
+	onClose []func() // Server.OnClose (extension_seam.go), under extMu
+	ext     atomic.Pointer[extensionTable]
 	// completers is set once a prompt or template registers a completer
 	// (completion.go): the completions capability is advertised.
 	completers atomic.Bool
@@ -157,8 +154,8 @@ type Server struct {
 type serverTool struct {
 	tool    *Tool
 	handler ToolHandler
-	headers []paramHeader // x-mcp-header annotations of the input schema
-	task    TaskSupport   // WithTaskSupport (tasks.go)
+	headers []paramHeader                   // x-mcp-header annotations of the input schema
+	wraps   []func(ToolHandler) ToolHandler // WrapTool, applied after the other options (extension_seam.go)
 }
 
 type serverPrompt struct {
@@ -218,11 +215,6 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	info, _ := json.Marshal(impl)
 	s.serverInfoMeta = fmt.Appendf(nil, `"_meta":{%q:%s}`, MetaServerInfo, info)
 	s.hub.init()
-	if s.opts.Tasks != nil {
-		s.tasks = newTaskRuntime(*s.opts.Tasks, s.log)
-		s.tasks.observe = s.observe
-		s.addTaskMethods() // through the extension seam (tasks_methods.go)
-	}
 	if s.opts.Fanout != nil {
 		s.startFanout(s.opts.Fanout)
 	}
@@ -254,9 +246,8 @@ var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 // AddTool registers a tool with a low-level handler, replacing any tool
 // of the same name, and notifies listening clients. It panics when the
 // tool's name is invalid or its input schema is not a JSON object with
-// type "object" or has an invalid x-mcp-header annotation, or when an
-// option asks for task support on a server without ServerOptions.Tasks:
-// those are programming errors.
+// type "object" or has an invalid x-mcp-header annotation: those are
+// programming errors.
 func (s *Server) AddTool(t *Tool, h ToolHandler, opts ...ToolOption) {
 	st, err := newServerTool(t, h)
 	if err != nil {
@@ -265,9 +256,7 @@ func (s *Server) AddTool(t *Tool, h ToolHandler, opts ...ToolOption) {
 	for _, o := range opts {
 		o(st)
 	}
-	if st.task != TaskForbidden && s.tasks == nil {
-		panic(fmt.Sprintf("mcp: tool %q: WithTaskSupport needs ServerOptions.Tasks", t.Name))
-	}
+	st.applyWraps()
 	s.tools.add(st)
 }
 
@@ -396,7 +385,7 @@ func (s *Server) capabilities() ServerCapabilities {
 		c.Completions = &struct{}{}
 	}
 	c.Logging = &struct{}{}
-	if reg := s.extensions(); reg != nil { // AddExtension, AddMethod, tasks (extension.go); copy, never write opts' map
+	if reg := s.extensions(); reg != nil { // AddExtension, AddMethod (extension.go); copy, never write opts' map
 		ext := make(map[string]json.RawMessage, len(c.Extensions)+len(reg))
 		for k, v := range c.Extensions {
 			ext[k] = v

@@ -28,7 +28,7 @@ import (
 // member that differs from a property the schema declares only in case
 // (as encoding/json folds names: "COUNT", "countſ"... for "count"), at
 // any depth the schema declares properties, are invalid, since
-// encoding/json would decode it into the property's field unvalidated. Options (WithTaskSupport) apply as for Server.AddTool. AddTypedTool
+// encoding/json would decode it into the property's field unvalidated. Options (WrapTool, WithOutputValidation) apply as for Server.AddTool. AddTypedTool
 // panics when a schema cannot be inferred or resolved.
 func AddTypedTool[In, Out any](s *Server, t *Tool, h func(ctx context.Context, req *CallToolRequest, in In) (Out, error), opts ...ToolOption) {
 	st, err := newTypedTool(t, h)

@@ -416,8 +416,8 @@ const (
 //     result of a call;
 //   - *InputRequiredResult: the call needs input (tools/call, prompts/get
 //     and resources/read, and carrier custom methods, only);
-//   - *CreateTaskResult and *Task: the tasks extension;
-//   - *ExtensionResult: the value of a custom method (AddMethod);
+//   - *ExtensionResult: the value of a custom method (AddMethod), or a
+//     tools/call answered with an extension's result type (WrapTool);
 //   - *ListToolsResult, *ListPromptsResult, *ListResourcesResult,
 //     *ListResourceTemplatesResult, *CompleteResult, *DiscoverResult;
 //   - EmptyResult, for methods whose result has no members.

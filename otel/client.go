@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 )
 
 // InstrumentClient puts ClientMiddleware first in opts.Middleware (a
@@ -224,7 +225,7 @@ func (c *clientTel) startCall(ctx context.Context, req *mcp.ClientRequest, ci *m
 	method := req.Method
 	ci.OnEnd(func(rounds int, err error) {
 		var pe *mcp.PendingCallError
-		var te *mcp.TaskPendingError
+		var te *tasks.PendingError
 		var out outcome
 		switch {
 		case err == nil:

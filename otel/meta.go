@@ -6,6 +6,7 @@ import (
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 )
 
 // Trace context travels in params._meta, as the MCP conventions say:
@@ -88,7 +89,7 @@ func resultMembers(res []byte) (inputRequired, isError, task bool) {
 		case "resultType":
 			rt, _ := jsonrpc.String(v)
 			inputRequired = rt == string(mcp.ResultInputRequired)
-			task = rt == string(mcp.ResultTask)
+			task = rt == string(tasks.ResultType)
 		case "isError":
 			isError = string(jsonrpc.TrimSpace(v)) == "true"
 		}

@@ -8,6 +8,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.39.0"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 )
 
 // The operation metrics have the conventions' names, unit and
@@ -117,9 +118,9 @@ func TestObserverRecordsEveryEventKind(t *testing.T) {
 		{Kind: mcp.EventStreamOpened, Stream: "listen"},
 		{Kind: mcp.EventStreamOpened, Stream: "get"},
 		{Kind: mcp.EventStreamClosed, Stream: "get"},
-		{Kind: mcp.EventTaskStarted},
-		{Kind: mcp.EventTaskStarted},
-		{Kind: mcp.EventTaskEnded, Status: mcp.TaskCompleted},
+		{Kind: mcp.EventExtension, Extension: tasks.Extension, Name: tasks.EventStarted},
+		{Kind: mcp.EventExtension, Extension: tasks.Extension, Name: tasks.EventStarted},
+		{Kind: mcp.EventExtension, Extension: tasks.Extension, Name: tasks.EventEnded, Status: string(tasks.Completed)},
 		{Kind: mcp.EventStateRejected, Method: "tools/call", Cause: mcp.StateCauseSeal},
 		{Kind: mcp.EventStateRejected, Method: "tools/call", Cause: mcp.StateCauseSeal},
 		{Kind: mcp.EventStateRejected, Method: "prompts/get", Cause: mcp.StateCauseExpired},

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.39.0/mcpconv"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 )
 
 // Observer returns a server observer (mcp.ServerOptions.Observer) that
@@ -46,7 +47,7 @@ func Observer(o *Options) func(mcp.Event) {
 	streams, err := t.meter.Int64UpDownCounter(MetricStreamsActive, metric.WithUnit("{stream}"),
 		metric.WithDescription("Long-lived streams (subscriptions/listen, session GET streams, HTTP+SSE streams) open on this server."))
 	handle(err)
-	tasks, err := t.meter.Int64UpDownCounter(MetricTasksActive, metric.WithUnit("{task}"),
+	active, err := t.meter.Int64UpDownCounter(MetricTasksActive, metric.WithUnit("{task}"),
 		metric.WithDescription("Tasks running in this process."))
 	handle(err)
 	ended, err := t.meter.Int64Counter(MetricTasksEnded, metric.WithUnit("{task}"),
@@ -81,14 +82,20 @@ func Observer(o *Options) func(mcp.Event) {
 			streams.Add(ctx, 1, metric.WithAttributes(AttrStream.String(e.Stream)))
 		case mcp.EventStreamClosed:
 			streams.Add(ctx, -1, metric.WithAttributes(AttrStream.String(e.Stream)))
-		case mcp.EventTaskStarted:
-			tasks.Add(ctx, 1)
-		case mcp.EventTaskEnded:
-			tasks.Add(ctx, -1)
-			if e.Status != "" {
-				ended.Add(ctx, 1, metric.WithAttributes(AttrTaskStatus.String(string(e.Status))))
-			} else {
-				ended.Add(ctx, 1)
+		case mcp.EventExtension:
+			if e.Extension != tasks.Extension {
+				break
+			}
+			switch e.Name {
+			case tasks.EventStarted:
+				active.Add(ctx, 1)
+			case tasks.EventEnded:
+				active.Add(ctx, -1)
+				if e.Status != "" {
+					ended.Add(ctx, 1, metric.WithAttributes(AttrTaskStatus.String(e.Status)))
+				} else {
+					ended.Add(ctx, 1)
+				}
 			}
 		case mcp.EventStateRejected:
 			rejected.Add(ctx, 1, metric.WithAttributes(semconv.McpMethodNameKey.String(e.Method), AttrStateCause.String(string(e.Cause))))

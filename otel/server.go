@@ -17,6 +17,7 @@ import (
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 )
 
 // InstrumentServer sets the three server hooks of opts (a nil opts is
@@ -255,8 +256,8 @@ func serverOutcome(res mcp.Result, err error) outcome {
 			if r != nil && r.IsError {
 				o.errType = "tool_error"
 			}
-		case *mcp.CreateTaskResult:
-			o.task = r != nil
+		case *mcp.ExtensionResult:
+			o.task = r != nil && r.ResultType == tasks.ResultType
 		}
 		return o
 	}

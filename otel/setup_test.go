@@ -23,6 +23,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 )
 
 // otelEnv are the variables Setup and the exporters read; each test of
@@ -341,7 +342,7 @@ func TestSetupMetricReadersAloneTurnMetricsOn(t *testing.T) {
 		t.Error("tracing was set up without a traces exporter")
 	}
 	observe := Observer(nil)
-	observe(mcp.Event{Kind: mcp.EventTaskStarted})
+	observe(mcp.Event{Kind: mcp.EventExtension, Extension: tasks.Extension, Name: tasks.EventStarted})
 	r := &rig{reader: reader}
 	if got := sumOf(t, r.metrics(t), MetricTasksActive, nil); got != 1 {
 		t.Errorf("%s = %d through the reader, want 1", MetricTasksActive, got)

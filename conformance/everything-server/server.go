@@ -57,7 +57,6 @@ func newServer(logger *slog.Logger, rs mcp.RequestStateOptions) *mcp.Server {
 		Logger:       logger,
 		Completions:  e.complete,
 		RequestState: rs,
-		Tasks:        &mcp.TaskOptions{TTL: 10 * time.Minute, PollInterval: 200 * time.Millisecond},
 	}, nil))
 	e.addTools()
 	e.addMRTR()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 )
 
 // The fixtures of the tasks extension scenarios (tasks-*, SEP-2663, not
@@ -26,6 +27,7 @@ const maxSleep = 10 * time.Minute
 
 func (e *everything) addTasks() {
 	s := e.srv
+	rt := tasks.Enable(s, &tasks.Options{TTL: 10 * time.Minute, PollInterval: 200 * time.Millisecond})
 
 	s.AddTool(&mcp.Tool{Name: "greet", Description: "Sync-only: greets name", InputSchema: greetArgs},
 		func(_ context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
@@ -57,7 +59,7 @@ func (e *everything) addTasks() {
 			if d <= 0 {
 				return mcp.TextResult(fmt.Sprintf("Computed %q at once", in.Label)), nil
 			}
-			ctx, err := mcp.StartTask(ctx)
+			ctx, err := tasks.Start(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -65,11 +67,11 @@ func (e *everything) addTasks() {
 				return nil, err
 			}
 			return mcp.TextResult(fmt.Sprintf("Computed %q in %v", in.Label, d)), nil
-		}, mcp.WithTaskSupport(mcp.TaskOptional))
+		}, rt.Support(tasks.Optional))
 
 	s.AddTool(&mcp.Tool{Name: "failing_job", Description: "Task (required): reports a tool error after about a second", InputSchema: noArgs},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			ctx, err := mcp.StartTask(ctx)
+			ctx, err := tasks.Start(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -77,15 +79,15 @@ func (e *everything) addTasks() {
 				return nil, err
 			}
 			return mcp.ErrorResult("failing_job failed, as it always does"), nil
-		}, mcp.WithTaskSupport(mcp.TaskRequired))
+		}, rt.Support(tasks.Required))
 
 	s.AddTool(&mcp.Tool{Name: "protocol_error_job", Description: "Task: fails with a JSON-RPC error (status failed)", InputSchema: noArgs},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			if _, err := mcp.StartTask(ctx); err != nil {
+			if _, err := tasks.Start(ctx); err != nil {
 				return nil, err
 			}
 			return nil, mcp.NewError(-32603, "Internal error: protocol_error_job always fails", nil)
-		}, mcp.WithTaskSupport(mcp.TaskOptional))
+		}, rt.Support(tasks.Optional))
 
 	type confirm struct {
 		Confirm bool `json:"confirm"`
@@ -100,7 +102,7 @@ func (e *everything) addTasks() {
 					return nil, err
 				}
 			}
-			ctx, err := mcp.StartTask(ctx)
+			ctx, err := tasks.Start(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -112,14 +114,14 @@ func (e *everything) addTasks() {
 				return mcp.TextResult(fmt.Sprintf("Deleted %q (not really).", in.Filename)), nil
 			}
 			return mcp.TextResult(fmt.Sprintf("Kept %q.", in.Filename)), nil
-		}, mcp.WithTaskSupport(mcp.TaskOptional))
+		}, rt.Support(tasks.Optional))
 
 	type named struct {
 		Name string `json:"name"`
 	}
 	s.AddTool(&mcp.Tool{Name: "multi_input", Description: "Task: asks two questions at once, from two goroutines", InputSchema: noArgs},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			ctx, err := mcp.StartTask(ctx)
+			ctx, err := tasks.Start(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -146,7 +148,7 @@ func (e *everything) addTasks() {
 				}
 			}
 			return mcp.TextResult(fmt.Sprintf("Got %s and %s.", names[0], names[1])), nil
-		}, mcp.WithTaskSupport(mcp.TaskOptional))
+		}, rt.Support(tasks.Optional))
 
 	// MRTR first (synchronously, the handler runs again on the retry),
 	// then the task, whose result carries the answer.
@@ -160,7 +162,7 @@ func (e *everything) addTasks() {
 			if err != nil {
 				return nil, err
 			}
-			ctx, err = mcp.StartTask(ctx)
+			ctx, err = tasks.Start(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -168,5 +170,5 @@ func (e *everything) addTasks() {
 				return nil, err
 			}
 			return mcp.TextResult(fmt.Sprintf("Hello, %s, from a task!", name.Name)), nil
-		}, mcp.WithTaskSupport(mcp.TaskRequired))
+		}, rt.Support(tasks.Required))
 }

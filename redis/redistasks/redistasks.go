@@ -1,5 +1,5 @@
-// Package redistasks is an mcp.SharedTaskStore backed by Redis: set
-// mcp.TaskOptions.Store to a Store (one per server, on the same Redis and
+// Package redistasks is an tasks.SharedStore backed by Redis: set
+// tasks.Options.Store to a Store (one per server, on the same Redis and
 // Prefix) in every instance of a fleet, and tasks/get, tasks/update and
 // tasks/cancel work on any instance whatever the balancer does.
 //
@@ -10,7 +10,7 @@
 //     It expires at the task's TTL, counted from its creation.
 //   - {id}:lease: the owner's lease on the task, renewed every Lease/3
 //     while it runs. A reader that finds a running task without a lease
-//     marks it failed (mcp.ErrTaskInstanceStopped), in one script that
+//     marks it failed (tasks.ErrInstanceStopped), in one script that
 //     also checks the status, so that an owner renewing or finishing at
 //     the same moment and the reader never disagree: whichever comes
 //     first wins, and the other sees it.
@@ -34,9 +34,9 @@
 // Every key that concerns one task carries the task id as its hash tag,
 // so the scripts also run on Redis Cluster. A task's state is bounded by
 // MaxBytes (8 MiB by default): a larger one is refused, and the server
-// then fails the task; keep mcp.TaskOptions.MaxResultBytes (4 MiB by
+// then fails the task; keep tasks.Options.MaxResultBytes (4 MiB by
 // default) below it. The number of tasks is bounded by Redis memory (each
-// record expires at its TTL) and, per instance, by mcp.TaskOptions.MaxTasks.
+// record expires at its TTL) and, per instance, by tasks.Options.MaxTasks.
 package redistasks
 
 import (
@@ -53,6 +53,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 )
 
 // Defaults of Options.
@@ -102,7 +103,7 @@ type Options struct {
 	MaxInboxBytes int
 }
 
-// Store is an mcp.SharedTaskStore on Redis. Its methods are safe for
+// Store is an tasks.SharedStore on Redis. Its methods are safe for
 // concurrent use; Receive is called by one goroutine at a time.
 type Store struct {
 	c      redis.UniversalClient
@@ -119,7 +120,7 @@ type Store struct {
 	unread []string // delivered signals to delete from the inbox: id, size, ...
 }
 
-var _ mcp.SharedTaskStore = (*Store)(nil)
+var _ tasks.SharedStore = (*Store)(nil)
 
 // New returns a Store on client. Use one Store per server: the Store is
 // the instance's identity as an owner of tasks.
@@ -149,7 +150,7 @@ func New(client redis.UniversalClient, o *Options) *Store {
 	return s
 }
 
-// Lease implements mcp.SharedTaskStore.
+// Lease implements tasks.SharedStore.
 func (s *Store) Lease() time.Duration { return s.lease }
 
 // Owner returns the id of this instance as the owner of tasks, as
@@ -266,7 +267,7 @@ end
 if n > 0 and redis.call('DECRBY', KEYS[2], n) < 0 then redis.call('SET', KEYS[2], '0', 'KEEPTTL') end
 return n`)
 
-func (s *Store) encode(t *mcp.Task) ([]byte, error) {
+func (s *Store) encode(t *tasks.Task) ([]byte, error) {
 	b, err := json.Marshal(t)
 	if err != nil {
 		return nil, fmt.Errorf("redistasks: encoding task %s: %w", t.TaskID, err)
@@ -277,9 +278,9 @@ func (s *Store) encode(t *mcp.Task) ([]byte, error) {
 	return b, nil
 }
 
-// Create implements mcp.TaskStore. The task needs a TTL: the record
+// Create implements tasks.Store. The task needs a TTL: the record
 // expires with it.
-func (s *Store) Create(ctx context.Context, t *mcp.Task) error {
+func (s *Store) Create(ctx context.Context, t *tasks.Task) error {
 	if !validID(t.TaskID) {
 		return fmt.Errorf("redistasks: invalid task id %q", t.TaskID)
 	}
@@ -307,11 +308,11 @@ func (s *Store) Create(ctx context.Context, t *mcp.Task) error {
 	return nil
 }
 
-// Get implements mcp.TaskStore, and fails a running task whose lease
+// Get implements tasks.Store, and fails a running task whose lease
 // lapsed (see the package documentation).
-func (s *Store) Get(ctx context.Context, id string) (*mcp.Task, error) {
+func (s *Store) Get(ctx context.Context, id string) (*tasks.Task, error) {
 	if !validID(id) {
-		return nil, mcp.ErrTaskNotFound
+		return nil, tasks.ErrNotFound
 	}
 	keys := []string{s.Key(id), s.leaseKey(id)}
 	t, leased, err := s.read(getScript.Run(ctx, s.c, keys))
@@ -321,8 +322,8 @@ func (s *Store) Get(ctx context.Context, id string) (*mcp.Task, error) {
 	// Running, and its owner stopped renewing: fail it unless the owner
 	// renewed or finished in the meantime (the script checks both).
 	f := *t
-	f.Status, f.LastUpdatedAt = mcp.TaskFailed, time.Now().UTC()
-	f.InputRequests, f.Result, f.Error = nil, nil, mcp.ErrTaskInstanceStopped
+	f.Status, f.LastUpdatedAt = tasks.Failed, time.Now().UTC()
+	f.InputRequests, f.Result, f.Error = nil, nil, tasks.ErrInstanceStopped
 	b, err := s.encode(&f)
 	if err != nil {
 		return nil, err
@@ -333,17 +334,17 @@ func (s *Store) Get(ctx context.Context, id string) (*mcp.Task, error) {
 
 func (s *Store) readErr(id string, err error) error {
 	switch {
-	case err == nil, errors.Is(err, mcp.ErrTaskNotFound):
+	case err == nil, errors.Is(err, tasks.ErrNotFound):
 		return err
 	}
 	return fmt.Errorf("redistasks: reading task %s: %w", id, err)
 }
 
 // read decodes the answer of getScript or abandonScript.
-func (s *Store) read(cmd *redis.Cmd) (t *mcp.Task, leased bool, err error) {
+func (s *Store) read(cmd *redis.Cmd) (t *tasks.Task, leased bool, err error) {
 	v, err := cmd.Slice()
 	if errors.Is(err, redis.Nil) {
-		return nil, false, mcp.ErrTaskNotFound
+		return nil, false, tasks.ErrNotFound
 	}
 	if err != nil {
 		return nil, false, err
@@ -358,23 +359,23 @@ func (s *Store) read(cmd *redis.Cmd) (t *mcp.Task, leased bool, err error) {
 	if len(state) > s.max {
 		return nil, false, errors.New("state over the store's bound")
 	}
-	t = new(mcp.Task)
+	t = new(tasks.Task)
 	if err := json.Unmarshal([]byte(state), t); err != nil {
 		return nil, false, fmt.Errorf("malformed state: %w", err)
 	}
-	if t.Status != mcp.TaskStatus(status) {
+	if t.Status != tasks.Status(status) {
 		return nil, false, errors.New("inconsistent status")
 	}
 	t.Principal = principal
 	return t, lease == 1, nil
 }
 
-// Update implements mcp.TaskStore: mcp.ErrTaskEnded when the stored
+// Update implements tasks.Store: tasks.ErrEnded when the stored
 // state is terminal (cancelled through another instance, failed after a
-// lapsed lease), mcp.ErrTaskNotFound when the record expired.
-func (s *Store) Update(ctx context.Context, t *mcp.Task) error {
+// lapsed lease), tasks.ErrNotFound when the record expired.
+func (s *Store) Update(ctx context.Context, t *tasks.Task) error {
 	if !validID(t.TaskID) {
-		return mcp.ErrTaskNotFound
+		return tasks.ErrNotFound
 	}
 	b, err := s.encode(t)
 	if err != nil {
@@ -385,17 +386,17 @@ func (s *Store) Update(ctx context.Context, t *mcp.Task) error {
 	case err != nil:
 		return fmt.Errorf("redistasks: writing task %s: %w", t.TaskID, err)
 	case n < 0:
-		return mcp.ErrTaskNotFound
+		return tasks.ErrNotFound
 	case n == 0:
-		return mcp.ErrTaskEnded
+		return tasks.ErrEnded
 	}
 	return nil
 }
 
-// Cancel implements mcp.SharedTaskStore.
-func (s *Store) Cancel(ctx context.Context, t *mcp.Task) error {
+// Cancel implements tasks.SharedStore.
+func (s *Store) Cancel(ctx context.Context, t *tasks.Task) error {
 	if !validID(t.TaskID) {
-		return mcp.ErrTaskNotFound
+		return tasks.ErrNotFound
 	}
 	b, err := s.encode(t)
 	if err != nil {
@@ -408,34 +409,34 @@ func (s *Store) Cancel(ctx context.Context, t *mcp.Task) error {
 	switch v := v.(type) {
 	case int64:
 		if v < 0 {
-			return mcp.ErrTaskNotFound
+			return tasks.ErrNotFound
 		}
-		return mcp.ErrTaskEnded
+		return tasks.ErrEnded
 	case string:
 		// Stored: now tell the owner. Should this fail, the owner still
 		// learns it at its next renewal, which reports the task ended.
-		return s.send(ctx, v, mcp.TaskSignal{TaskID: t.TaskID, Cancel: true})
+		return s.send(ctx, v, tasks.Signal{TaskID: t.TaskID, Cancel: true})
 	}
 	return fmt.Errorf("redistasks: cancelling task %s: unexpected reply %v", t.TaskID, v)
 }
 
-// Signal implements mcp.SharedTaskStore: the signal is appended to the
+// Signal implements tasks.SharedStore: the signal is appended to the
 // owner's inbox stream.
-func (s *Store) Signal(ctx context.Context, sig mcp.TaskSignal) error {
+func (s *Store) Signal(ctx context.Context, sig tasks.Signal) error {
 	if !validID(sig.TaskID) {
-		return mcp.ErrTaskNotFound
+		return tasks.ErrNotFound
 	}
 	owner, err := s.c.HGet(ctx, s.Key(sig.TaskID), "o").Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return mcp.ErrTaskNotFound
+		return tasks.ErrNotFound
 	case err != nil:
 		return fmt.Errorf("redistasks: signalling task %s: %w", sig.TaskID, err)
 	}
 	return s.send(ctx, owner, sig)
 }
 
-func (s *Store) send(ctx context.Context, owner string, sig mcp.TaskSignal) error {
+func (s *Store) send(ctx context.Context, owner string, sig tasks.Signal) error {
 	b, err := json.Marshal(sig)
 	if err != nil {
 		return fmt.Errorf("redistasks: encoding a signal: %w", err)
@@ -461,10 +462,10 @@ func (s *Store) send(ctx context.Context, owner string, sig mcp.TaskSignal) erro
 	return nil
 }
 
-// Receive implements mcp.SharedTaskStore: it reads this instance's inbox
+// Receive implements tasks.SharedStore: it reads this instance's inbox
 // from where the last call left off. Entries that are not signals (or
 // over MaxBytes) are skipped.
-func (s *Store) Receive(ctx context.Context, deliver func(mcp.TaskSignal)) error {
+func (s *Store) Receive(ctx context.Context, deliver func(tasks.Signal)) error {
 	key := s.inbox(s.owner)
 	for ctx.Err() == nil {
 		s.mu.Lock()
@@ -487,7 +488,7 @@ func (s *Store) Receive(ctx context.Context, deliver func(mcp.TaskSignal)) error
 				s.lastID = m.ID
 				s.unread = append(s.unread, m.ID, strconv.Itoa(len(d)))
 				s.mu.Unlock()
-				var sig mcp.TaskSignal
+				var sig tasks.Signal
 				if len(d) > max(s.max, s.maxSig) || json.Unmarshal([]byte(d), &sig) != nil || !validID(sig.TaskID) {
 					continue
 				}
@@ -525,7 +526,7 @@ func toAny(ss []string) []any {
 	return out
 }
 
-// Renew implements mcp.SharedTaskStore, in pipelines of up to 512
+// Renew implements tasks.SharedStore, in pipelines of up to 512
 // tasks.
 func (s *Store) Renew(ctx context.Context, ids []string) (ended []string, err error) {
 	lease := strconv.FormatInt(s.lease.Milliseconds(), 10)

@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 	"github.com/roundtrip-mcp/roundtrip/redis/redistest"
 )
 
@@ -50,11 +51,11 @@ func newInstance(t *testing.T, sock string, o instanceOptions) *instance {
 	in.store = New(in.rdb, &Options{Lease: o.lease, MaxBytes: o.maxBytes, MaxSignalBytes: o.maxSignal})
 	in.s = mcp.NewServer(mcp.Implementation{Name: "fleet", Version: "1"}, &mcp.ServerOptions{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Tasks:  &mcp.TaskOptions{Store: in.store, PollInterval: 10 * time.Millisecond},
 	})
+	rt := tasks.Enable(in.s, &tasks.Options{Store: in.store, PollInterval: 10 * time.Millisecond})
 	t.Cleanup(func() { in.s.Close() })
 	in.s.AddTool(&mcp.Tool{Name: "job"}, func(ctx context.Context, r *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-		ctx, err := mcp.StartTask(ctx)
+		ctx, err := tasks.Start(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -65,9 +66,9 @@ func newInstance(t *testing.T, sock string, o instanceOptions) *instance {
 			in.stopped <- ctx.Err()
 			return nil, ctx.Err()
 		}
-	}, mcp.WithTaskSupport(mcp.TaskOptional))
+	}, rt.Support(tasks.Optional))
 	in.s.AddTool(&mcp.Tool{Name: "ask"}, func(ctx context.Context, r *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-		ctx, err := mcp.StartTask(ctx)
+		ctx, err := tasks.Start(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -79,13 +80,13 @@ func newInstance(t *testing.T, sock string, o instanceOptions) *instance {
 			return nil, err
 		}
 		return mcp.TextResult("hello " + who.Content.Name), nil
-	}, mcp.WithTaskSupport(mcp.TaskOptional))
+	}, rt.Support(tasks.Optional))
 	in.s.AddTool(&mcp.Tool{Name: "big"}, func(ctx context.Context, r *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-		if _, err := mcp.StartTask(ctx); err != nil {
+		if _, err := tasks.Start(ctx); err != nil {
 			return nil, err
 		}
 		return mcp.TextResult(strings.Repeat("x", 4000)), nil
-	}, mcp.WithTaskSupport(mcp.TaskOptional))
+	}, rt.Support(tasks.Optional))
 	in.hs = httptest.NewServer(withTestUser(mcp.NewHTTPHandler(in.s, nil)))
 	t.Cleanup(in.hs.Close)
 	return in
@@ -129,7 +130,7 @@ func client(t *testing.T, user string, ask func(ctx context.Context, req *mcp.El
 		return http.DefaultTransport.RoundTrip(r)
 	})}
 	c := mcp.NewClient(mcp.NewHTTPClientTransport(ins[0].hs.URL, &mcp.HTTPClientOptions{HTTPClient: hc, Header: http.Header{"X-Test-User": {user}}}),
-		&mcp.ClientOptions{Tasks: &mcp.ClientTaskOptions{PollInterval: 10 * time.Millisecond}, Elicitation: ask})
+		withTasks(&mcp.ClientOptions{Elicitation: ask}, &tasks.ClientOptions{PollInterval: 10 * time.Millisecond}))
 	t.Cleanup(func() { c.Close() })
 	return c
 }
@@ -147,8 +148,8 @@ func ctxT(t *testing.T) context.Context {
 // start calls tool through c, detached, and returns the task id.
 func start(t *testing.T, c *mcp.Client, tool string) string {
 	t.Helper()
-	_, err := c.CallTool(ctxT(t), tool, nil, &mcp.CallOptions{DetachTask: true})
-	var pe *mcp.TaskPendingError
+	_, err := c.CallTool(tasks.Detached(ctxT(t)), tool, nil, nil)
+	var pe *tasks.PendingError
 	if !errors.As(err, &pe) {
 		t.Fatalf("%s did not become a task: %v", tool, err)
 	}
@@ -156,7 +157,7 @@ func start(t *testing.T, c *mcp.Client, tool string) string {
 }
 
 // await polls h until cond holds.
-func await(t *testing.T, h *mcp.TaskHandle, cond func(*mcp.Task) bool) *mcp.Task {
+func await(t *testing.T, h *tasks.Handle, cond func(*tasks.Task) bool) *tasks.Task {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -174,8 +175,8 @@ func await(t *testing.T, h *mcp.TaskHandle, cond func(*mcp.Task) bool) *mcp.Task
 	}
 }
 
-func status(s mcp.TaskStatus) func(*mcp.Task) bool {
-	return func(t *mcp.Task) bool { return t.Status == s }
+func status(s tasks.Status) func(*tasks.Task) bool {
+	return func(t *tasks.Task) bool { return t.Status == s }
 }
 
 func resultText(t *testing.T, raw json.RawMessage) string {
@@ -198,9 +199,9 @@ func TestTaskStartedOnOneInstanceIsServedByAnother(t *testing.T) {
 	sock := redistest.Start(t)
 	a, b := newInstance(t, sock, instanceOptions{}), newInstance(t, sock, instanceOptions{})
 	id := start(t, client(t, "alice", nil, a), "ask")
-	onB := client(t, "alice", nil, b).Task(id)
+	onB := tasks.Get(client(t, "alice", nil, b), id, nil)
 
-	task := await(t, onB, status(mcp.TaskInputRequired))
+	task := await(t, onB, status(tasks.InputRequired))
 	if len(task.InputRequests) != 1 {
 		t.Fatalf("input requests %v", task.InputRequests)
 	}
@@ -209,7 +210,7 @@ func TestTaskStartedOnOneInstanceIsServedByAnother(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	task = await(t, onB, status(mcp.TaskCompleted))
+	task = await(t, onB, status(tasks.Completed))
 	if got := resultText(t, task.Result); got != "hello Ada" {
 		t.Fatalf("result %q", got)
 	}
@@ -232,14 +233,14 @@ func TestAnswersFromAnotherInstanceAreValidated(t *testing.T) {
 	sock := redistest.Start(t)
 	a, b := newInstance(t, sock, instanceOptions{}), newInstance(t, sock, instanceOptions{})
 	id := start(t, client(t, "alice", nil, a), "ask")
-	onB := client(t, "alice", nil, b).Task(id)
-	task := await(t, onB, status(mcp.TaskInputRequired))
+	onB := tasks.Get(client(t, "alice", nil, b), id, nil)
+	task := await(t, onB, status(tasks.InputRequired))
 	for key := range task.InputRequests {
 		if err := onB.Update(ctxT(t), mcp.InputResponses{key: json.RawMessage(`{"action":"accept","content":{"name":12}}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	task = await(t, onB, status(mcp.TaskCompleted))
+	task = await(t, onB, status(tasks.Completed))
 	if !bytes.Contains(task.Result, []byte(`"isError":true`)) {
 		t.Fatalf("an invalid answer was accepted: %s", task.Result)
 	}
@@ -268,11 +269,11 @@ func TestTaskCancelledOnAnotherInstanceStopsItsHandler(t *testing.T) {
 	sock := redistest.Start(t)
 	a, b := newInstance(t, sock, instanceOptions{}), newInstance(t, sock, instanceOptions{})
 	id := start(t, client(t, "alice", nil, a), "job")
-	onB := client(t, "alice", nil, b).Task(id)
+	onB := tasks.Get(client(t, "alice", nil, b), id, nil)
 	if err := onB.Cancel(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	if task, err := onB.Get(ctxT(t)); err != nil || task.Status != mcp.TaskCancelled {
+	if task, err := onB.Get(ctxT(t)); err != nil || task.Status != tasks.Cancelled {
 		t.Fatalf("after cancel: %+v %v", task, err)
 	}
 	select {
@@ -287,7 +288,7 @@ func TestTaskCancelledOnAnotherInstanceStopsItsHandler(t *testing.T) {
 	if err := onB.Cancel(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	if task, _ := onB.Get(ctxT(t)); task.Status != mcp.TaskCancelled {
+	if task, _ := onB.Get(ctxT(t)); task.Status != tasks.Cancelled {
 		t.Fatalf("status %s", task.Status)
 	}
 }
@@ -300,17 +301,17 @@ func TestTaskOfADeadInstanceIsReportedFailed(t *testing.T) {
 	sock := redistest.Start(t)
 	a, b := newInstance(t, sock, instanceOptions{lease: lease}), newInstance(t, sock, instanceOptions{lease: lease})
 	id := start(t, client(t, "alice", nil, a), "job")
-	onB := client(t, "alice", nil, b).Task(id)
+	onB := tasks.Get(client(t, "alice", nil, b), id, nil)
 	// Renewals keep it running well past one lease.
 	time.Sleep(2 * lease)
-	if task, err := onB.Get(ctxT(t)); err != nil || task.Status != mcp.TaskWorking {
+	if task, err := onB.Get(ctxT(t)); err != nil || task.Status != tasks.Working {
 		t.Fatalf("a live task: %+v %v", task, err)
 	}
 	a.kill()
 	killed := time.Now()
-	task := await(t, onB, func(t *mcp.Task) bool { return t.Status.Terminal() })
+	task := await(t, onB, func(t *tasks.Task) bool { return t.Status.Terminal() })
 	elapsed := time.Since(killed)
-	if task.Status != mcp.TaskFailed || task.Error == nil || task.Error.Code != mcp.CodeInternalError || !strings.Contains(task.Error.Message, "stopped") {
+	if task.Status != tasks.Failed || task.Error == nil || task.Error.Code != mcp.CodeInternalError || !strings.Contains(task.Error.Message, "stopped") {
 		t.Fatalf("dead instance's task: %+v (error %+v)", task, task.Error)
 	}
 	t.Logf("reported failed %v after the instance died (lease %v)", elapsed, lease)
@@ -318,7 +319,7 @@ func TestTaskOfADeadInstanceIsReportedFailed(t *testing.T) {
 		t.Fatalf("reported failed %v after the instance died; the lease is %v", elapsed, lease)
 	}
 	// The failure is stored: every later read agrees.
-	if again, _ := onB.Get(ctxT(t)); again.Status != mcp.TaskFailed {
+	if again, _ := onB.Get(ctxT(t)); again.Status != tasks.Failed {
 		t.Fatalf("status %s", again.Status)
 	}
 }
@@ -332,18 +333,18 @@ func TestLapsedLeaseFailsTheTaskForEveryone(t *testing.T) {
 	// A long lease: no renewal happens while the test runs.
 	a, b := newInstance(t, sock, instanceOptions{lease: time.Hour}), newInstance(t, sock, instanceOptions{lease: time.Hour})
 	id := start(t, client(t, "alice", nil, a), "job")
-	onB := client(t, "alice", nil, b).Task(id)
-	if task, _ := onB.Get(ctxT(t)); task.Status != mcp.TaskWorking {
+	onB := tasks.Get(client(t, "alice", nil, b), id, nil)
+	if task, _ := onB.Get(ctxT(t)); task.Status != tasks.Working {
 		t.Fatalf("status %s", task.Status)
 	}
 	rdb.Del(context.Background(), a.store.leaseKey(id)) // the lease lapses
 	task, err := onB.Get(ctxT(t))
-	if err != nil || task.Status != mcp.TaskFailed {
+	if err != nil || task.Status != tasks.Failed {
 		t.Fatalf("lapsed lease: %+v %v", task, err)
 	}
 	a.release <- "late"
 	time.Sleep(50 * time.Millisecond) // the handler returns, its write is refused
-	if task, _ := onB.Get(ctxT(t)); task.Status != mcp.TaskFailed || task.Result != nil {
+	if task, _ := onB.Get(ctxT(t)); task.Status != tasks.Failed || task.Result != nil {
 		t.Fatalf("the late result replaced the failure: %+v", task)
 	}
 	ended, err := a.store.Renew(context.Background(), []string{id})
@@ -365,7 +366,7 @@ func TestOwnerStopsTasksThatEndedElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	failed := *task
-	failed.Status, failed.Error = mcp.TaskFailed, mcp.NewError(mcp.CodeInternalError, "stopped by an operator", nil)
+	failed.Status, failed.Error = tasks.Failed, mcp.NewError(mcp.CodeInternalError, "stopped by an operator", nil)
 	if err := other.Update(context.Background(), &failed); err != nil { // no signal to A
 		t.Fatal(err)
 	}
@@ -377,7 +378,7 @@ func TestOwnerStopsTasksThatEndedElsewhere(t *testing.T) {
 	case <-time.After(lease + 2*time.Second):
 		t.Fatal("the owner did not stop a task that ended in the store")
 	}
-	if got, _ := other.Get(context.Background(), id); got.Status != mcp.TaskFailed || got.Error.Message != "stopped by an operator" {
+	if got, _ := other.Get(context.Background(), id); got.Status != tasks.Failed || got.Error.Message != "stopped by an operator" {
 		t.Fatalf("state %+v", got)
 	}
 }
@@ -392,15 +393,15 @@ func TestLapsedLeaseAndLiveOwnerAgree(t *testing.T) {
 	ttl := time.Hour.Milliseconds()
 	for i := range 50 {
 		id := "race" + strings.Repeat("x", i%3) + string(rune('a'+i%26)) + string(rune('a'+i/26))
-		task := &mcp.Task{TaskID: id, Status: mcp.TaskWorking, CreatedAt: time.Now(), TTLMs: &ttl}
+		task := &tasks.Task{TaskID: id, Status: tasks.Working, CreatedAt: time.Now(), TTLMs: &ttl}
 		if err := owner.Create(ctx, task); err != nil {
 			t.Fatal(err)
 		}
 		rdb.Del(ctx, owner.leaseKey(id))
 		done := *task
-		done.Status, done.Result = mcp.TaskCompleted, json.RawMessage(`{"content":[]}`)
+		done.Status, done.Result = tasks.Completed, json.RawMessage(`{"content":[]}`)
 		var wg sync.WaitGroup
-		var seen *mcp.Task
+		var seen *tasks.Task
 		var upErr, getErr error
 		wg.Add(2)
 		go func() { defer wg.Done(); upErr = owner.Update(ctx, &done) }()
@@ -412,14 +413,14 @@ func TestLapsedLeaseAndLiveOwnerAgree(t *testing.T) {
 		}
 		switch {
 		case upErr == nil: // the owner first: completed for everyone
-			if final.Status != mcp.TaskCompleted || (seen.Status != mcp.TaskCompleted && seen.Status != mcp.TaskWorking) {
+			if final.Status != tasks.Completed || (seen.Status != tasks.Completed && seen.Status != tasks.Working) {
 				t.Fatalf("owner won, reader saw %s, final %s", seen.Status, final.Status)
 			}
-			if seen.Status == mcp.TaskWorking {
+			if seen.Status == tasks.Working {
 				t.Fatalf("the reader saw a running task without a lease and did not fail it")
 			}
-		case errors.Is(upErr, mcp.ErrTaskEnded): // the reader first: failed for everyone
-			if final.Status != mcp.TaskFailed || seen.Status != mcp.TaskFailed || !strings.Contains(final.Error.Message, "stopped") {
+		case errors.Is(upErr, tasks.ErrEnded): // the reader first: failed for everyone
+			if final.Status != tasks.Failed || seen.Status != tasks.Failed || !strings.Contains(final.Error.Message, "stopped") {
 				t.Fatalf("reader won, saw %s, final %s", seen.Status, final.Status)
 			}
 		default:
@@ -427,7 +428,7 @@ func TestLapsedLeaseAndLiveOwnerAgree(t *testing.T) {
 		}
 	}
 	// An owner that renews in time keeps its task running.
-	task := &mcp.Task{TaskID: "renewed", Status: mcp.TaskWorking, CreatedAt: time.Now(), TTLMs: &ttl}
+	task := &tasks.Task{TaskID: "renewed", Status: tasks.Working, CreatedAt: time.Now(), TTLMs: &ttl}
 	if err := owner.Create(ctx, task); err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +436,7 @@ func TestLapsedLeaseAndLiveOwnerAgree(t *testing.T) {
 	if ended, err := owner.Renew(ctx, []string{"renewed"}); err != nil || len(ended) != 0 {
 		t.Fatalf("renew: %v %v", ended, err)
 	}
-	if got, _ := reader.Get(ctx, "renewed"); got.Status != mcp.TaskWorking {
+	if got, _ := reader.Get(ctx, "renewed"); got.Status != tasks.Working {
 		t.Fatalf("a renewed task: %s", got.Status)
 	}
 }
@@ -448,7 +449,7 @@ func TestTasksOfAnotherPrincipalAreUnknownAcrossTheFleet(t *testing.T) {
 	alice := client(t, "alice", nil, a)
 	job, asked := start(t, alice, "job"), start(t, alice, "ask")
 	onB := client(t, "alice", nil, b)
-	task := await(t, onB.Task(asked), status(mcp.TaskInputRequired))
+	task := await(t, tasks.Get(onB, asked, nil), status(tasks.InputRequired))
 	var key string
 	for k := range task.InputRequests {
 		key = k
@@ -457,24 +458,24 @@ func TestTasksOfAnotherPrincipalAreUnknownAcrossTheFleet(t *testing.T) {
 	const unknown = "AAAAAAAAAAAAAAAAAAAAAA"
 	for _, in := range []*instance{a, b} {
 		for _, tc := range []struct{ method, id, extra string }{
-			{mcp.MethodTasksGet, asked, ""},
-			{mcp.MethodTasksCancel, job, ""},
-			{mcp.MethodTasksUpdate, asked, answer},
+			{tasks.MethodGet, asked, ""},
+			{tasks.MethodCancel, job, ""},
+			{tasks.MethodUpdate, asked, answer},
 		} {
 			st, got := post(t, in, "bob", tc.method, tc.id, tc.extra)
 			stU, want := post(t, in, "bob", tc.method, unknown, tc.extra)
 			if st != stU || !bytes.Equal(got, want) {
 				t.Fatalf("%s of another principal's task: %d %s\nunknown task: %d %s", tc.method, st, got, stU, want)
 			}
-			if tc.method != mcp.MethodTasksUpdate && !bytes.Contains(got, []byte(`"code":-32602`)) {
+			if tc.method != tasks.MethodUpdate && !bytes.Contains(got, []byte(`"code":-32602`)) {
 				t.Fatalf("%s: %s", tc.method, got)
 			}
 		}
 	}
-	if task, _ := onB.Task(job).Get(ctxT(t)); task.Status != mcp.TaskWorking {
+	if task, _ := tasks.Get(onB, job, nil).Get(ctxT(t)); task.Status != tasks.Working {
 		t.Fatalf("another principal cancelled the task: %s", task.Status)
 	}
-	if task, _ := onB.Task(asked).Get(ctxT(t)); task.Status != mcp.TaskInputRequired || task.InputRequests[key] == nil {
+	if task, _ := tasks.Get(onB, asked, nil).Get(ctxT(t)); task.Status != tasks.InputRequired || task.InputRequests[key] == nil {
 		t.Fatalf("another principal's answer reached the task: %+v", task)
 	}
 	select {
@@ -513,13 +514,13 @@ func TestStateOverTheStoreBoundFailsTheTask(t *testing.T) {
 	a := newInstance(t, sock, instanceOptions{maxBytes: 2000})
 	c := client(t, "alice", nil, a)
 	id := start(t, c, "big")
-	task := await(t, c.Task(id), func(t *mcp.Task) bool { return t.Status.Terminal() })
-	if task.Status != mcp.TaskFailed || task.Error.Code != mcp.CodeInternalError || task.Result != nil {
+	task := await(t, tasks.Get(c, id, nil), func(t *tasks.Task) bool { return t.Status.Terminal() })
+	if task.Status != tasks.Failed || task.Error.Code != mcp.CodeInternalError || task.Result != nil {
 		t.Fatalf("over the bound: %+v", task)
 	}
 	s := New(redistest.Client(t, sock), &Options{MaxBytes: 100})
 	ttl := int64(60000)
-	if err := s.Create(context.Background(), &mcp.Task{TaskID: "big", Status: mcp.TaskWorking, CreatedAt: time.Now(), TTLMs: &ttl, Result: json.RawMessage(`"` + strings.Repeat("x", 200) + `"`)}); err == nil {
+	if err := s.Create(context.Background(), &tasks.Task{TaskID: "big", Status: tasks.Working, CreatedAt: time.Now(), TTLMs: &ttl, Result: json.RawMessage(`"` + strings.Repeat("x", 200) + `"`)}); err == nil {
 		t.Fatal("a state over MaxBytes was stored")
 	}
 }
@@ -532,7 +533,7 @@ func TestRecordsExpireWithTheirTask(t *testing.T) {
 	s := New(rdb, &Options{Lease: 2 * time.Second})
 	ctx := context.Background()
 	ttl := time.Minute.Milliseconds()
-	if err := s.Create(ctx, &mcp.Task{TaskID: "t1", Status: mcp.TaskWorking, CreatedAt: time.Now(), TTLMs: &ttl, Principal: "p"}); err != nil {
+	if err := s.Create(ctx, &tasks.Task{TaskID: "t1", Status: tasks.Working, CreatedAt: time.Now(), TTLMs: &ttl, Principal: "p"}); err != nil {
 		t.Fatal(err)
 	}
 	if d := rdb.PTTL(ctx, s.Key("t1")).Val(); d <= 59*time.Second || d > time.Minute+time.Second {
@@ -541,24 +542,24 @@ func TestRecordsExpireWithTheirTask(t *testing.T) {
 	if d := rdb.PTTL(ctx, s.leaseKey("t1")).Val(); d <= time.Second || d > 2*time.Second {
 		t.Errorf("lease lifetime %v, want 2s", d)
 	}
-	if err := s.Create(ctx, &mcp.Task{TaskID: "t1", Status: mcp.TaskWorking, CreatedAt: time.Now(), TTLMs: &ttl}); err == nil {
+	if err := s.Create(ctx, &tasks.Task{TaskID: "t1", Status: tasks.Working, CreatedAt: time.Now(), TTLMs: &ttl}); err == nil {
 		t.Error("a second task under the same id was stored")
 	}
-	if err := s.Create(ctx, &mcp.Task{TaskID: "t2", Status: mcp.TaskWorking, CreatedAt: time.Now()}); err == nil {
+	if err := s.Create(ctx, &tasks.Task{TaskID: "t2", Status: tasks.Working, CreatedAt: time.Now()}); err == nil {
 		t.Error("a task without a TTL was stored")
 	}
 	for _, id := range []string{"", "a}b", "x:lease", strings.Repeat("a", 200)} {
-		if _, err := s.Get(ctx, id); !errors.Is(err, mcp.ErrTaskNotFound) {
+		if _, err := s.Get(ctx, id); !errors.Is(err, tasks.ErrNotFound) {
 			t.Errorf("Get(%q): %v", id, err)
 		}
 	}
-	if _, err := s.Get(ctx, "nope"); !errors.Is(err, mcp.ErrTaskNotFound) {
+	if _, err := s.Get(ctx, "nope"); !errors.Is(err, tasks.ErrNotFound) {
 		t.Errorf("unknown id: %v", err)
 	}
-	if err := s.Signal(ctx, mcp.TaskSignal{TaskID: "nope"}); !errors.Is(err, mcp.ErrTaskNotFound) {
+	if err := s.Signal(ctx, tasks.Signal{TaskID: "nope"}); !errors.Is(err, tasks.ErrNotFound) {
 		t.Errorf("signal to an unknown task: %v", err)
 	}
-	if err := s.Cancel(ctx, &mcp.Task{TaskID: "nope", Status: mcp.TaskCancelled}); !errors.Is(err, mcp.ErrTaskNotFound) {
+	if err := s.Cancel(ctx, &tasks.Task{TaskID: "nope", Status: tasks.Cancelled}); !errors.Is(err, tasks.ErrNotFound) {
 		t.Errorf("cancel of an unknown task: %v", err)
 	}
 }
@@ -573,16 +574,16 @@ func TestSignalsSurviveABriefDisconnect(t *testing.T) {
 	owner.block = 50 * time.Millisecond
 	ctx := context.Background()
 	ttl := time.Minute.Milliseconds()
-	if err := owner.Create(ctx, &mcp.Task{TaskID: "t1", Status: mcp.TaskWorking, CreatedAt: time.Now(), TTLMs: &ttl}); err != nil {
+	if err := owner.Create(ctx, &tasks.Task{TaskID: "t1", Status: tasks.Working, CreatedAt: time.Now(), TTLMs: &ttl}); err != nil {
 		t.Fatal(err)
 	}
-	receive := func(want int) []mcp.TaskSignal {
+	receive := func(want int) []tasks.Signal {
 		t.Helper()
-		got := make(chan mcp.TaskSignal, 16)
+		got := make(chan tasks.Signal, 16)
 		rctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
-		go func() { done <- owner.Receive(rctx, func(s mcp.TaskSignal) { got <- s }) }()
-		var out []mcp.TaskSignal
+		go func() { done <- owner.Receive(rctx, func(s tasks.Signal) { got <- s }) }()
+		var out []tasks.Signal
 		for len(out) < want {
 			select {
 			case s := <-got:
@@ -602,20 +603,20 @@ func TestSignalsSurviveABriefDisconnect(t *testing.T) {
 		}
 		return out
 	}
-	if err := other.Signal(ctx, mcp.TaskSignal{TaskID: "t1", InputResponses: json.RawMessage(`{"k":{"action":"decline"}}`)}); err != nil {
+	if err := other.Signal(ctx, tasks.Signal{TaskID: "t1", InputResponses: json.RawMessage(`{"k":{"action":"decline"}}`)}); err != nil {
 		t.Fatal(err)
 	}
 	inbox := owner.inbox(owner.Owner())
 	rdb.XAdd(ctx, &redis.XAddArgs{Stream: inbox, Values: []any{"d", "not json"}})
 	rdb.XAdd(ctx, &redis.XAddArgs{Stream: inbox, Values: []any{"d", `{"taskId":"a}b"}`}})
-	if err := other.Signal(ctx, mcp.TaskSignal{TaskID: "t1", Cancel: true}); err != nil {
+	if err := other.Signal(ctx, tasks.Signal{TaskID: "t1", Cancel: true}); err != nil {
 		t.Fatal(err)
 	}
 	got := receive(2)
 	if string(got[0].InputResponses) != `{"k":{"action":"decline"}}` || got[0].Cancel || !got[1].Cancel {
 		t.Fatalf("signals %+v", got)
 	}
-	if err := other.Signal(ctx, mcp.TaskSignal{TaskID: "t1", InputResponses: json.RawMessage(`{"k2":null}`)}); err != nil {
+	if err := other.Signal(ctx, tasks.Signal{TaskID: "t1", InputResponses: json.RawMessage(`{"k2":null}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if got := receive(1); string(got[0].InputResponses) != `{"k2":null}` {
@@ -639,11 +640,11 @@ func TestATaskInboxIsBoundedInBytes(t *testing.T) {
 	owner.block = 50 * time.Millisecond
 	ctx := context.Background()
 	ttl := time.Minute.Milliseconds()
-	if err := owner.Create(ctx, &mcp.Task{TaskID: "t1", Status: mcp.TaskInputRequired, CreatedAt: time.Now(), TTLMs: &ttl}); err != nil {
+	if err := owner.Create(ctx, &tasks.Task{TaskID: "t1", Status: tasks.InputRequired, CreatedAt: time.Now(), TTLMs: &ttl}); err != nil {
 		t.Fatal(err)
 	}
-	answer := func(n, size int) mcp.TaskSignal {
-		return mcp.TaskSignal{TaskID: "t1", InputResponses: json.RawMessage(
+	answer := func(n, size int) tasks.Signal {
+		return tasks.Signal{TaskID: "t1", InputResponses: json.RawMessage(
 			fmt.Sprintf(`{"k":{"action":"accept","content":{"n":%d,"pad":%q}}}`, n, strings.Repeat("x", size)))}
 	}
 	var e *mcp.Error
@@ -671,14 +672,14 @@ func TestATaskInboxIsBoundedInBytes(t *testing.T) {
 	if sent == 0 || held > 64<<10 {
 		t.Fatalf("the inbox holds %d bytes in %d signals, bound 64 KiB", held, sent)
 	}
-	if err := other.Signal(ctx, mcp.TaskSignal{TaskID: "t1", Cancel: true}); err != nil {
+	if err := other.Signal(ctx, tasks.Signal{TaskID: "t1", Cancel: true}); err != nil {
 		t.Fatalf("a cancellation into a full inbox: %v", err)
 	}
 
-	got := make(chan mcp.TaskSignal, 128)
+	got := make(chan tasks.Signal, 128)
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- owner.Receive(rctx, func(s mcp.TaskSignal) { got <- s }) }()
+	go func() { done <- owner.Receive(rctx, func(s tasks.Signal) { got <- s }) }()
 	for n := 1; n <= sent+1; n++ {
 		select {
 		case s := <-got:
@@ -714,8 +715,8 @@ func TestAnAnswerOverTheSignalBoundIsRefusedToItsSender(t *testing.T) {
 	o := instanceOptions{maxSignal: 1024}
 	a, b := newInstance(t, sock, o), newInstance(t, sock, o)
 	id := start(t, client(t, "alice", nil, a), "ask")
-	onB := client(t, "alice", nil, b).Task(id)
-	task := await(t, onB, status(mcp.TaskInputRequired))
+	onB := tasks.Get(client(t, "alice", nil, b), id, nil)
+	task := await(t, onB, status(tasks.InputRequired))
 	for key := range task.InputRequests {
 		big := fmt.Sprintf(`{"action":"accept","content":{"name":%q}}`, strings.Repeat("A", 4096))
 		err := onB.Update(ctxT(t), mcp.InputResponses{key: json.RawMessage(big)})
@@ -727,7 +728,13 @@ func TestAnAnswerOverTheSignalBoundIsRefusedToItsSender(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if task = await(t, onB, status(mcp.TaskCompleted)); resultText(t, task.Result) != "hello Ada" {
+	if task = await(t, onB, status(tasks.Completed)); resultText(t, task.Result) != "hello Ada" {
 		t.Fatalf("result %s", task.Result)
 	}
+}
+
+// withTasks enables the tasks extension on o.
+func withTasks(o *mcp.ClientOptions, to *tasks.ClientOptions) *mcp.ClientOptions {
+	tasks.EnableClient(o, to)
+	return o
 }

@@ -1,4 +1,4 @@
-package mcp
+package tasks
 
 import (
 	"context"
@@ -6,48 +6,50 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
 
-// Errors of a TaskStore.
+// Errors of a Store.
 var (
-	ErrTaskNotFound = errors.New("mcp: task not found")
-	ErrTaskLimit    = errors.New("mcp: task limit reached")
-	// ErrTaskEnded is returned by TaskStore.Update (and
-	// SharedTaskStore.Cancel) when the stored task is already terminal:
+	ErrNotFound = errors.New("mcp: task not found")
+	ErrLimit    = errors.New("mcp: task limit reached")
+	// ErrEnded is returned by Store.Update (and
+	// SharedStore.Cancel) when the stored task is already terminal:
 	// its final state is kept, the new one is not applied.
-	ErrTaskEnded = errors.New("mcp: task already ended")
+	ErrEnded = errors.New("mcp: task already ended")
 )
 
-// ErrTaskInstanceStopped is the error of a task reported failed because
+// ErrInstanceStopped is the error of a task reported failed because
 // the server instance running it stopped renewing its lease (see
-// SharedTaskStore). It is a JSON-RPC internal error (-32603).
-var ErrTaskInstanceStopped = jsonrpcError(CodeInternalError, "Internal error: the server instance running the task stopped")
+// SharedStore). It is a JSON-RPC internal error (-32603).
+var ErrInstanceStopped = jsonrpcError(mcp.CodeInternalError, "Internal error: the server instance running the task stopped")
 
-// TaskStore keeps the observable state of tasks, keyed by task id: what
+// Store keeps the observable state of tasks, keyed by task id: what
 // tasks/get returns, and the principal each task belongs to
 // (Task.Principal). The running part of a task (its goroutine,
 // cancellation and pending questions) stays in the process that created
 // it; a store shared by the instances of a fleet also implements
-// SharedTaskStore. Its methods are called concurrently.
-type TaskStore interface {
-	// Create stores a new task; ErrTaskLimit when the store is full.
+// SharedStore. Its methods are called concurrently.
+type Store interface {
+	// Create stores a new task; ErrLimit when the store is full.
 	Create(ctx context.Context, t *Task) error
-	// Get returns a task; ErrTaskNotFound when unknown or expired. The
+	// Get returns a task; ErrNotFound when unknown or expired. The
 	// caller does not modify the result.
 	Get(ctx context.Context, id string) (*Task, error)
-	// Update replaces a task's state; ErrTaskNotFound when it is gone,
-	// ErrTaskEnded (and no change) when the stored state is terminal: the
+	// Update replaces a task's state; ErrNotFound when it is gone,
+	// ErrEnded (and no change) when the stored state is terminal: the
 	// first terminal state written is final.
 	Update(ctx context.Context, t *Task) error
 }
 
-// SharedTaskStore is a TaskStore shared by the instances of a fleet (see
-// mcp/redistasks), which share nothing else: any instance can then serve
+// SharedStore is a Store shared by the instances of a fleet (see
+// redis/redistasks), which share nothing else: any instance can then serve
 // tasks/get, tasks/update and tasks/cancel of any task. The instance
 // whose goroutine runs a task (its owner) is the one whose store created
-// it: use one SharedTaskStore value per Server.
+// it: use one SharedStore value per Server.
 //
-// What the store adds to a TaskStore:
+// What the store adds to a Store:
 //
 //   - Delivery: Signal and Cancel carry what another instance receives
 //     for a task (answers, a cancellation) to its owner, which Receive
@@ -55,14 +57,14 @@ type TaskStore interface {
 //   - Leases: Create gives a task a lease of Lease(); the owner renews
 //     the leases of its running tasks every Lease()/3. Get reports a
 //     non-terminal task whose lease lapsed as failed with
-//     ErrTaskInstanceStopped, storing that state atomically: if the
+//     ErrInstanceStopped, storing that state atomically: if the
 //     owner renewed or finished in between, its state stands instead, and
-//     once the failed state is stored the owner's Update gets ErrTaskEnded
+//     once the failed state is stored the owner's Update gets ErrEnded
 //     and Renew reports the task ended. A task whose owner died is so
 //     reported failed within Lease() of its last renewal, never polled
 //     until its TTL.
-type SharedTaskStore interface {
-	TaskStore
+type SharedStore interface {
+	Store
 	// Lease is how long a task stays live in the store without a Renew.
 	// It must be positive.
 	Lease() time.Duration
@@ -72,30 +74,30 @@ type SharedTaskStore interface {
 	// lease, or gone): the server stops them.
 	Renew(ctx context.Context, ids []string) (ended []string, err error)
 	// Cancel stores t, a task's cancelled state, unless the stored state
-	// is terminal already (ErrTaskEnded), atomically, and then signals the
-	// owner to stop it (a TaskSignal with Cancel). ErrTaskNotFound when
+	// is terminal already (ErrEnded), atomically, and then signals the
+	// owner to stop it (a Signal with Cancel). ErrNotFound when
 	// the task is unknown.
 	Cancel(ctx context.Context, t *Task) error
-	// Signal sends s to the owner of task s.TaskID; ErrTaskNotFound when
+	// Signal sends s to the owner of task s.TaskID; ErrNotFound when
 	// the task is unknown. Delivery must survive a brief disconnection of
 	// the owner from the store. A store that bounds what waits for the
 	// owner refuses past its bound with an error that wraps an *Error
-	// or Unavailable: a forwarded tasks/update is answered with that
+	// or mcp.ErrTemporarilyUnavailable: a forwarded tasks/update is answered with that
 	// (any other error answers Internal error).
-	Signal(ctx context.Context, s TaskSignal) error
+	Signal(ctx context.Context, s Signal) error
 	// Receive calls deliver, one signal at a time and in order, for the
 	// signals sent to tasks this instance owns, until ctx ends (then it
 	// returns nil). The server calls it on a goroutine of its own once it
 	// runs a task, and again (after a growing delay) whenever it returns
 	// early; a later call resumes after the last signal delivered.
-	Receive(ctx context.Context, deliver func(TaskSignal)) error
+	Receive(ctx context.Context, deliver func(Signal)) error
 }
 
-// TaskSignal is a message for the owner of a task, sent through a
-// SharedTaskStore by the instance that received a request for it. The
+// Signal is a message for the owner of a task, sent through a
+// SharedStore by the instance that received a request for it. The
 // sender has checked the principal; the owner decodes and validates the
 // answers exactly as if it had received the tasks/update itself.
-type TaskSignal struct {
+type Signal struct {
 	TaskID string `json:"taskId"`
 	// Cancel tells the owner that the task was cancelled: the store holds
 	// the cancelled state already, the owner ends the handler's context.
@@ -104,23 +106,23 @@ type TaskSignal struct {
 	InputResponses json.RawMessage `json:"inputResponses,omitempty"`
 }
 
-// NewMemoryTaskStore returns an in-memory TaskStore holding at most max
+// NewMemoryStore returns an in-memory Store holding at most max
 // tasks (1000 when max <= 0), for a single process. Expired tasks are
 // dropped when read and when room is needed.
-func NewMemoryTaskStore(max int) TaskStore {
+func NewMemoryStore(max int) Store {
 	if max <= 0 {
 		max = 1000
 	}
-	return &memoryTaskStore{max: max, tasks: make(map[string]*Task)}
+	return &memoryStore{max: max, tasks: make(map[string]*Task)}
 }
 
-type memoryTaskStore struct {
+type memoryStore struct {
 	max   int
 	mu    sync.Mutex
 	tasks map[string]*Task
 }
 
-func (m *memoryTaskStore) Create(_ context.Context, t *Task) error {
+func (m *memoryStore) Create(_ context.Context, t *Task) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.tasks) >= m.max {
@@ -131,36 +133,36 @@ func (m *memoryTaskStore) Create(_ context.Context, t *Task) error {
 			}
 		}
 		if len(m.tasks) >= m.max {
-			return ErrTaskLimit
+			return ErrLimit
 		}
 	}
 	m.tasks[t.TaskID] = t
 	return nil
 }
 
-func (m *memoryTaskStore) Get(_ context.Context, id string) (*Task, error) {
+func (m *memoryStore) Get(_ context.Context, id string) (*Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.tasks[id]
 	if t == nil {
-		return nil, ErrTaskNotFound
+		return nil, ErrNotFound
 	}
 	if t.expired(time.Now()) {
 		delete(m.tasks, id)
-		return nil, ErrTaskNotFound
+		return nil, ErrNotFound
 	}
 	return t, nil
 }
 
-func (m *memoryTaskStore) Update(_ context.Context, t *Task) error {
+func (m *memoryStore) Update(_ context.Context, t *Task) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	old := m.tasks[t.TaskID]
 	switch {
 	case old == nil:
-		return ErrTaskNotFound
+		return ErrNotFound
 	case old.Status.Terminal():
-		return ErrTaskEnded
+		return ErrEnded
 	}
 	m.tasks[t.TaskID] = t
 	return nil

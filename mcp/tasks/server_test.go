@@ -1,9 +1,11 @@
-package mcp
+package tasks_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	. "github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -79,7 +81,7 @@ func (c *taskClient) do(body string, edit func(http.Header)) (int, map[string]an
 			c.t.Fatal(err)
 		}
 		// The schema knows no CreateTaskResult: check it as a result.
-		if r, _ := v["result"].(map[string]any); r != nil && r["resultType"] == string(ResultTask) {
+		if r, _ := v["result"].(map[string]any); r != nil && r["resultType"] == string(tasks.ResultType) {
 			wireMethod = ""
 		}
 		checkWire(c.t, wireMethod, msg)
@@ -123,26 +125,20 @@ func (c *taskClient) call(method, params string) map[string]any {
 
 func (c *taskClient) get(id string) map[string]any {
 	c.t.Helper()
-	return result(c.t, c.call(MethodTasksGet, `"taskId":`+quote(id)))
+	return result(c.t, c.call(tasks.MethodGet, `"taskId":`+quote(id)))
 }
 
 // await polls tasks/get until cond holds.
 func (c *taskClient) await(id string, cond func(map[string]any) bool) map[string]any {
 	c.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		r := c.get(id)
-		if cond(r) {
-			return r
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("task %s: condition not reached; last state %v", id, r)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var r map[string]any
+	if !poll(func() bool { r = c.get(id); return cond(r) }) {
+		c.t.Fatalf("task %s: condition not reached; last state %v", id, r)
 	}
+	return r
 }
 
-func status(want TaskStatus) func(map[string]any) bool {
+func status(want tasks.Status) func(map[string]any) bool {
 	return func(r map[string]any) bool { return r["status"] == string(want) }
 }
 
@@ -197,15 +193,16 @@ func toolText(t *testing.T, res any) string {
 // newTaskServer returns a server with tasks enabled and a few task tools.
 // release lets "job" finish; started reports that it is running; stopped
 // receives when its context ends.
-func newTaskServer(t *testing.T, o TaskOptions) (s *Server, release chan string, stopped chan error) {
-	s = NewServer(Implementation{Name: "tasks", Version: "1"}, &ServerOptions{Tasks: &o})
+func newTaskServer(t *testing.T, o tasks.Options) (s *Server, release chan string, stopped chan error) {
+	s = NewServer(Implementation{Name: "tasks", Version: "1"}, nil)
+	rt := tasks.Enable(s, &o)
 	release, stopped = make(chan string, 4), make(chan error, 4)
 	s.AddTool(&Tool{Name: "job"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		ctx, err := StartTask(ctx)
+		ctx, err := tasks.Start(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if !InTask(ctx) {
+		if !tasks.InTask(ctx) {
 			return TextResult("sync"), nil
 		}
 		select {
@@ -215,10 +212,10 @@ func newTaskServer(t *testing.T, o TaskOptions) (s *Server, release chan string,
 			stopped <- ctx.Err()
 			return nil, ctx.Err()
 		}
-	}, WithTaskSupport(TaskOptional))
+	}, rt.Support(tasks.Optional))
 	s.AddTool(&Tool{Name: "plain"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		if _, err := StartTask(ctx); err != nil || InTask(ctx) {
-			return nil, errors.New("StartTask must be a no-op here")
+		if _, err := tasks.Start(ctx); err != nil || tasks.InTask(ctx) {
+			return nil, errors.New("tasks.Start must be a no-op here")
 		}
 		return TextResult("plain"), nil
 	})
@@ -226,23 +223,23 @@ func newTaskServer(t *testing.T, o TaskOptions) (s *Server, release chan string,
 		errc := make(chan error, 1)
 		go func() {
 			time.Sleep(20 * time.Millisecond)
-			_, err := StartTask(ctx)
+			_, err := tasks.Start(ctx)
 			errc <- err
 		}()
 		go func() { stopped <- <-errc }()
 		return TextResult("returned"), nil
-	}, WithTaskSupport(TaskOptional))
+	}, rt.Support(tasks.Optional))
 	s.AddTool(&Tool{Name: "required"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		if _, err := StartTask(ctx); err != nil {
+		if _, err := tasks.Start(ctx); err != nil {
 			return nil, err
 		}
 		return TextResult("ok"), nil
-	}, WithTaskSupport(TaskRequired))
+	}, rt.Support(tasks.Required))
 	type name struct {
 		Name string `json:"name"`
 	}
 	s.AddTool(&Tool{Name: "ask"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		ctx, err := StartTask(ctx)
+		ctx, err := tasks.Start(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -255,22 +252,22 @@ func newTaskServer(t *testing.T, o TaskOptions) (s *Server, release chan string,
 			return nil, err
 		}
 		return TextResult(a.Content.Name + "+" + b.Content.Name), nil
-	}, WithTaskSupport(TaskOptional))
+	}, rt.Support(tasks.Optional))
 	s.AddTool(&Tool{Name: "mrtr_then_task"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		a, err := Elicit[name](ctx, "Who?", WithKey("who"))
 		if err != nil {
 			return nil, err
 		}
-		ctx, err = StartTask(ctx)
+		ctx, err = tasks.Start(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return TextResult("hi " + a.Content.Name + " in a task: " + map[bool]string{true: "yes", false: "no"}[InTask(ctx)]), nil
-	}, WithTaskSupport(TaskRequired))
+		return TextResult("hi " + a.Content.Name + " in a task: " + map[bool]string{true: "yes", false: "no"}[tasks.InTask(ctx)]), nil
+	}, rt.Support(tasks.Required))
 	s.AddTool(&Tool{Name: "outcome"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		var in struct{ Kind string }
 		_ = json.Unmarshal(r.Arguments, &in)
-		if _, err := StartTask(ctx); err != nil {
+		if _, err := tasks.Start(ctx); err != nil {
 			return nil, err
 		}
 		switch in.Kind {
@@ -284,12 +281,13 @@ func newTaskServer(t *testing.T, o TaskOptions) (s *Server, release chan string,
 			return TextResult(strings.Repeat("x", 2000)), nil
 		}
 		return nil, nil
-	}, WithTaskSupport(TaskOptional))
+	}, rt.Support(tasks.Optional))
 	return s, release, stopped
 }
 
 func TestTasksLifecycle(t *testing.T) {
-	s, release, _ := newTaskServer(t, TaskOptions{PollInterval: 20 * time.Millisecond})
+	t.Parallel()
+	s, release, _ := newTaskServer(t, tasks.Options{PollInterval: 20 * time.Millisecond})
 	c := newTaskClient(t, s, tasksCaps)
 	id := c.startTask("job", `{}`)
 	r := c.get(id)
@@ -300,7 +298,7 @@ func TestTasksLifecycle(t *testing.T) {
 		t.Fatalf("hints: %v", r)
 	}
 	release <- "now"
-	r = c.await(id, status(TaskCompleted))
+	r = c.await(id, status(tasks.Completed))
 	if got := toolText(t, r["result"]); got != "done now" {
 		t.Fatalf("result text %q", got)
 	}
@@ -316,8 +314,9 @@ func TestTasksLifecycle(t *testing.T) {
 // In a bubble, the late goroutine's sleep ends only once the handler has
 // returned and its answer is written, however slow the machine.
 func TestTasksStartAfterReturn(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		s, _, stopped := newTaskServer(t, TaskOptions{})
+		s, _, stopped := newTaskServer(t, tasks.Options{})
 		c := newMemoryTaskClient(t, s, tasksCaps)
 		if r := result(t, c.call(MethodToolsCall, `"name":"late","arguments":{}`)); toolText(t, r) != "returned" {
 			t.Fatalf("%v", r)
@@ -325,7 +324,7 @@ func TestTasksStartAfterReturn(t *testing.T) {
 		select {
 		case err := <-stopped:
 			if err == nil {
-				t.Fatal("StartTask after the handler returned created a task")
+				t.Fatal("tasks.Start after the handler returned created a task")
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatal("timeout")
@@ -334,25 +333,26 @@ func TestTasksStartAfterReturn(t *testing.T) {
 }
 
 func TestTasksOutcomes(t *testing.T) {
-	s, _, _ := newTaskServer(t, TaskOptions{MaxResultBytes: 1000})
+	t.Parallel()
+	s, _, _ := newTaskServer(t, tasks.Options{MaxResultBytes: 1000})
 	c := newTaskClient(t, s, tasksCaps)
 	for _, tc := range []struct {
 		kind   string
-		status TaskStatus
+		status tasks.Status
 		code   int
 	}{
-		{"panic", TaskFailed, CodeInternalError},
-		{"rpc", TaskFailed, CodeInvalidParams},
-		{"err", TaskCompleted, 0},
-		{"big", TaskFailed, CodeInternalError},
-		{"nil", TaskFailed, CodeInternalError},
+		{"panic", tasks.Failed, CodeInternalError},
+		{"rpc", tasks.Failed, CodeInvalidParams},
+		{"err", tasks.Completed, 0},
+		{"big", tasks.Failed, CodeInternalError},
+		{"nil", tasks.Failed, CodeInternalError},
 	} {
 		id := c.startTask("outcome", `{"Kind":"`+tc.kind+`"}`)
-		r := c.await(id, func(r map[string]any) bool { return TaskStatus(r["status"].(string)).Terminal() })
+		r := c.await(id, func(r map[string]any) bool { return tasks.Status(r["status"].(string)).Terminal() })
 		if r["status"] != string(tc.status) {
 			t.Fatalf("%s: status %v", tc.kind, r)
 		}
-		if tc.status == TaskFailed {
+		if tc.status == tasks.Failed {
 			e, _ := r["error"].(map[string]any)
 			if e == nil || int(e["code"].(float64)) != tc.code || r["result"] != nil {
 				t.Fatalf("%s: %v", tc.kind, r)
@@ -367,10 +367,11 @@ func TestTasksOutcomes(t *testing.T) {
 }
 
 func TestTasksInputThroughUpdate(t *testing.T) {
-	s, _, _ := newTaskServer(t, TaskOptions{})
+	t.Parallel()
+	s, _, _ := newTaskServer(t, tasks.Options{})
 	c := newTaskClient(t, s, tasksCaps)
 	id := c.startTask("ask", `{}`)
-	r := c.await(id, status(TaskInputRequired))
+	r := c.await(id, status(tasks.InputRequired))
 	irs, _ := r["inputRequests"].(map[string]any)
 	if len(irs) != 1 {
 		t.Fatalf("inputRequests %v", r)
@@ -383,14 +384,14 @@ func TestTasksInputThroughUpdate(t *testing.T) {
 		}
 	}
 	// Unknown keys and null answers are ignored; the ack is empty.
-	ack := result(t, c.call(MethodTasksUpdate, `"taskId":`+quote(id)+`,"inputResponses":{"nope":{"action":"accept"},`+quote(key)+`:null}`))
+	ack := result(t, c.call(tasks.MethodUpdate, `"taskId":`+quote(id)+`,"inputResponses":{"nope":{"action":"accept"},`+quote(key)+`:null}`))
 	if ack["resultType"] != "complete" || ack["taskId"] != nil || ack["status"] != nil {
 		t.Fatalf("ack %v", ack)
 	}
 	if c.get(id)["status"] != "input_required" {
 		t.Fatal("task moved on without an answer")
 	}
-	c.call(MethodTasksUpdate, `"taskId":`+quote(id)+`,"inputResponses":{`+quote(key)+`:{"action":"accept","content":{"name":"Ada"}}}`)
+	c.call(tasks.MethodUpdate, `"taskId":`+quote(id)+`,"inputResponses":{`+quote(key)+`:{"action":"accept","content":{"name":"Ada"}}}`)
 	// The second question gets a new key; the first one is gone.
 	r = c.await(id, func(r map[string]any) bool {
 		m, _ := r["inputRequests"].(map[string]any)
@@ -402,33 +403,35 @@ func TestTasksInputThroughUpdate(t *testing.T) {
 		key2 = k
 	}
 	// A late answer to the first key changes nothing.
-	c.call(MethodTasksUpdate, `"taskId":`+quote(id)+`,"inputResponses":{`+quote(key)+`:{"action":"accept","content":{"name":"X"}}}`)
-	c.call(MethodTasksUpdate, `"taskId":`+quote(id)+`,"inputResponses":{`+quote(key2)+`:{"action":"accept","content":{"name":"Bo"}}}`)
-	r = c.await(id, status(TaskCompleted))
+	c.call(tasks.MethodUpdate, `"taskId":`+quote(id)+`,"inputResponses":{`+quote(key)+`:{"action":"accept","content":{"name":"X"}}}`)
+	c.call(tasks.MethodUpdate, `"taskId":`+quote(id)+`,"inputResponses":{`+quote(key2)+`:{"action":"accept","content":{"name":"Bo"}}}`)
+	r = c.await(id, status(tasks.Completed))
 	if got := toolText(t, r["result"]); got != "Ada+Bo" {
 		t.Fatalf("result %q", got)
 	}
 }
 
 func TestTasksInvalidAnswer(t *testing.T) {
-	s, _, _ := newTaskServer(t, TaskOptions{})
+	t.Parallel()
+	s, _, _ := newTaskServer(t, tasks.Options{})
 	c := newTaskClient(t, s, tasksCaps)
 	id := c.startTask("ask", `{}`)
-	r := c.await(id, status(TaskInputRequired))
+	r := c.await(id, status(tasks.InputRequired))
 	for k := range r["inputRequests"].(map[string]any) {
-		c.call(MethodTasksUpdate, `"taskId":`+quote(id)+`,"inputResponses":{`+quote(k)+`:{"action":"accept","content":{"name":12}}}`)
+		c.call(tasks.MethodUpdate, `"taskId":`+quote(id)+`,"inputResponses":{`+quote(k)+`:{"action":"accept","content":{"name":12}}}`)
 	}
-	r = c.await(id, status(TaskCompleted))
+	r = c.await(id, status(tasks.Completed))
 	if res := r["result"].(map[string]any); res["isError"] != true {
 		t.Fatalf("invalid answer accepted: %v", r)
 	}
 }
 
 func TestTasksCancel(t *testing.T) {
-	s, _, stopped := newTaskServer(t, TaskOptions{})
+	t.Parallel()
+	s, _, stopped := newTaskServer(t, tasks.Options{})
 	c := newTaskClient(t, s, tasksCaps)
 	id := c.startTask("job", `{}`)
-	ack := result(t, c.call(MethodTasksCancel, `"taskId":`+quote(id)))
+	ack := result(t, c.call(tasks.MethodCancel, `"taskId":`+quote(id)))
 	for _, k := range []string{"taskId", "status", "result", "error", "inputRequests"} {
 		if _, ok := ack[k]; ok || ack["resultType"] != "complete" {
 			t.Fatalf("cancel ack %v", ack)
@@ -439,7 +442,7 @@ func TestTasksCancel(t *testing.T) {
 	}
 	waitStopped(t, stopped, context.Canceled)
 	// Idempotent on a terminal task; the status stays cancelled.
-	result(t, c.call(MethodTasksCancel, `"taskId":`+quote(id)))
+	result(t, c.call(tasks.MethodCancel, `"taskId":`+quote(id)))
 	if got := c.get(id)["status"]; got != "cancelled" {
 		t.Fatalf("status %v", got)
 	}
@@ -449,17 +452,18 @@ func TestTasksCancel(t *testing.T) {
 // millisecond before it, and at it the handler's context ends and the
 // task is unknown.
 func TestTasksUnknownAndExpired(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const ttl = 100 * time.Millisecond
-		s, _, stopped := newTaskServer(t, TaskOptions{TTL: ttl})
+		s, _, stopped := newTaskServer(t, tasks.Options{TTL: ttl})
 		c := newMemoryTaskClient(t, s, tasksCaps)
-		for _, m := range []string{MethodTasksGet, MethodTasksCancel} {
+		for _, m := range []string{tasks.MethodGet, tasks.MethodCancel} {
 			if code := errorCode(t, c.call(m, `"taskId":"nope"`)); code != CodeInvalidParams {
 				t.Fatalf("%s unknown: %d", m, code)
 			}
 		}
 		// tasks/update acknowledges any id (SEP-2663).
-		result(t, c.call(MethodTasksUpdate, `"taskId":"nope","inputResponses":{}`))
+		result(t, c.call(tasks.MethodUpdate, `"taskId":"nope","inputResponses":{}`))
 
 		id := c.startTask("job", `{}`)
 		time.Sleep(ttl - time.Millisecond)
@@ -468,24 +472,25 @@ func TestTasksUnknownAndExpired(t *testing.T) {
 		}
 		waitStopped(t, stopped, context.DeadlineExceeded)
 		synctest.Wait()
-		if code := errorCode(t, c.call(MethodTasksGet, `"taskId":`+quote(id))); code != CodeInvalidParams {
+		if code := errorCode(t, c.call(tasks.MethodGet, `"taskId":`+quote(id))); code != CodeInvalidParams {
 			t.Fatalf("expired task: %d", code)
 		}
 	})
 }
 
 func TestTasksCapabilityNegotiation(t *testing.T) {
-	s, _, _ := newTaskServer(t, TaskOptions{})
+	t.Parallel()
+	s, _, _ := newTaskServer(t, tasks.Options{})
 	with := newTaskClient(t, s, tasksCaps)
 	without := newTaskClient(t, s, `{"elicitation":{}}`)
 
 	caps := result(t, with.call(MethodDiscover, ""))["capabilities"].(map[string]any)
-	if ext, _ := caps["extensions"].(map[string]any); ext == nil || ext[ExtensionTasks] == nil || caps["tasks"] != nil {
+	if ext, _ := caps["extensions"].(map[string]any); ext == nil || ext[tasks.Extension] == nil || caps["tasks"] != nil {
 		t.Fatalf("discover capabilities %v", caps)
 	}
 	// Without the extension: tasks methods are refused with -32021 (400),
 	// an optional tool runs synchronously, a required one is refused.
-	st, v := without.do(without.body(MethodTasksGet, `"taskId":"x"`), nil)
+	st, v := without.do(without.body(tasks.MethodGet, `"taskId":"x"`), nil)
 	if st != http.StatusBadRequest || errorCode(t, v) != CodeMissingRequiredCapability {
 		t.Fatalf("tasks/get without extension: %d %v", st, v)
 	}
@@ -499,7 +504,7 @@ func TestTasksCapabilityNegotiation(t *testing.T) {
 	}
 	data, _ := v["error"].(map[string]any)["data"].(map[string]any)
 	ext, _ := data["requiredCapabilities"].(map[string]any)["extensions"].(map[string]any)
-	if ext[ExtensionTasks] == nil {
+	if ext[tasks.Extension] == nil {
 		t.Fatalf("error data %v", data)
 	}
 	// A legacy task param is ignored: a tool without task support answers.
@@ -509,12 +514,12 @@ func TestTasksCapabilityNegotiation(t *testing.T) {
 	}
 
 	// A server without Tasks advertises nothing and answers -32601.
-	plain := newTaskClient(t, newTestServer(t, nil), tasksCaps)
+	plain := newTaskClient(t, NewServer(Implementation{Name: "test-server", Version: "1.0.0"}, nil), tasksCaps)
 	caps = result(t, plain.call(MethodDiscover, ""))["capabilities"].(map[string]any)
-	if ext, _ := caps["extensions"].(map[string]any); ext[ExtensionTasks] != nil {
+	if ext, _ := caps["extensions"].(map[string]any); ext[tasks.Extension] != nil {
 		t.Fatalf("extension advertised without Tasks: %v", caps)
 	}
-	st, v = plain.do(plain.body(MethodTasksGet, `"taskId":"x"`), nil)
+	st, v = plain.do(plain.body(tasks.MethodGet, `"taskId":"x"`), nil)
 	if st != http.StatusNotFound || errorCode(t, v) != CodeMethodNotFound {
 		t.Fatalf("tasks/get without Tasks: %d %v", st, v)
 	}
@@ -527,7 +532,8 @@ func TestTasksCapabilityNegotiation(t *testing.T) {
 }
 
 func TestTasksMRTRBeforeTask(t *testing.T) {
-	s, _, _ := newTaskServer(t, TaskOptions{})
+	t.Parallel()
+	s, _, _ := newTaskServer(t, tasks.Options{})
 	c := newTaskClient(t, s, tasksCaps)
 	r1 := result(t, c.call(MethodToolsCall, `"name":"mrtr_then_task","arguments":{}`))
 	if r1["resultType"] != "input_required" || r1["taskId"] != nil {
@@ -535,114 +541,74 @@ func TestTasksMRTRBeforeTask(t *testing.T) {
 	}
 	state, _ := r1["requestState"].(string)
 	id := c.startTask("mrtr_then_task", `{},"inputResponses":{"who":{"action":"accept","content":{"name":"Ann"}}},"requestState":`+quote(state))
-	r := c.await(id, status(TaskCompleted))
+	r := c.await(id, status(tasks.Completed))
 	if got := toolText(t, r["result"]); got != "hi Ann in a task: yes" {
 		t.Fatalf("result %q", got)
 	}
 }
 
 func TestTasksHeaders(t *testing.T) {
-	s, _, _ := newTaskServer(t, TaskOptions{})
+	t.Parallel()
+	s, _, _ := newTaskServer(t, tasks.Options{})
 	c := newTaskClient(t, s, tasksCaps)
 	id := c.startTask("job", `{}`)
 	for name, edit := range map[string]func(http.Header){
 		"mismatch": func(h http.Header) { h.Set(HeaderName, "other") },
 		"missing":  func(h http.Header) { h.Del(HeaderName) },
 	} {
-		st, v := c.do(c.body(MethodTasksGet, `"taskId":`+quote(id)), edit)
+		st, v := c.do(c.body(tasks.MethodGet, `"taskId":`+quote(id)), edit)
 		if st != http.StatusBadRequest || errorCode(t, v) != CodeHeaderMismatch {
 			t.Fatalf("%s Mcp-Name: %d %v", name, st, v)
 		}
 	}
-	c.call(MethodTasksCancel, `"taskId":`+quote(id))
+	c.call(tasks.MethodCancel, `"taskId":`+quote(id))
 }
 
 func TestTasksBounds(t *testing.T) {
-	s, _, _ := newTaskServer(t, TaskOptions{MaxTasks: 2})
+	t.Parallel()
+	s, _, _ := newTaskServer(t, tasks.Options{MaxTasks: 2})
 	c := newTaskClient(t, s, tasksCaps)
 	a, b := c.startTask("job", `{}`), c.startTask("job", `{}`)
 	if code := errorCode(t, c.call(MethodToolsCall, `"name":"job","arguments":{}`)); code != CodeInternalError {
 		t.Fatalf("third task: %d", code)
 	}
-	c.call(MethodTasksCancel, `"taskId":`+quote(a))
-	c.call(MethodTasksCancel, `"taskId":`+quote(b))
-
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Error("WithTaskSupport on a server without Tasks did not panic")
-			}
-		}()
-		newTestServer(t, nil).AddTool(&Tool{Name: "x"}, func(context.Context, *CallToolRequest) (ToolResponse, error) { return nil, nil }, WithTaskSupport(TaskOptional))
-	}()
+	c.call(tasks.MethodCancel, `"taskId":`+quote(a))
+	c.call(tasks.MethodCancel, `"taskId":`+quote(b))
 
 	// Malformed params are -32602, never a panic.
 	for _, p := range []string{`"taskId":7`, ``, `"taskId":"a","inputResponses":[]`, `"taskId":"a"`} {
-		if code := errorCode(t, c.call(MethodTasksUpdate, p)); code != CodeInvalidParams {
+		if code := errorCode(t, c.call(tasks.MethodUpdate, p)); code != CodeInvalidParams {
 			t.Fatalf("tasks/update {%s}: %d", p, code)
 		}
 	}
 }
 
 func TestMemoryTaskStoreExpiry(t *testing.T) {
-	st := NewMemoryTaskStore(1)
+	t.Parallel()
+	st := tasks.NewMemoryStore(1)
 	ttl := int64(1)
-	old := &Task{TaskID: "a", CreatedAt: time.Now().Add(-time.Second), TTLMs: &ttl}
+	old := &tasks.Task{TaskID: "a", CreatedAt: time.Now().Add(-time.Second), TTLMs: &ttl}
 	ctx := context.Background()
 	if err := st.Create(ctx, old); err != nil {
 		t.Fatal(err)
 	}
 	// Full, but the expired task makes room.
-	if err := st.Create(ctx, &Task{TaskID: "b", CreatedAt: time.Now()}); err != nil {
+	if err := st.Create(ctx, &tasks.Task{TaskID: "b", CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Get(ctx, "a"); !errors.Is(err, ErrTaskNotFound) {
+	if _, err := st.Get(ctx, "a"); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("expired task: %v", err)
 	}
-	if err := st.Create(ctx, &Task{TaskID: "c", CreatedAt: time.Now()}); !errors.Is(err, ErrTaskLimit) {
+	if err := st.Create(ctx, &tasks.Task{TaskID: "c", CreatedAt: time.Now()}); !errors.Is(err, tasks.ErrLimit) {
 		t.Fatalf("over the limit: %v", err)
 	}
-}
-
-// FuzzDecodeTask feeds arbitrary params to the tasks methods' decoders
-// (the extension seam's, then the answers of tasks/update): no panic,
-// and either an error or a task id.
-func FuzzDecodeTask(f *testing.F) {
-	for _, s := range []string{
-		`{"_meta":` + metaJSON(tasksCaps) + `,"taskId":"abc","inputResponses":{"k":{"action":"accept","content":{"n":1}}}}`,
-		`{"_meta":` + metaJSON("") + `,"taskId":"abc","requestState":"x"}`,
-		`{"_meta":{},"taskId":null,"inputResponses":null}`,
-		`{"taskId":"a","TaskId":"b"}`, `[]`, `{`,
-	} {
-		f.Add([]byte(s))
-	}
-	s := NewServer(Implementation{Name: "fuzz", Version: "1"}, &ServerOptions{Tasks: &TaskOptions{}})
-	get, update := s.customSpec(MethodTasksGet, true), s.customSpec(MethodTasksUpdate, true)
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		for _, spec := range []*methodSpec{get, update} {
-			var pres metaPresence
-			p, err := spec.decode(raw, &pres)
-			r, ok := p.(*ExtensionRequest)
-			if !ok || r == nil {
-				t.Fatalf("decoder returned %T (err %v)", p, err)
-			}
-			if err != nil || !pres.meta || !json.Valid(raw) { // the envelope checked the JSON
-				continue
-			}
-			if !json.Valid(r.Params) {
-				t.Fatalf("params %q decoded to invalid JSON %q", raw, r.Params)
-			}
-			if spec == update {
-				_, _ = decodeTaskUpdate(r.Params)
-			}
-		}
-	})
 }
 
 // Server.Close cancels running tasks: their handlers' contexts end and
 // the tasks read cancelled.
 func TestServerCloseCancelsTasks(t *testing.T) {
-	s, _, stopped := newTaskServer(t, TaskOptions{})
+	t.Parallel()
+	s, _, stopped := newTaskServer(t, tasks.Options{})
 	c := newTaskClient(t, s, tasksCaps)
 	id := c.startTask("job", `{}`)
 	if err := s.Close(); err != nil {

@@ -1,10 +1,11 @@
-package mcp
+package tasks_test
 
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
+	. "github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -78,7 +79,7 @@ func (c *taskClient) startAs(user, tool string) string {
 
 func (c *taskClient) getAs(user, id string) map[string]any {
 	c.t.Helper()
-	_, v := c.do(c.body(MethodTasksGet, `"taskId":`+quote(id)), as(user))
+	_, v := c.do(c.body(tasks.MethodGet, `"taskId":`+quote(id)), as(user))
 	return v
 }
 
@@ -86,39 +87,36 @@ func (c *taskClient) getAs(user, id string) map[string]any {
 // from another principal (or from an unauthenticated request) is
 // answered byte for byte as for an unknown id, and does nothing.
 func TestTasksOfAnotherPrincipalAreUnknown(t *testing.T) {
-	s, _, stopped := newTaskServer(t, TaskOptions{})
+	t.Parallel()
+	s, _, stopped := newTaskServer(t, tasks.Options{})
 	c := newAuthTaskClient(t, s)
 	asked := c.startAs("alice", "ask")
 	var key string
-	deadline := time.Now().Add(5 * time.Second)
-	for key == "" {
+	if !poll(func() bool {
 		r := result(t, c.getAs("alice", asked))
 		irs, _ := r["inputRequests"].(map[string]any) // absent while the task has not asked yet
 		for k := range irs {
 			key = k
 		}
-		if key == "" && time.Now().After(deadline) {
-			t.Fatal("the task asked nothing")
-		}
-		if key == "" {
-			time.Sleep(5 * time.Millisecond)
-		}
+		return key != ""
+	}) {
+		t.Fatal("the task asked nothing")
 	}
 	job := c.startAs("alice", "job")
 	const unknown = "AAAAAAAAAAAAAAAAAAAAAA"
 	answer := `,"inputResponses":{` + quote(key) + `:{"action":"accept","content":{"name":"Mallory"}}}`
 	for _, intruder := range []string{"bob", ""} {
 		for _, tc := range []struct{ method, id, extra string }{
-			{MethodTasksGet, asked, ""},
-			{MethodTasksCancel, job, ""},
-			{MethodTasksUpdate, asked, answer},
+			{tasks.MethodGet, asked, ""},
+			{tasks.MethodCancel, job, ""},
+			{tasks.MethodUpdate, asked, answer},
 		} {
 			st, got := c.raw(tc.method, tc.id, tc.extra, intruder)
 			stU, want := c.raw(tc.method, unknown, tc.extra, intruder)
 			if st != stU || !bytes.Equal(got, want) {
 				t.Fatalf("%s of another principal's task (%q): %d %s\nunknown task: %d %s", tc.method, intruder, st, got, stU, want)
 			}
-			if tc.method != MethodTasksUpdate && !bytes.Contains(got, []byte(`"code":-32602`)) {
+			if tc.method != tasks.MethodUpdate && !bytes.Contains(got, []byte(`"code":-32602`)) {
 				t.Fatalf("%s of another principal's task: %s", tc.method, got)
 			}
 		}
@@ -131,17 +129,18 @@ func TestTasksOfAnotherPrincipalAreUnknown(t *testing.T) {
 		t.Fatalf("another principal cancelled the task: %v", r)
 	}
 	// The owner still can.
-	_, v := c.do(c.body(MethodTasksCancel, `"taskId":`+quote(job)), as("alice"))
+	_, v := c.do(c.body(tasks.MethodCancel, `"taskId":`+quote(job)), as("alice"))
 	result(t, v)
 	waitStopped(t, stopped, context.Canceled)
-	c.do(c.body(MethodTasksUpdate, `"taskId":`+quote(asked)+answer), as("alice"))
-	c.do(c.body(MethodTasksCancel, `"taskId":`+quote(asked)), as("alice"))
+	c.do(c.body(tasks.MethodUpdate, `"taskId":`+quote(asked)+answer), as("alice"))
+	c.do(c.body(tasks.MethodCancel, `"taskId":`+quote(asked)), as("alice"))
 }
 
 // The principal recorded with a task is the one sealed request state is
 // bound to: RequestStateOptions.Principal when set, else the verified
 // token's client, issuer and subject. It is stored, and never sent.
 func TestTaskRecordsItsPrincipal(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		fn   func(context.Context) (string, error)
@@ -151,24 +150,23 @@ func TestTaskRecordsItsPrincipal(t *testing.T) {
 		{"configured", func(ctx context.Context) (string, error) { return "tenant:" + TokenInfoFromContext(ctx).Subject, nil }, "tenant:alice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := NewMemoryTaskStore(10)
+			store := tasks.NewMemoryStore(10)
 			s := NewServer(Implementation{Name: "tasks", Version: "1"}, &ServerOptions{
-				Tasks:        &TaskOptions{Store: store},
-				RequestState: RequestStateOptions{Principal: tc.fn},
-			})
+				RequestState: RequestStateOptions{Principal: tc.fn}})
+			rt := tasks.Enable(s, &tasks.Options{Store: store})
 			s.AddTool(&Tool{Name: "job"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-				if _, err := StartTask(ctx); err != nil {
+				if _, err := tasks.Start(ctx); err != nil {
 					return nil, err
 				}
 				return TextResult("done"), nil
-			}, WithTaskSupport(TaskOptional))
+			}, rt.Support(tasks.Optional))
 			c := newAuthTaskClient(t, s)
 			id := c.startAs("alice", "job")
 			task, err := store.Get(context.Background(), id)
 			if err != nil || task.Principal != tc.want {
 				t.Fatalf("stored principal %q (%v), want %q", task.Principal, err, tc.want)
 			}
-			_, body := c.raw(MethodTasksGet, id, "", "alice")
+			_, body := c.raw(tasks.MethodGet, id, "", "alice")
 			if bytes.Contains(body, []byte("alice")) || bytes.Contains(body, []byte("rincipal")) {
 				t.Fatalf("the principal went on the wire: %s", body)
 			}
@@ -179,74 +177,58 @@ func TestTaskRecordsItsPrincipal(t *testing.T) {
 // A principal that cannot be derived fails the call and the tasks
 // methods with -32603, never a task without an owner.
 func TestTaskPrincipalErrorFails(t *testing.T) {
+	t.Parallel()
 	var fail atomic.Bool
 	s := NewServer(Implementation{Name: "tasks", Version: "1"}, &ServerOptions{
-		Tasks: &TaskOptions{},
 		RequestState: RequestStateOptions{Principal: func(ctx context.Context) (string, error) {
 			if fail.Load() {
 				return "", errors.New("no directory")
 			}
 			return "p", nil
-		}},
-	})
+		}}})
+	rt := tasks.Enable(s, &tasks.Options{})
 	s.AddTool(&Tool{Name: "job"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		if _, err := StartTask(ctx); err != nil {
+		if _, err := tasks.Start(ctx); err != nil {
 			return nil, err
 		}
 		return TextResult("done"), nil
-	}, WithTaskSupport(TaskOptional))
+	}, rt.Support(tasks.Optional))
 	c := newTaskClient(t, s, tasksCaps)
 	id := c.startTask("job", `{}`)
 	fail.Store(true)
 	if code := errorCode(t, c.call(MethodToolsCall, `"name":"job","arguments":{}`)); code != CodeInternalError {
 		t.Fatalf("tools/call: %d", code)
 	}
-	if code := errorCode(t, c.call(MethodTasksGet, `"taskId":`+quote(id))); code != CodeInternalError {
+	if code := errorCode(t, c.call(tasks.MethodGet, `"taskId":`+quote(id))); code != CodeInternalError {
 		t.Fatalf("tasks/get: %d", code)
 	}
 }
 
-// Without authentication the id is all a caller needs, so it must be
-// unguessable: 128 bits from crypto/rand.
-func TestTaskIDsCarry128RandomBits(t *testing.T) {
-	seen := map[string]bool{}
-	for range 1000 {
-		id := newTaskID()
-		b, err := base64.RawURLEncoding.DecodeString(id)
-		if err != nil || len(b) < 16 {
-			t.Fatalf("task id %q: %d bytes (%v)", id, len(b), err)
-		}
-		if seen[id] {
-			t.Fatalf("task id %q repeated", id)
-		}
-		seen[id] = true
-	}
-}
-
 // The first terminal state a store holds is final: a later Update is
-// refused with ErrTaskEnded.
+// refused with tasks.ErrEnded.
 func TestMemoryTaskStoreKeepsTheFirstTerminalState(t *testing.T) {
-	st := NewMemoryTaskStore(10)
+	t.Parallel()
+	st := tasks.NewMemoryStore(10)
 	ctx := context.Background()
 	ttl := int64(time.Hour.Milliseconds())
-	task := &Task{TaskID: "a", Status: TaskWorking, CreatedAt: time.Now(), TTLMs: &ttl}
+	task := &tasks.Task{TaskID: "a", Status: tasks.Working, CreatedAt: time.Now(), TTLMs: &ttl}
 	if err := st.Create(ctx, task); err != nil {
 		t.Fatal(err)
 	}
 	done := *task
-	done.Status = TaskCancelled
+	done.Status = tasks.Cancelled
 	if err := st.Update(ctx, &done); err != nil {
 		t.Fatal(err)
 	}
 	late := *task
-	late.Status = TaskCompleted
-	if err := st.Update(ctx, &late); !errors.Is(err, ErrTaskEnded) {
+	late.Status = tasks.Completed
+	if err := st.Update(ctx, &late); !errors.Is(err, tasks.ErrEnded) {
 		t.Fatalf("update of a terminal task: %v", err)
 	}
-	if got, _ := st.Get(ctx, "a"); got.Status != TaskCancelled {
+	if got, _ := st.Get(ctx, "a"); got.Status != tasks.Cancelled {
 		t.Fatalf("status %s", got.Status)
 	}
-	if err := st.Update(ctx, &Task{TaskID: "b"}); !errors.Is(err, ErrTaskNotFound) {
+	if err := st.Update(ctx, &tasks.Task{TaskID: "b"}); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("update of an unknown task: %v", err)
 	}
 }

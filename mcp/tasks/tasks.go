@@ -1,4 +1,4 @@
-package mcp
+package tasks
 
 import (
 	"context"
@@ -13,61 +13,54 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
 
-// The tasks extension (io.modelcontextprotocol/tasks, SEP-2663): a
-// tools/call may be answered with a task handle (resultType "task") that
-// the client polls with tasks/get, feeds input through tasks/update and
-// cancels with tasks/cancel. See docs/design/tasks.md.
-//
-// A server enables the extension with ServerOptions.Tasks; a tool opts in
-// with WithTaskSupport; its handler turns the call into a task with
-// StartTask. Everything before StartTask is an ordinary call (questions
-// asked there are MRTR rounds); everything after it runs in the
-// background, and its questions become the task's input_required status.
-
-// ExtensionTasks is the identifier of the tasks extension, as declared in
+// Extension is the identifier of the tasks extension, as declared in
 // capabilities.extensions by client (per request) and server (discover).
-const ExtensionTasks = "io.modelcontextprotocol/tasks"
+const Extension = "io.modelcontextprotocol/tasks"
 
 // Methods of the tasks extension.
 const (
-	MethodTasksGet    = "tasks/get"
-	MethodTasksUpdate = "tasks/update"
-	MethodTasksCancel = "tasks/cancel"
+	MethodGet    = "tasks/get"
+	MethodUpdate = "tasks/update"
+	MethodCancel = "tasks/cancel"
 )
 
-// ResultTask is the resultType of a CreateTaskResult.
-const ResultTask ResultType = "task"
+// ResultType is the resultType of the answer to a tools/call that became
+// a task (its seed state).
+const ResultType mcp.ResultType = "task"
 
-// TaskSupport says whether a tool's calls may become tasks.
-type TaskSupport uint8
+// What a Runtime reports to ServerOptions.Observer: an mcp.Event of
+// Kind EventExtension, Extension Extension, and one of these Names
+// (EventEnded with the terminal Status, "" when the task ended through
+// another instance of a fleet).
+const (
+	EventStarted = "task.started"
+	EventEnded   = "task.ended"
+)
+
+// Support says whether a tool's calls may become tasks.
+type Support uint8
 
 const (
-	// TaskForbidden (the default): the tool always answers synchronously
-	// and StartTask is a no-op.
-	TaskForbidden TaskSupport = iota
-	// TaskOptional: a call becomes a task when the handler calls StartTask
-	// and the request declared the extension; otherwise the handler runs
-	// to completion synchronously.
-	TaskOptional
-	// TaskRequired: a request that did not declare the extension is
-	// rejected with -32021 before the handler runs.
-	TaskRequired
+	// Forbidden: the tool always answers synchronously and Start is a
+	// no-op (the default of a tool without the Support option).
+	Forbidden Support = iota
+	// Optional: a call becomes a task when the handler calls Start and
+	// the request declared the extension; otherwise the handler runs to
+	// completion synchronously.
+	Optional
+	// Required: a request that did not declare the extension is rejected
+	// with -32021 before the handler runs.
+	Required
 )
 
-// ToolOption adjusts how a tool is served (see AddTool).
-type ToolOption func(*serverTool)
-
-// WithTaskSupport lets the tool's calls become tasks. The server must have
-// ServerOptions.Tasks set, or AddTool panics.
-func WithTaskSupport(ts TaskSupport) ToolOption {
-	return func(t *serverTool) { t.task = ts }
-}
-
-// TaskOptions enable the tasks extension and bound it. Zero fields take
-// the defaults.
-type TaskOptions struct {
+// Options enable the tasks extension and bound it. Zero fields take the
+// defaults.
+type Options struct {
 	// MaxTasks bounds the tasks the server holds, running or finished and
 	// not yet expired. A tools/call that would create one more fails with
 	// -32603. Default 1000.
@@ -86,43 +79,43 @@ type TaskOptions struct {
 	// lifetime. Default 1000.
 	MaxInputRequests int
 	// Store keeps the observable state of tasks. Nil means an in-memory
-	// store bounded by MaxTasks, for a single process. A SharedTaskStore
-	// (mcp/redistasks) serves a fleet: tasks/get, tasks/update and
+	// store bounded by MaxTasks, for a single process. A SharedStore
+	// (redis/redistasks) serves a fleet: tasks/get, tasks/update and
 	// tasks/cancel then work on every instance, and MaxTasks bounds the
 	// tasks running on each instance (the shared store holds the
 	// finished ones until their TTL).
-	Store TaskStore
-	// StoreTimeout bounds each call the server makes to a SharedTaskStore
-	// on its own behalf (writing a task's state, renewing leases).
-	// Default 5 seconds. Calls made for a request also end with it.
+	Store Store
+	// StoreTimeout bounds each call the server makes to a SharedStore on
+	// its own behalf (writing a task's state, renewing leases). Default
+	// 5 seconds. Calls made for a request also end with it.
 	StoreTimeout time.Duration
 }
 
-// TaskStatus is the status of a task.
-type TaskStatus string
+// Status is the status of a task.
+type Status string
 
 // Task statuses.
 const (
-	TaskWorking       TaskStatus = "working"
-	TaskInputRequired TaskStatus = "input_required"
-	TaskCompleted     TaskStatus = "completed"
-	TaskFailed        TaskStatus = "failed"
-	TaskCancelled     TaskStatus = "cancelled"
+	Working       Status = "working"
+	InputRequired Status = "input_required"
+	Completed     Status = "completed"
+	Failed        Status = "failed"
+	Cancelled     Status = "cancelled"
 )
 
 // Terminal reports whether the status is final.
-func (s TaskStatus) Terminal() bool {
-	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
+func (s Status) Terminal() bool {
+	return s == Completed || s == Failed || s == Cancelled
 }
 
 // Task is the state of a task as tasks/get reports it. A *Task held by a
-// TaskStore is a snapshot: it is replaced, never modified.
+// Store is a snapshot: it is replaced, never modified.
 type Task struct {
-	TaskID        string     `json:"taskId"`
-	Status        TaskStatus `json:"status"`
-	StatusMessage string     `json:"statusMessage,omitempty"`
-	CreatedAt     time.Time  `json:"createdAt"`
-	LastUpdatedAt time.Time  `json:"lastUpdatedAt"`
+	TaskID        string    `json:"taskId"`
+	Status        Status    `json:"status"`
+	StatusMessage string    `json:"statusMessage,omitempty"`
+	CreatedAt     time.Time `json:"createdAt"`
+	LastUpdatedAt time.Time `json:"lastUpdatedAt"`
 	// TTLMs is the lifetime from creation in milliseconds; nil (null on
 	// the wire) means unlimited.
 	TTLMs          *int64 `json:"ttlMs"`
@@ -133,14 +126,14 @@ type Task struct {
 	// Result is the tool's result (completed), Error the JSON-RPC error
 	// (failed).
 	Result json.RawMessage `json:"result,omitempty"`
-	Error  *Error          `json:"error,omitempty"`
+	Error  *mcp.Error      `json:"error,omitempty"`
 	// Principal is the identity of whoever started the task, the one
-	// sealed request state is bound to (RequestStateOptions.Principal,
-	// by default the verified token's client, issuer and subject): only
-	// requests of that principal can read, answer or cancel the task;
-	// any other gets exactly the answer of an unknown task. It is kept
-	// by the TaskStore and never sent. Empty on a server without
-	// authentication, where the task id alone is a bearer handle.
+	// sealed request state is bound to (mcp.Server.Principal: by default
+	// the verified token's client, issuer and subject): only requests of
+	// that principal can read, answer or cancel the task; any other gets
+	// exactly the answer of an unknown task. It is kept by the Store and
+	// never sent. Empty on a server without authentication, where the
+	// task id alone is a bearer handle.
 	Principal string `json:"-"`
 }
 
@@ -149,22 +142,20 @@ func (t *Task) expired(now time.Time) bool {
 	return t.TTLMs != nil && now.Sub(t.CreatedAt) >= time.Duration(*t.TTLMs)*time.Millisecond
 }
 
-// CreateTaskResult is the answer to a tools/call that became a task:
-// resultType "task" and the task's seed state (never a result, error or
-// input requests).
-type CreateTaskResult struct {
-	Task
-}
+var errInternal = jsonrpc.NewError(mcp.CodeInternalError, "Internal error")
+
+func jsonrpcError(code int, msg string) *mcp.Error { return jsonrpc.NewError(code, msg) }
 
 // ---- the server's task runtime ----
 
-// taskRuntime is a server's tasks: the store and the tasks running here.
-type taskRuntime struct {
-	observe func(Event) // the server's (observe.go)
-	opts    TaskOptions
-	store   TaskStore
-	shared  SharedTaskStore // store, when it is shared by a fleet (tasks_fleet.go)
-	log     *slog.Logger
+// Runtime is the tasks extension of one server: its store and the tasks
+// running in this process. Enable makes one.
+type Runtime struct {
+	srv    *mcp.Server
+	opts   Options
+	store  Store
+	shared SharedStore // store, when it is shared by a fleet (fleet.go)
+	log    *slog.Logger
 
 	// The fleet's background work (renewing leases, receiving signals),
 	// started with the first task and stopped by cancelAll.
@@ -177,7 +168,24 @@ type taskRuntime struct {
 	reserved int // shared store: tasks being created, counted against MaxTasks
 }
 
-func newTaskRuntime(o TaskOptions, log *slog.Logger) *taskRuntime {
+// Enable turns the tasks extension on for s with the bounds of o (nil:
+// the defaults): server/discover advertises it, tasks/get, tasks/update
+// and tasks/cancel are served (custom methods of the extension, for
+// 2026-07-28 requests that declare it), and s.Close cancels the tasks
+// running here. Call it once per server, before serving. Tools opt in
+// with the Runtime's Support option.
+func Enable(s *mcp.Server, o *Options) *Runtime {
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	rt := newRuntime(s, opts)
+	rt.addMethods()
+	s.OnClose(rt.cancelAll)
+	return rt
+}
+
+func newRuntime(s *mcp.Server, o Options) *Runtime {
 	if o.MaxTasks <= 0 {
 		o.MaxTasks = 1000
 	}
@@ -197,18 +205,23 @@ func newTaskRuntime(o TaskOptions, log *slog.Logger) *taskRuntime {
 		o.StoreTimeout = 5 * time.Second
 	}
 	if o.Store == nil {
-		o.Store = NewMemoryTaskStore(o.MaxTasks)
+		o.Store = NewMemoryStore(o.MaxTasks)
 	}
-	rt := &taskRuntime{opts: o, store: o.Store, log: log, live: make(map[string]*liveTask), observe: func(Event) {}}
-	if sh, ok := o.Store.(SharedTaskStore); ok {
+	rt := &Runtime{srv: s, opts: o, store: o.Store, log: s.Logger(), live: make(map[string]*liveTask)}
+	if sh, ok := o.Store.(SharedStore); ok {
 		rt.shared = sh
 		rt.fleetCtx, rt.fleetStop = context.WithCancel(context.Background())
 	}
 	return rt
 }
 
+// report tells the server's observer of a task starting or ending.
+func (rt *Runtime) report(name string, status Status) {
+	rt.srv.Report(mcp.Event{Kind: mcp.EventExtension, Extension: Extension, Name: name, Status: string(status)})
+}
+
 // local returns the task running here under id, or nil.
-func (rt *taskRuntime) local(id string) *liveTask {
+func (rt *Runtime) local(id string) *liveTask {
 	rt.mu.Lock()
 	lt := rt.live[id]
 	rt.mu.Unlock()
@@ -217,7 +230,7 @@ func (rt *taskRuntime) local(id string) *liveTask {
 
 // liveTask is a task running in this process.
 type liveTask struct {
-	rt        *taskRuntime
+	rt        *Runtime
 	id        string
 	principal string
 	cancel    context.CancelFunc
@@ -250,19 +263,9 @@ func samePrincipal(a, b string) bool {
 	return subtle.ConstantTimeCompare(unsafe.Slice(unsafe.StringData(a), len(a)), unsafe.Slice(unsafe.StringData(b), len(b))) == 1
 }
 
-// taskPrincipal is the principal of a request, as the request-state
-// boundary derives it: RequestStateOptions.Principal, or the verified
-// token's client, issuer and subject.
-func (s *Server) taskPrincipal(ctx context.Context) (string, error) {
-	if f := s.opts.RequestState.Principal; f != nil {
-		return f(ctx)
-	}
-	return defaultPrincipal(ctx)
-}
-
 // storeUpdate writes a state on the task's own behalf: bounded by
 // StoreTimeout on a shared store.
-func (rt *taskRuntime) storeUpdate(t *Task) error {
+func (rt *Runtime) storeUpdate(t *Task) error {
 	if rt.shared == nil {
 		return rt.store.Update(context.Background(), t)
 	}
@@ -274,12 +277,12 @@ func (rt *taskRuntime) storeUpdate(t *Task) error {
 // endedInStore reports whether a store error says the stored task is
 // over (terminal, or gone): the task must stop here.
 func endedInStore(err error) bool {
-	return errors.Is(err, ErrTaskEnded) || errors.Is(err, ErrTaskNotFound)
+	return errors.Is(err, ErrEnded) || errors.Is(err, ErrNotFound)
 }
 
 // publishLocked writes a new snapshot: status from the pending questions
 // unless given. lt.mu is held. It returns the store's error.
-func (lt *liveTask) publishLocked(status TaskStatus, result json.RawMessage, e *Error) error {
+func (lt *liveTask) publishLocked(status Status, result json.RawMessage, e *mcp.Error) error {
 	t := *lt.snap
 	t.LastUpdatedAt = time.Now().UTC()
 	t.InputRequests, t.Result, t.Error = nil, nil, nil
@@ -287,13 +290,13 @@ func (lt *liveTask) publishLocked(status TaskStatus, result json.RawMessage, e *
 	case status != "":
 		t.Status, t.Result, t.Error = status, result, e
 	case len(lt.pending) > 0:
-		t.Status = TaskInputRequired
+		t.Status = InputRequired
 		t.InputRequests = make(map[string]json.RawMessage, len(lt.pending))
 		for k, p := range lt.pending {
 			t.InputRequests[k] = p.raw
 		}
 	default:
-		t.Status = TaskWorking
+		t.Status = Working
 	}
 	lt.snap = &t
 	return lt.rt.storeUpdate(&t)
@@ -312,7 +315,7 @@ func (lt *liveTask) republishLocked() (ended bool) {
 
 // finish records a terminal state once; later outcomes are ignored (a
 // cancelled task stays cancelled).
-func (lt *liveTask) finish(status TaskStatus, result json.RawMessage, e *Error) {
+func (lt *liveTask) finish(status Status, result json.RawMessage, e *mcp.Error) {
 	lt.mu.Lock()
 	if lt.done {
 		lt.mu.Unlock()
@@ -320,16 +323,16 @@ func (lt *liveTask) finish(status TaskStatus, result json.RawMessage, e *Error) 
 	}
 	lt.done = true
 	lt.pending = nil
-	lt.rt.observe(Event{Kind: EventTaskEnded, Status: status})
+	lt.rt.report(EventEnded, status)
 	err := lt.publishLocked(status, result, e)
 	if err != nil && !endedInStore(err) {
 		// The store refused the state (too large for it, unreachable):
 		// leave a small failed one rather than a running task that
 		// readers would see fail only when its lease lapses.
 		lt.rt.log.Error("mcp: writing a task's final state", "task", lt.id, "status", status, "err", err)
-		if status != TaskFailed || e != errInternal {
-			if err := lt.publishLocked(TaskFailed, nil, errInternal); err != nil && !endedInStore(err) {
-				lt.rt.log.Error("mcp: writing a task's final state", "task", lt.id, "status", TaskFailed, "err", err)
+		if status != Failed || e != errInternal {
+			if err := lt.publishLocked(Failed, nil, errInternal); err != nil && !endedInStore(err) {
+				lt.rt.log.Error("mcp: writing a task's final state", "task", lt.id, "status", Failed, "err", err)
 			}
 		}
 	}
@@ -350,7 +353,7 @@ func (lt *liveTask) drop() {
 	lt.pending = nil
 	lt.mu.Unlock()
 	// Ended through another instance: its status is the store's.
-	lt.rt.observe(Event{Kind: EventTaskEnded})
+	lt.rt.report(EventEnded, "")
 	lt.end()
 }
 
@@ -362,8 +365,8 @@ func (lt *liveTask) end() {
 }
 
 // cancelAll cancels every running task and stops the fleet's background
-// work (Server.Close).
-func (rt *taskRuntime) cancelAll() {
+// work (Server.Close, through Server.OnClose).
+func (rt *Runtime) cancelAll() {
 	if rt.fleetStop != nil {
 		rt.fleetStop()
 	}
@@ -374,26 +377,20 @@ func (rt *taskRuntime) cancelAll() {
 	}
 	rt.mu.Unlock()
 	for _, lt := range live {
-		lt.finish(TaskCancelled, nil, nil)
+		lt.finish(Cancelled, nil, nil)
 	}
 }
 
-// taskAsker answers the asking API inside a task: a question becomes an
-// entry of the task's inputRequests and the call blocks until
-// tasks/update delivers its answer or the task ends.
+// taskAsker answers the asking API inside a task (an mcp.Asker of the
+// task's detached context): a question becomes an entry of the task's
+// inputRequests and the call blocks until tasks/update delivers its
+// answer or the task ends. The server checked the capability before and
+// checks the answer after.
 type taskAsker struct {
-	lt   *liveTask
-	caps *ClientCapabilities
+	lt *liveTask
 }
 
-func (a *taskAsker) ask(ctx context.Context, q *question) (json.RawMessage, error) {
-	if e := missingCapability(a.caps, q); e != nil {
-		return nil, e
-	}
-	raw, err := marshalInputRequest(q.req)
-	if err != nil {
-		return nil, err
-	}
+func (a *taskAsker) Ask(ctx context.Context, q *mcp.Question) (json.RawMessage, error) {
 	lt := a.lt
 	lt.mu.Lock()
 	if lt.done {
@@ -406,12 +403,13 @@ func (a *taskAsker) ask(ctx context.Context, q *question) (json.RawMessage, erro
 	}
 	lt.asked++
 	// A key is never reused within a task (SEP-2663).
-	key := q.key
+	key := q.Key
 	for n := 2; lt.used[key]; n++ {
-		key = q.key + "_" + strconv.Itoa(n)
+		key = q.Key + "_" + strconv.Itoa(n)
 	}
+	q.Key = key
 	lt.used[key] = true
-	p := &pendingInput{raw: raw, answer: make(chan json.RawMessage, 1)}
+	p := &pendingInput{raw: q.Request, answer: make(chan json.RawMessage, 1)}
 	lt.pending[key] = p
 	if err := lt.publishLocked("", nil, nil); err != nil {
 		// Nobody can see the question, so nobody will answer it.
@@ -427,9 +425,6 @@ func (a *taskAsker) ask(ctx context.Context, q *question) (json.RawMessage, erro
 
 	select {
 	case ans := <-p.answer:
-		if err := q.validate(ans); err != nil {
-			return nil, q.invalidAnswer(key, err)
-		}
 		return ans, nil
 	case <-ctx.Done():
 		lt.mu.Lock()

@@ -1,10 +1,12 @@
-package mcp
+package tasks_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	. "github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,10 +19,11 @@ import (
 // taskLog records the tasks requests a server receives over HTTP
 // (method and Mcp-Name) and the _meta capabilities of every request.
 type taskLog struct {
-	mu    sync.Mutex
-	calls []string // "method name"
-	caps  []string // raw clientCapabilities, in order
-	ids   chan string
+	mu     sync.Mutex
+	calls  []string // "method name"
+	caps   []string // raw clientCapabilities, in order
+	bodies []string // raw request bodies, in order
+	ids    chan string
 }
 
 func newTaskLog() *taskLog { return &taskLog{ids: make(chan string, 64)} }
@@ -40,8 +43,9 @@ func (l *taskLog) wrap(h http.Handler) http.Handler {
 			l.mu.Lock()
 			l.calls = append(l.calls, method+" "+name)
 			l.caps = append(l.caps, string(m.Params.Meta[MetaClientCapabilities]))
+			l.bodies = append(l.bodies, string(b))
 			l.mu.Unlock()
-			if method == MethodTasksGet {
+			if method == tasks.MethodGet {
 				select {
 				case l.ids <- name:
 				default:
@@ -82,26 +86,24 @@ func urlClient(t *testing.T, url string, opts *ClientOptions) *Client {
 	return c
 }
 
-var fastTasks = TaskOptions{PollInterval: 5 * time.Millisecond}
+var fastTasks = tasks.Options{PollInterval: 5 * time.Millisecond}
 
 // taskAnswers answers the task server's questions: First? → Ada,
 // Second? → Bob, Who? → Cy.
 func taskAnswers(keys chan<- string) *ClientOptions {
-	return &ClientOptions{
-		Tasks: &ClientTaskOptions{},
-		Elicitation: func(ctx context.Context, r *ElicitRequest) (*ElicitResult, error) {
-			if keys != nil {
-				keys <- InputRequestKey(ctx)
-			}
-			name := map[string]string{"First?": "Ada", "Second?": "Bob", "Who?": "Cy"}[r.Message]
-			return &ElicitResult{Action: ElicitAccept, Content: map[string]any{"name": name}}, nil
-		},
-	}
+	return withTasks(&ClientOptions{Elicitation: func(ctx context.Context, r *ElicitRequest) (*ElicitResult, error) {
+		if keys != nil {
+			keys <- InputRequestKey(ctx)
+		}
+		name := map[string]string{"First?": "Ada", "Second?": "Bob", "Who?": "Cy"}[r.Message]
+		return &ElicitResult{Action: ElicitAccept, Content: map[string]any{"name": name}}, nil
+	}}, &tasks.ClientOptions{})
 }
 
 func TestClientTaskCompletes(t *testing.T) {
+	t.Parallel()
 	s, release, _ := newTaskServer(t, fastTasks)
-	clientTransports(t, s, &ClientOptions{Tasks: &ClientTaskOptions{}}, func(t *testing.T, c *Client) {
+	clientTransports(t, s, withTasks(&ClientOptions{}, &tasks.ClientOptions{}), func(t *testing.T, c *Client) {
 		release <- "x"
 		res, err := c.CallTool(context.Background(), "job", nil, nil)
 		if err != nil {
@@ -114,16 +116,17 @@ func TestClientTaskCompletes(t *testing.T) {
 }
 
 func TestClientTaskWireOverHTTP(t *testing.T) {
+	t.Parallel()
 	s, release, _ := newTaskServer(t, fastTasks)
 	log := newTaskLog()
 	url := taskURL(t, s, log)
-	on := urlClient(t, url, &ClientOptions{Tasks: &ClientTaskOptions{}})
+	on := urlClient(t, url, withTasks(&ClientOptions{}, &tasks.ClientOptions{}))
 	release <- "x"
 	if _, err := on.CallTool(context.Background(), "job", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	id := <-log.ids
-	if len(id) < 22 || !log.saw(MethodTasksGet+" "+id) {
+	if len(id) < 22 || !log.saw(tasks.MethodGet+" "+id) {
 		t.Fatalf("tasks/get not sent with Mcp-Name = taskId: %v", log.calls)
 	}
 	for _, c := range log.caps {
@@ -149,12 +152,13 @@ func TestClientTaskWireOverHTTP(t *testing.T) {
 			t.Fatalf("the extension is declared while disabled: %s", c)
 		}
 	}
-	if _, err := off.Task(id).Get(context.Background()); ErrorCode(err) != CodeMissingRequiredCapability {
+	if _, err := tasks.Get(off, id, nil).Get(context.Background()); ErrorCode(err) != CodeMissingRequiredCapability {
 		t.Fatalf("tasks/get without the extension: %v", err)
 	}
 }
 
 func TestClientTaskElicitation(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, fastTasks)
 	keys := make(chan string, 8)
 	clientTransports(t, s, taskAnswers(keys), func(t *testing.T, c *Client) {
@@ -172,6 +176,7 @@ func TestClientTaskElicitation(t *testing.T) {
 }
 
 func TestClientTaskMRTRBeforeTask(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, fastTasks)
 	clientTransports(t, s, taskAnswers(nil), func(t *testing.T, c *Client) {
 		res, err := c.CallTool(context.Background(), "mrtr_then_task", nil, nil)
@@ -185,8 +190,9 @@ func TestClientTaskMRTRBeforeTask(t *testing.T) {
 }
 
 func TestClientTaskFailed(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, fastTasks)
-	clientTransports(t, s, &ClientOptions{Tasks: &ClientTaskOptions{}}, func(t *testing.T, c *Client) {
+	clientTransports(t, s, withTasks(&ClientOptions{}, &tasks.ClientOptions{}), func(t *testing.T, c *Client) {
 		_, err := c.CallTool(context.Background(), "outcome", map[string]string{"Kind": "rpc"}, nil)
 		var e *Error
 		if !errors.As(err, &e) || e.Code != CodeInvalidParams || e.Message != "bad input" {
@@ -200,35 +206,37 @@ func TestClientTaskFailed(t *testing.T) {
 }
 
 func TestClientTaskCancelledElsewhere(t *testing.T) {
+	t.Parallel()
 	s, _, stopped := newTaskServer(t, fastTasks)
 	log := newTaskLog()
 	url := taskURL(t, s, log)
-	c := urlClient(t, url, &ClientOptions{Tasks: &ClientTaskOptions{}})
-	other := urlClient(t, url, &ClientOptions{Tasks: &ClientTaskOptions{}})
+	c := urlClient(t, url, withTasks(&ClientOptions{}, &tasks.ClientOptions{}))
+	other := urlClient(t, url, withTasks(&ClientOptions{}, &tasks.ClientOptions{}))
 	errc := make(chan error, 1)
 	go func() {
 		_, err := c.CallTool(context.Background(), "job", nil, nil)
 		errc <- err
 	}()
 	id := <-log.ids
-	if err := other.Task(id).Cancel(context.Background()); err != nil {
+	if err := tasks.Get(other, id, nil).Cancel(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-errc; !errors.Is(err, ErrTaskCancelled) {
-		t.Fatalf("want ErrTaskCancelled, got %v", err)
+	if err := <-errc; !errors.Is(err, tasks.ErrCancelled) {
+		t.Fatalf("want tasks.ErrCancelled, got %v", err)
 	}
 	<-stopped
 	// Cancelling an ended task is an acknowledgement.
-	if err := other.Task(id).Cancel(context.Background()); err != nil {
+	if err := tasks.Get(other, id, nil).Cancel(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestClientTaskContextCancelSendsCancel(t *testing.T) {
+	t.Parallel()
 	s, _, stopped := newTaskServer(t, fastTasks)
 	log := newTaskLog()
 	url := taskURL(t, s, log)
-	c := urlClient(t, url, &ClientOptions{Tasks: &ClientTaskOptions{}})
+	c := urlClient(t, url, withTasks(&ClientOptions{}, &tasks.ClientOptions{}))
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
@@ -241,30 +249,31 @@ func TestClientTaskContextCancelSendsCancel(t *testing.T) {
 		t.Fatalf("want context.Canceled, got %v", err)
 	}
 	waitStopped(t, stopped, context.Canceled)
-	if !log.saw(MethodTasksCancel + " " + id) {
+	if !log.saw(tasks.MethodCancel + " " + id) {
 		t.Fatalf("no tasks/cancel for %s: %v", id, log.calls)
 	}
-	st, err := c.Task(id).Get(context.Background())
-	if err != nil || st.Status != TaskCancelled {
+	st, err := tasks.Get(c, id, nil).Get(context.Background())
+	if err != nil || st.Status != tasks.Cancelled {
 		t.Fatalf("state after cancel: %+v, %v", st, err)
 	}
 }
 
 func TestClientTaskDetachedAndResumed(t *testing.T) {
+	t.Parallel()
 	s, release, _ := newTaskServer(t, fastTasks)
 	url := taskURL(t, s, nil)
-	c := urlClient(t, url, &ClientOptions{Tasks: &ClientTaskOptions{}})
-	_, err := c.CallTool(context.Background(), "job", nil, &CallOptions{DetachTask: true})
-	var pe *TaskPendingError
-	if !errors.As(err, &pe) || pe.Task.ID == "" || pe.Result.Status != TaskWorking || pe.Tool != "job" {
-		t.Fatalf("want a *TaskPendingError, got %v", err)
+	c := urlClient(t, url, withTasks(&ClientOptions{}, &tasks.ClientOptions{}))
+	_, err := c.CallTool(tasks.Detached(context.Background()), "job", nil, nil)
+	var pe *tasks.PendingError
+	if !errors.As(err, &pe) || pe.Task.ID == "" || pe.Seed.Status != tasks.Working || pe.Tool != "job" {
+		t.Fatalf("want a *tasks.PendingError, got %v", err)
 	}
 	id := pe.Task.ID // what an app persists
 
-	other := urlClient(t, url, &ClientOptions{Tasks: &ClientTaskOptions{}})
-	h := other.Task(id)
+	other := urlClient(t, url, withTasks(&ClientOptions{}, &tasks.ClientOptions{}))
+	h := tasks.Get(other, id, nil)
 	st, err := h.Get(context.Background())
-	if err != nil || st.Status != TaskWorking || st.TaskID != id || st.PollIntervalMs != 5 {
+	if err != nil || st.Status != tasks.Working || st.TaskID != id || st.PollIntervalMs != 5 {
 		t.Fatalf("get: %+v, %v", st, err)
 	}
 	release <- "later"
@@ -285,47 +294,50 @@ func TestClientTaskDetachedAndResumed(t *testing.T) {
 	if _, err := pe.Task.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want the deadline, got %v", err)
 	}
-	if st, err := pe.Task.Get(context.Background()); err != nil || st.Status != TaskWorking {
+	if st, err := pe.Task.Get(context.Background()); err != nil || st.Status != tasks.Working {
 		t.Fatalf("Wait's deadline touched the task: %+v, %v", st, err)
 	}
 	if err := pe.Task.Cancel(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pe.Task.Wait(context.Background()); !errors.Is(err, ErrTaskCancelled) {
-		t.Fatalf("want ErrTaskCancelled, got %v", err)
+	if _, err := pe.Task.Wait(context.Background()); !errors.Is(err, tasks.ErrCancelled) {
+		t.Fatalf("want tasks.ErrCancelled, got %v", err)
 	}
-	if _, err := other.Task("nope").Get(context.Background()); ErrorCode(err) != CodeInvalidParams {
+	if _, err := tasks.Get(other, "nope", nil).Get(context.Background()); ErrorCode(err) != CodeInvalidParams {
 		t.Fatalf("unknown task: %v", err)
 	}
 }
 
 func TestClientTaskManualUpdate(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, fastTasks)
-	clientTransports(t, s, &ClientOptions{Tasks: &ClientTaskOptions{}, Capabilities: &ClientCapabilities{
-		Elicitation: &ElicitationCapabilities{Form: json.RawMessage(`{}`)}}}, func(t *testing.T, c *Client) {
-		_, err := c.CallTool(context.Background(), "ask", nil, &CallOptions{DetachTask: true})
-		var pe *TaskPendingError
+	clientTransports(t, s, withTasks(&ClientOptions{Capabilities: &ClientCapabilities{
+		Elicitation: &ElicitationCapabilities{Form: json.RawMessage(`{}`)}}}, &tasks.ClientOptions{}), func(t *testing.T, c *Client) {
+		_, err := c.CallTool(tasks.Detached(context.Background()), "ask", nil, nil)
+		var pe *tasks.PendingError
 		if !errors.As(err, &pe) {
-			t.Fatalf("want a *TaskPendingError, got %v", err)
+			t.Fatalf("want a *tasks.PendingError, got %v", err)
 		}
 		h := pe.Task
 		for _, want := range []string{"First?", "Second?"} {
-			var st *Task
-			deadline := time.Now().Add(5 * time.Second)
-			for st == nil || st.Status != TaskInputRequired {
-				if time.Now().After(deadline) {
-					t.Fatalf("no input_required: %+v", st)
-				}
-				if st, err = h.Get(context.Background()); err != nil {
-					t.Fatal(err)
-				}
+			var st *tasks.Task
+			if !poll(func() bool {
+				st, err = h.Get(context.Background())
+				return err != nil || st.Status == tasks.InputRequired
+			}) || err != nil {
+				t.Fatalf("no input_required: %+v %v", st, err)
 			}
 			if len(st.InputRequests) != 1 {
 				t.Fatalf("want one question: %+v", st.InputRequests)
 			}
 			for k, raw := range st.InputRequests {
-				r, err := decodeInputRequest(raw)
-				if err != nil || r.(*ElicitRequest).Message != want {
+				var r struct {
+					Method string `json:"method"`
+					Params struct {
+						Message string `json:"message"`
+					} `json:"params"`
+				}
+				if err := json.Unmarshal(raw, &r); err != nil || r.Method != MethodElicit || r.Params.Message != want {
 					t.Fatalf("question %s: %v", raw, err)
 				}
 				if err := h.Update(context.Background(), InputResponses{k: json.RawMessage(`{"action":"accept","content":{"name":"` + want[:1] + `"}}`)}); err != nil {
@@ -345,14 +357,15 @@ func TestClientTaskManualUpdate(t *testing.T) {
 }
 
 func TestClientTaskServerWithoutTasks(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "plain", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "plain"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
-		if _, err := StartTask(ctx); err != nil || InTask(ctx) {
-			return nil, errors.New("StartTask must be a no-op here")
+		if _, err := tasks.Start(ctx); err != nil || tasks.InTask(ctx) {
+			return nil, errors.New("tasks.Start must be a no-op here")
 		}
 		return TextResult("plain"), nil
 	})
-	clientTransports(t, s, &ClientOptions{Tasks: &ClientTaskOptions{}}, func(t *testing.T, c *Client) {
+	clientTransports(t, s, withTasks(&ClientOptions{}, &tasks.ClientOptions{}), func(t *testing.T, c *Client) {
 		res, err := c.CallTool(context.Background(), "plain", nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -360,7 +373,7 @@ func TestClientTaskServerWithoutTasks(t *testing.T) {
 		if got := resultText(t, res); got != "plain" {
 			t.Fatalf("got %q", got)
 		}
-		if _, err := c.Task("x").Get(context.Background()); ErrorCode(err) != CodeMethodNotFound {
+		if _, err := tasks.Get(c, "x", nil).Get(context.Background()); ErrorCode(err) != CodeMethodNotFound {
 			t.Fatalf("tasks/get on a server without tasks: %v", err)
 		}
 	})
@@ -370,6 +383,7 @@ func TestClientTaskServerWithoutTasks(t *testing.T) {
 // fails the call with an *InvalidResponseError (never a panic), and the
 // client gives the task up with tasks/cancel.
 func TestClientTaskMalformed(t *testing.T) {
+	t.Parallel()
 	const seed = `{"resultType":"task","taskId":"t1","status":"working","pollIntervalMs":1}`
 	cases := map[string]string{
 		"unknown status":      `{"taskId":"t1","status":"sleeping"}`,
@@ -394,19 +408,19 @@ func TestClientTaskMalformed(t *testing.T) {
 				switch in.Method {
 				case MethodToolsCall:
 					writeResult(w, in, seed)
-				case MethodTasksGet:
+				case tasks.MethodGet:
 					writeResult(w, in, get)
 				default:
 					writeResult(w, in, `{}`)
 				}
-			}, nil, fixtureHandlers(&ClientOptions{Tasks: &ClientTaskOptions{}}))
+			}, nil, fixtureHandlers(withTasks(&ClientOptions{}, &tasks.ClientOptions{})))
 			_, err := c.CallTool(context.Background(), "x", nil, nil)
 			if !errors.Is(err, ErrInvalidResponse) {
 				t.Fatalf("want an invalid response, got %v", err)
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if methods[len(methods)-1] != MethodTasksCancel {
+			if methods[len(methods)-1] != tasks.MethodCancel {
 				t.Fatalf("task not given up: %v", methods)
 			}
 		})
@@ -422,29 +436,19 @@ func TestClientTaskMalformed(t *testing.T) {
 	t.Run("task on another method", func(t *testing.T) {
 		c := rawHTTPClient(t, func(w http.ResponseWriter, r *http.Request) {
 			writeResult(w, readRPC(t, r), seed)
-		}, nil, &ClientOptions{Tasks: &ClientTaskOptions{}})
+		}, nil, withTasks(&ClientOptions{}, &tasks.ClientOptions{}))
 		if _, err := c.GetPrompt(context.Background(), "x", nil, nil); !errors.Is(err, ErrUnknownResultType) {
 			t.Fatalf("a task for prompts/get: %v", err)
 		}
 	})
 }
 
-// TestClientTaskBounds: the server's pollIntervalMs within the client's
-// bounds, and at most MaxInputRequests answered per status.
+// TestClientTaskBounds: at most MaxInputRequests answered per status
+// (the server's pollIntervalMs within the client's bounds:
+// TestPollIntervalAndInputsStayWithinTheClientsBounds).
 func TestClientTaskBounds(t *testing.T) {
-	o := (&Client{opts: ClientOptions{Tasks: &ClientTaskOptions{MaxPollInterval: time.Second}}}).taskOptions()
-	for ms, want := range map[int64]time.Duration{0: time.Second, 20: 20 * time.Millisecond, 1 << 62: time.Second} {
-		if got := o.pollInterval(ms); got != want {
-			t.Errorf("pollInterval(%d) = %v, want %v", ms, got, want)
-		}
-	}
+	t.Parallel()
 	q := json.RawMessage(`{"method":"roots/list","params":{}}`)
-	st := &Task{InputRequests: map[string]json.RawMessage{"a": q, "b": q, "c": q, "d": q}}
-	ir, err := taskInputs(st, map[string]bool{"a": true}, 2)
-	if err != nil || strings.Join(ir.keys, ",") != "b,c" {
-		t.Fatalf("keys %v, %v", ir.keys, err)
-	}
-
 	// Over the wire: three questions in one status, one answered per
 	// tasks/update.
 	var mu sync.Mutex
@@ -454,12 +458,12 @@ func TestClientTaskBounds(t *testing.T) {
 		switch in.Method {
 		case MethodToolsCall:
 			writeResult(w, in, `{"resultType":"task","taskId":"t1","status":"input_required","pollIntervalMs":1,"inputRequests":{"a":`+string(q)+`,"b":`+string(q)+`,"c":`+string(q)+`}}`)
-		case MethodTasksUpdate:
+		case tasks.MethodUpdate:
 			mu.Lock()
 			updates = append(updates, string(in.Params.InputResponses))
 			mu.Unlock()
 			writeResult(w, in, `{}`)
-		case MethodTasksGet:
+		case tasks.MethodGet:
 			mu.Lock()
 			n := len(updates)
 			mu.Unlock()
@@ -469,7 +473,7 @@ func TestClientTaskBounds(t *testing.T) {
 			}
 			writeResult(w, in, `{"taskId":"t1","status":"completed","result":{"content":[{"type":"text","text":"ok"}]}}`)
 		}
-	}, nil, fixtureHandlers(&ClientOptions{Tasks: &ClientTaskOptions{MaxInputRequests: 1}}))
+	}, nil, fixtureHandlers(withTasks(&ClientOptions{}, &tasks.ClientOptions{MaxInputRequests: 1})))
 	res, err := c.CallTool(context.Background(), "x", nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -487,9 +491,10 @@ func TestClientTaskBounds(t *testing.T) {
 // TestClientTaskLegacySession: a 2025-11-25 session neither declares the
 // extension nor sends its methods.
 func TestClientTaskLegacySession(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newTaskServer(t, fastTasks)
 	log := newTaskLog()
-	c := urlClient(t, taskURL(t, s, log), &ClientOptions{Mode: ModeLegacy, Tasks: &ClientTaskOptions{}})
+	c := urlClient(t, taskURL(t, s, log), withTasks(&ClientOptions{Mode: ModeLegacy}, &tasks.ClientOptions{}))
 	res, err := c.CallTool(context.Background(), "job", nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -497,10 +502,14 @@ func TestClientTaskLegacySession(t *testing.T) {
 	if got := resultText(t, res); got != "sync" {
 		t.Fatalf("got %q", got)
 	}
-	if _, err := c.Task("x").Get(context.Background()); !errors.Is(err, ErrLegacyUnsupported) {
+	if _, err := tasks.Get(c, "x", nil).Get(context.Background()); !errors.Is(err, ErrLegacyUnsupported) {
 		t.Fatalf("tasks/get on a legacy session: %v", err)
 	}
-	if caps := c.legacyCapabilities(); caps.Extensions != nil {
-		t.Fatalf("initialize declares %v", caps.Extensions)
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	for _, b := range log.bodies {
+		if strings.Contains(b, tasks.Extension) {
+			t.Fatalf("a session's request declares the extension: %s", b)
+		}
 	}
 }

@@ -1,21 +1,23 @@
-package mcp
+package tasks
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
 
-// Tasks in a fleet (TaskOptions.Store is a SharedTaskStore): the state
+// Tasks in a fleet (Options.Store is a SharedStore): the state
 // lives in the shared store, so any instance answers tasks/get; what only
 // the owner (the instance running the handler) can act on, answers and
-// cancellations, travels to it through the store as TaskSignals; and the
+// cancellations, travels to it through the store as Signals; and the
 // owner renews the leases of its running tasks so that the fleet learns
 // when it is gone. See docs/design/tasks.md.
 
 // reserve counts a task being created against MaxTasks.
-func (rt *taskRuntime) reserve() bool {
+func (rt *Runtime) reserve() bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if len(rt.live)+rt.reserved >= rt.opts.MaxTasks {
@@ -26,7 +28,7 @@ func (rt *taskRuntime) reserve() bool {
 }
 
 // unreserve ends a reservation, making lt (when not nil) live.
-func (rt *taskRuntime) unreserve(lt *liveTask) {
+func (rt *Runtime) unreserve(lt *liveTask) {
 	rt.mu.Lock()
 	rt.reserved--
 	if lt != nil {
@@ -36,7 +38,7 @@ func (rt *taskRuntime) unreserve(lt *liveTask) {
 }
 
 // startFleet starts renewing leases and receiving signals, once.
-func (rt *taskRuntime) startFleet() {
+func (rt *Runtime) startFleet() {
 	rt.fleetOnce.Do(func() {
 		go rt.renewLoop(rt.fleetCtx)
 		go rt.receiveLoop(rt.fleetCtx)
@@ -45,7 +47,7 @@ func (rt *taskRuntime) startFleet() {
 
 // renewLoop renews the leases of the tasks running here every third of
 // the lease, and stops those the store says ended elsewhere.
-func (rt *taskRuntime) renewLoop(ctx context.Context) {
+func (rt *Runtime) renewLoop(ctx context.Context) {
 	every := rt.shared.Lease() / 3
 	if every <= 0 {
 		every = time.Millisecond
@@ -62,7 +64,7 @@ func (rt *taskRuntime) renewLoop(ctx context.Context) {
 	}
 }
 
-func (rt *taskRuntime) renew(ctx context.Context, timeout time.Duration) {
+func (rt *Runtime) renew(ctx context.Context, timeout time.Duration) {
 	rt.mu.Lock()
 	ids := make([]string, 0, len(rt.live))
 	for id := range rt.live {
@@ -88,7 +90,7 @@ func (rt *taskRuntime) renew(ctx context.Context, timeout time.Duration) {
 // receiveLoop receives the signals for the tasks running here, and
 // receives again (after a growing delay, up to 5 s) whenever the store's
 // Receive ends early.
-func (rt *taskRuntime) receiveLoop(ctx context.Context) {
+func (rt *Runtime) receiveLoop(ctx context.Context) {
 	const first, most = 100 * time.Millisecond, 5 * time.Second
 	wait := first
 	for {
@@ -113,7 +115,7 @@ func (rt *taskRuntime) receiveLoop(ctx context.Context) {
 // receive acts on a signal for a task running here: answers are decoded
 // and delivered as those of a tasks/update received here; a cancellation
 // stops the handler (the store holds the cancelled state already).
-func (rt *taskRuntime) receive(sig TaskSignal) {
+func (rt *Runtime) receive(sig Signal) {
 	lt := rt.local(sig.TaskID)
 	if lt == nil {
 		return // ended, or never ours
@@ -142,10 +144,10 @@ func (rt *taskRuntime) receive(sig TaskSignal) {
 // forward sends the answers of a tasks/update to the owner of a task
 // running on another instance, when the task is principal's and still
 // running; otherwise they are dropped, as for an unknown id.
-func (rt *taskRuntime) forward(ctx context.Context, p *taskParams, principal string) error {
+func (rt *Runtime) forward(ctx context.Context, p *taskParams, principal string) error {
 	t, err := rt.shared.Get(ctx, p.TaskID)
 	switch {
-	case errors.Is(err, ErrTaskNotFound):
+	case errors.Is(err, ErrNotFound):
 		return nil
 	case err != nil:
 		rt.log.Error("mcp: reading a task", "task", p.TaskID, "err", err)
@@ -157,10 +159,10 @@ func (rt *taskRuntime) forward(ctx context.Context, p *taskParams, principal str
 	if err != nil {
 		return errInternal
 	}
-	err = rt.shared.Signal(ctx, TaskSignal{TaskID: p.TaskID, InputResponses: raw})
-	if err != nil && !errors.Is(err, ErrTaskNotFound) {
-		var e *Error
-		if errors.As(err, &e) || errors.Is(err, ErrTemporarilyUnavailable) {
+	err = rt.shared.Signal(ctx, Signal{TaskID: p.TaskID, InputResponses: raw})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		var e *mcp.Error
+		if errors.As(err, &e) || errors.Is(err, mcp.ErrTemporarilyUnavailable) {
 			// The store's own answer (a bound): the sender gets it.
 			rt.log.Warn("mcp: a task's answers not forwarded", "task", p.TaskID, "err", err)
 			return err

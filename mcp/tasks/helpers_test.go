@@ -1,0 +1,351 @@
+package tasks_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	. "github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
+)
+
+// Helpers of the tasks tests: the wire checks and client fixtures of
+// package mcp's tests, on the public API.
+
+// withTasks enables the tasks extension on o (tasks.EnableClient).
+func withTasks(o *ClientOptions, to *tasks.ClientOptions) *ClientOptions {
+	tasks.EnableClient(o, to)
+	return o
+}
+
+// encodeHeaderValue encodes a header value as the SDK does: as it is
+// when plain visible ASCII, else base64 between =?base64? and ?=.
+func encodeHeaderValue(v string) string {
+	plain := !strings.HasPrefix(v, "=?base64?") && strings.TrimSpace(v) == v
+	for i := 0; plain && i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			plain = false
+		}
+	}
+	if plain {
+		return v
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
+}
+
+var (
+	wireOnce   sync.Once
+	wireErr    error
+	wireRoot   *jsonschema.Schema
+	wireMu     sync.Mutex
+	wireByName = map[string]*jsonschema.Resolved{}
+)
+
+type rpcIn struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Meta           map[string]json.RawMessage `json:"_meta"`
+		Name           string                     `json:"name"`
+		InputResponses json.RawMessage            `json:"inputResponses"`
+		RequestState   *string                    `json:"requestState"`
+	} `json:"params"`
+	raw []byte
+}
+
+func headersFor(t testing.TB, body string) http.Header {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+			Name *string        `json:"name"`
+			URI  *string        `json:"uri"`
+		} `json:"params"`
+	}
+	if json.Unmarshal([]byte(body), &m) != nil {
+		return h
+	}
+	if v, ok := m.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string); ok {
+		h.Set(HeaderProtocolVersion, v)
+	}
+	if m.Method != "" {
+		h.Set(HeaderMethod, m.Method)
+	}
+	if m.Params.Name != nil {
+		h.Set(HeaderName, encodeHeaderValue(*m.Params.Name))
+	} else if m.Params.URI != nil {
+		h.Set(HeaderName, encodeHeaderValue(*m.Params.URI))
+	}
+	return h
+}
+
+func splitMessages(t testing.TB, ct string, body []byte) [][]byte {
+	t.Helper()
+	if strings.HasPrefix(ct, "text/event-stream") {
+		var out [][]byte
+		sc := bufio.NewScanner(strings.NewReader(string(body)))
+		sc.Buffer(nil, 8<<20)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				out = append(out, []byte(d))
+			}
+		}
+		return out
+	}
+	if len(body) == 0 {
+		return nil
+	}
+	return [][]byte{body}
+}
+
+// responseDefs maps a method to the schema of its success response.
+var responseDefs = map[string]string{
+	MethodDiscover:             "DiscoverResultResponse",
+	MethodToolsList:            "ListToolsResultResponse",
+	MethodToolsCall:            "CallToolResultResponse",
+	"prompts/list":             "ListPromptsResultResponse",
+	MethodPromptsGet:           "GetPromptResultResponse",
+	MethodResourcesList:        "ListResourcesResultResponse",
+	"resources/templates/list": "ListResourceTemplatesResultResponse",
+	MethodResourcesRead:        "ReadResourceResultResponse",
+	"completion/complete":      "CompleteResultResponse",
+}
+
+var notificationDefs = map[string]string{
+	"notifications/progress":               "ProgressNotification",
+	"notifications/message":                "LoggingMessageNotification",
+	NotificationToolListChanged:            "ToolListChangedNotification",
+	"notifications/prompts/list_changed":   "PromptListChangedNotification",
+	"notifications/resources/list_changed": "ResourceListChangedNotification",
+	NotificationResourceUpdated:            "ResourceUpdatedNotification",
+	NotificationSubscriptionsAck:           "SubscriptionsAcknowledgedNotification",
+	"notifications/cancelled":              "CancelledNotification",
+}
+
+func checkWire(t testing.TB, method string, msg []byte) {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(msg, &v); err != nil {
+		t.Fatalf("server emitted invalid JSON %q: %v", msg, err)
+	}
+	var def string
+	switch {
+	case v["method"] != nil:
+		def = notificationDefs[v["method"].(string)]
+		if def == "" {
+			t.Fatalf("server emitted a message with unexpected method: %s", msg)
+		}
+	case v["error"] != nil:
+		def = "JSONRPCErrorResponse"
+		code, _ := v["error"].(map[string]any)["code"].(float64)
+		switch int(code) {
+		case CodeHeaderMismatch:
+			def = "HeaderMismatchError"
+		case CodeMissingRequiredCapability:
+			def = "MissingRequiredClientCapabilityError"
+		case CodeUnsupportedProtocolVersion:
+			def = "UnsupportedProtocolVersionError"
+		}
+	default:
+		def = responseDefs[method]
+		if def == "" {
+			def = "JSONRPCResultResponse"
+		}
+		res, _ := v["result"].(map[string]any)
+		if res == nil || res["resultType"] == nil {
+			t.Fatalf("result without resultType: %s", msg)
+		}
+		if method == "subscriptions/listen" {
+			def = "JSONRPCResultResponse"
+			if err := wireSchema(t, "SubscriptionsListenResult").Validate(res); err != nil {
+				t.Fatalf("listen result does not match the schema: %v\n%s", err, msg)
+			}
+		}
+	}
+	if err := wireSchema(t, def).Validate(v); err != nil {
+		t.Fatalf("message does not match %s: %v\n%s", def, err, msg)
+	}
+}
+
+func wireSchema(t testing.TB, def string) *jsonschema.Resolved {
+	t.Helper()
+	wireOnce.Do(func() {
+		b, err := os.ReadFile("../testdata/schema-2026-07-28.json")
+		if err != nil {
+			wireErr = err
+			return
+		}
+		wireRoot = new(jsonschema.Schema)
+		wireErr = json.Unmarshal(b, wireRoot)
+	})
+	if wireErr != nil {
+		t.Fatalf("loading wire schema: %v", wireErr)
+	}
+	wireMu.Lock()
+	defer wireMu.Unlock()
+	if r := wireByName[def]; r != nil {
+		return r
+	}
+	if wireRoot.Defs[def] == nil {
+		t.Fatalf("no $defs/%s in the wire schema", def)
+	}
+	s := &jsonschema.Schema{Schema: wireRoot.Schema, Ref: "#/$defs/" + def, Defs: wireRoot.Defs}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatalf("resolving %s: %v", def, err)
+	}
+	wireByName[def] = r
+	return r
+}
+
+func metaJSON(caps string) string {
+	if caps == "" {
+		caps = "{}"
+	}
+	return `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps +
+		`,"io.modelcontextprotocol/clientInfo":{"name":"test","version":"1"}}`
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func result(t testing.TB, v map[string]any) map[string]any {
+	t.Helper()
+	r, ok := v["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("expected a result, got %v", v)
+	}
+	return r
+}
+
+func errorCode(t testing.TB, v map[string]any) int {
+	t.Helper()
+	e, ok := v["error"].(map[string]any)
+	if !ok {
+		t.Fatalf("expected an error, got %v", v)
+	}
+	return int(e["code"].(float64))
+}
+
+func readRPC(t testing.TB, r *http.Request) *rpcIn {
+	var in rpcIn
+	b := make([]byte, 0, 512)
+	buf := make([]byte, 512)
+	for {
+		n, err := r.Body.Read(buf)
+		b = append(b, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Errorf("client sent invalid JSON %q: %v", b, err)
+	}
+	in.raw = b
+	return &in
+}
+
+func rawHTTPClient(t testing.TB, h http.HandlerFunc, hopts *HTTPClientOptions, opts *ClientOptions) *Client {
+	t.Helper()
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	c := NewClient(NewHTTPClientTransport(ts.URL+"/mcp", hopts), opts)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func clientTransports(t *testing.T, s *Server, opts *ClientOptions, fn func(t *testing.T, c *Client)) {
+	t.Run("http", func(t *testing.T) { fn(t, httpClient(t, s, nil, opts)) })
+	t.Run("memory", func(t *testing.T) { fn(t, memClient(t, s, opts)) })
+}
+
+func httpClient(t testing.TB, s *Server, wrap func(http.Handler) http.Handler, opts *ClientOptions) *Client {
+	t.Helper()
+	var h http.Handler = NewHTTPHandler(s, nil)
+	if wrap != nil {
+		h = wrap(h)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	c := NewClient(NewHTTPClientTransport(ts.URL+"/mcp", nil), opts)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func memClient(t testing.TB, s *Server, opts *ClientOptions) *Client {
+	t.Helper()
+	ce, se := NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.ServeStream(ctx, se, se, nil); se.Close(); close(done) }()
+	c := NewClient(NewStreamClientTransport(ce, nil), opts)
+	t.Cleanup(func() { c.Close(); cancel(); <-done })
+	return c
+}
+
+func writeResult(w http.ResponseWriter, in *rpcIn, result string) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, in.ID, result)
+}
+
+func fixtureHandlers(o *ClientOptions) *ClientOptions {
+	if o == nil {
+		o = &ClientOptions{}
+	}
+	o.Elicitation = func(ctx context.Context, r *ElicitRequest) (*ElicitResult, error) {
+		return &ElicitResult{Action: ElicitAccept, Content: map[string]any{"name": "Ada"}}, nil
+	}
+	o.Sampling = func(ctx context.Context, r *CreateMessageRequest) (*CreateMessageResult, error) {
+		return &CreateMessageResult{Role: RoleAssistant, Model: "m", Content: []Content{&TextContent{Text: "Paris"}}}, nil
+	}
+	o.Roots = func(ctx context.Context, r *ListRootsRequest) (*ListRootsResult, error) {
+		return &ListRootsResult{Roots: []Root{{URI: "file:///a"}, {URI: "file:///b"}}}, nil
+	}
+	return o
+}
+
+func resultText(t testing.TB, r *CallToolResult) string {
+	t.Helper()
+	if r == nil || len(r.Content) != 1 {
+		t.Fatalf("want one content block, got %+v", r)
+	}
+	tc, ok := r.Content[0].(*TextContent)
+	if !ok {
+		t.Fatalf("want text, got %T", r.Content[0])
+	}
+	if r.IsError {
+		t.Fatalf("tool error: %s", tc.Text)
+	}
+	return tc.Text
+}
+
+// poll calls cond every 5 ms until it holds, for at most 5 s, and
+// reports whether it did: the bounded wait for a state that a real
+// loopback server reaches in its own time (no bubble's clock there).
+// (internal/testutil gains an Eventually helper in issue 21; this one is
+// its stand-in until the branches meet.)
+func poll(cond func() bool) bool {
+	deadline := time.Now().Add(5 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		<-tick.C
+	}
+	return true
+}
