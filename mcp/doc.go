@@ -52,47 +52,17 @@
 // (Client.CallMethod, CallMethodAs), once ClientOptions.Extensions declares
 // their extension.
 //
-// # The way of a request through a server
+// # How it is built
 //
-// A transport (NewHTTPHandler, ServeStdio and ServeStream,
-// NewInMemoryTransports) reads one message and decodes its JSON-RPC
-// envelope once. It then chooses the protocol era of the message, once,
-// from what it carries: a request with the 2026-07-28 _meta envelope is
-// modern; initialize opens a session of an earlier revision; a request
-// of such a session (its connection, or Mcp-Session-Id over HTTP) is
-// served in that revision. Below that step nothing asks which era it is
-// in: the era decodes the params (the method table, the required _meta
-// members or the session's), checks the HTTP header bindings and the
-// version, supplies the asker and encodes the result.
-//
-// The decoded request then runs down one middleware chain
-// (Middleware): the request-state boundary outermost (it opens every
-// incoming requestState and seals every outgoing one, see
-// RequestStateOptions), then the asking API, then the user's
-// ServerOptions.Middleware, then the handler registered for the tool,
-// prompt or resource. A handler returns a Result; the transport writes
-// it as its era encodes it, as one JSON body or, once the handler sent
-// a notification, as an SSE stream.
-//
-// On a modern request the server keeps nothing between requests: every
-// round of a call carries what the next one needs, so any instance of a
-// fleet serves any round. A session of an earlier revision lives in the
-// process that opened it (LegacyHTTPOptions.SessionIDPrefix helps a
-// balancer route it home).
-//
-// # The way of a call through a client
-//
-// A Client settles the era once (ModeAuto probes with the call itself
-// over HTTP, or server/discover on a stream, and falls back to
-// initialize), then sends each request in it. A tools/call,
-// prompts/get or resources/read answered with an InputRequiredResult is
-// answered by the handlers of ClientOptions and sent again with the
-// answers and the echoed requestState, up to ClientOptions.MaxRounds; a
-// leg that may succeed when sent again (ErrTemporarilyUnavailable, a
-// refused connection, a lost answer to a leg with state) is retried up
-// to ClientOptions.LegRetries. On a session of an earlier revision the
-// server asks with live requests instead, answered by the same
-// handlers.
+// A transport reads a message, decodes its JSON-RPC envelope once and chooses
+// its protocol era once; the era decodes the params and checks the bindings;
+// the request runs down one middleware chain (the request-state boundary, the
+// asking API, ServerOptions.Middleware, the handler) and its Result is encoded
+// as its era prescribes. On a modern request the server keeps nothing between
+// requests, so any instance of a fleet serves any round. A Client settles the
+// era once and answers InputRequiredResult rounds with its handlers. The
+// request path, the client's loop and where each part lives:
+// docs/design/architecture.md in the repository.
 //
 // # Asking for input
 //
