@@ -541,6 +541,23 @@ type initializeResult struct {
 	Instructions    string             `json:"instructions,omitempty"`
 }
 
+// httpInitialize is the one prelude of initialize on both HTTP paths of
+// the earlier revisions (Streamable HTTP sessions and HTTP+SSE): the
+// Mcp-Method header is checked against the body, then the params are
+// decoded, and the session's origin is the request. A header that
+// contradicts the body is answered with HTTP 400 on either path (hdr
+// true); params that do not decode are answered where the path answers
+// its requests (the response body, or the HTTP+SSE stream).
+func httpInitialize(r *http.Request, msg jsonrpc.Message, t TransportKind) (p *legacyInitParams, from sessionOrigin, f *failure, hdr bool) {
+	if e := checkMethodHeader(msg.Method, r.Header, false); e != nil {
+		return nil, from, &failure{err: e, status: http.StatusBadRequest}, true
+	}
+	if p, f = decodeInitialize(msg.Params); f != nil {
+		return nil, from, f, false
+	}
+	return p, sessionOrigin{ctx: r.Context(), transport: t, req: r, id: msg.ID}, nil, false
+}
+
 // decodeInitialize checks the params of initialize.
 func decodeInitialize(raw []byte) (*legacyInitParams, *failure) {
 	p := new(legacyInitParams)

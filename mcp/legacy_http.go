@@ -360,11 +360,7 @@ func sessionNotFound(w http.ResponseWriter, id jsonrpc.ID) {
 
 // initialize opens a session.
 func (lh *legacyHTTP) initialize(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message) {
-	if e := checkMethodHeader(msg.Method, r.Header, false); e != nil {
-		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
-		return
-	}
-	p, f := decodeInitialize(msg.Params)
+	p, from, f, _ := httpInitialize(r, msg, TransportHTTP)
 	if f != nil {
 		writeHTTPError(w, f.status, msg.ID, f.err)
 		return
@@ -384,7 +380,7 @@ func (lh *legacyHTTP) initialize(w http.ResponseWriter, r *http.Request, msg jso
 	}
 	key := lh.quotaKey(r, principal)
 	id := lh.opts.SessionIDPrefix + newSessionID()
-	hs := &httpSession{legacySession: lh.s.newLegacySession(id, p, sessionOrigin{ctx: r.Context(), transport: TransportHTTP, req: r, id: msg.ID}), lh: lh, principal: principal, streams: make(map[uint64]*legacyStream)}
+	hs := &httpSession{legacySession: lh.s.newLegacySession(id, p, from), lh: lh, principal: principal, streams: make(map[uint64]*legacyStream)}
 	hs.last.Store(time.Now().UnixNano())
 	hs.unrelated = hs.sendUnrelated
 	// At the party's bound, or the global one, the party's own session

@@ -321,11 +321,16 @@ func (sh *sseHandler) post(w http.ResponseWriter, r *http.Request) {
 			ss.cancelled(msg.Params)
 		}
 	case msg.Method == methodInitialize:
-		if e := checkMethodHeader(msg.Method, r.Header, false); e != nil {
-			writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
+		p, from, f, hdr := httpInitialize(r, msg, TransportHTTPSSE)
+		if hdr {
+			writeHTTPError(w, f.status, msg.ID, f.err)
 			return
 		}
-		ss.initialize(r, msg)
+		if f != nil {
+			_ = ss.send(appendFailure(nil, msg.ID, f))
+			break
+		}
+		ss.initialize(msg.ID, p, from)
 	case ls == nil:
 		if msg.Method == methodPing {
 			// A ping may come before initialize.
@@ -348,19 +353,14 @@ func sseSessionNotFound(w http.ResponseWriter, id jsonrpc.ID) {
 // initialize opens the session's protocol session: the revision
 // negotiateLegacy picks for the client's offer, its capabilities and
 // identity. The answer goes on the stream.
-func (ss *sseSession) initialize(r *http.Request, msg jsonrpc.Message) {
-	p, f := decodeInitialize(msg.Params)
-	if f != nil {
-		_ = ss.send(appendFailure(nil, msg.ID, f))
-		return
-	}
+func (ss *sseSession) initialize(id jsonrpc.ID, p *legacyInitParams, from sessionOrigin) {
 	ss.initMu.Lock()
 	defer ss.initMu.Unlock()
 	if ss.ls.Load() != nil {
-		_ = ss.send(jsonrpc.AppendError(nil, msg.ID, jsonrpcError(CodeInvalidRequest, "Invalid request: the session is already initialized")))
+		_ = ss.send(jsonrpc.AppendError(nil, id, jsonrpcError(CodeInvalidRequest, "Invalid request: the session is already initialized")))
 		return
 	}
-	ls := ss.sh.s.newLegacySession(ss.id, p, sessionOrigin{ctx: r.Context(), transport: TransportHTTPSSE, req: r, id: msg.ID})
+	ls := ss.sh.s.newLegacySession(ss.id, p, from)
 	ls.unrelated = ss.sendUnrelated
 	ss.ls.Store(ls)
 	if ss.isClosed() {
@@ -368,7 +368,7 @@ func (ss *sseSession) initialize(r *http.Request, msg jsonrpc.Message) {
 		ls.close()
 		return
 	}
-	_ = ss.send(ss.sh.s.initializeResult(msg.ID, ls))
+	_ = ss.send(ss.sh.s.initializeResult(id, ls))
 }
 
 // request checks and starts a request of the session; false when it was
