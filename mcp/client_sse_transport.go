@@ -415,7 +415,7 @@ func (l *sseLink) post(ctx context.Context, body []byte) (int, error) {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, int64(min(4096, t.max))))
 	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "application/json" {
 		if msg, e := jsonrpc.Decode(b); e == nil && msg.Error != nil {
-			if e, derr := decodeErrorObject(msg.Error); derr == nil {
+			if e, derr := jsonrpc.DecodeError(msg.Error); derr == nil {
 				return resp.StatusCode, e
 			}
 		}

@@ -2,8 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"log/slog"
 	"regexp"
 	"strconv"
@@ -121,7 +119,7 @@ type paramValue struct{ name, value string }
 // error.
 func responseOf(method string, msg *jsonrpc.Message) ([]byte, error) {
 	if msg.Error != nil {
-		e, err := decodeErrorObject(msg.Error)
+		e, err := jsonrpc.DecodeError(msg.Error)
 		if err != nil {
 			return nil, &InvalidResponseError{Method: method, Err: err}
 		}
@@ -131,28 +129,6 @@ func responseOf(method string, msg *jsonrpc.Message) ([]byte, error) {
 		return nil, invalidResponse(method, "result is not a JSON object")
 	}
 	return msg.Result, nil
-}
-
-// decodeErrorObject decodes a JSON-RPC error object, which must have an
-// integer code and a string message.
-func decodeErrorObject(raw []byte) (*Error, error) {
-	var w struct {
-		Code    *json.Number    `json:"code"`
-		Message *string         `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	}
-	if jsonrpc.KindOf(raw) != jsonrpc.KindObject || json.Unmarshal(raw, &w) != nil || w.Code == nil || w.Message == nil {
-		return nil, errors.New("malformed error object")
-	}
-	code, err := jsonrpc.ParseInt(*w.Code, 64)
-	if err != nil || code != int64(int(code)) {
-		return nil, errors.New("error code is not an integer")
-	}
-	e := &Error{Code: int(code), Message: *w.Message}
-	if len(w.Data) > 0 && string(w.Data) != "null" {
-		e.Data = w.Data
-	}
-	return e, nil
 }
 
 // idOf returns the integer value of a response id (the client only

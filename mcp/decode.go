@@ -47,7 +47,7 @@ func scanObject(obj []byte, where string, names []string, fn func(i int, v []byt
 				return nil
 			}
 			if jsonrpc.EqualFold(key, n) {
-				bad = paramsError("member \"%s\" in %s differs from \"%s\" only in case", clip(key), where, n)
+				bad = paramsError("member \"%s\" in %s differs from \"%s\" only in case", jsonrpc.Clip(key), where, n)
 				return errStopScan
 			}
 		}
@@ -62,27 +62,13 @@ func scanObject(obj []byte, where string, names []string, fn func(i int, v []byt
 	return nil
 }
 
-// clip returns a member name for an error message, shortened to a bounded
-// length at a rune boundary.
-func clip(name []byte) string {
-	const max = 64
-	if len(name) <= max {
-		return string(name)
-	}
-	i := max
-	for i > 0 && !utf8.RuneStart(name[i]) {
-		i--
-	}
-	return string(name[:i]) + "…"
-}
-
 // checkArguments rejects an arguments object in which some object, at
 // any depth, repeats a member (names compared after resolving escapes,
 // as encoding/json reads them): two texts that digest alike would
 // otherwise decode differently, by member order.
 func checkArguments(v []byte) *Error {
 	if name, dup := jsonrpc.DuplicateMember(v); dup {
-		return paramsError("duplicate member \"%s\" in arguments", clip(name))
+		return paramsError("duplicate member \"%s\" in arguments", jsonrpc.Clip(name))
 	}
 	return nil
 }

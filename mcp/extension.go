@@ -457,7 +457,7 @@ func (m *customMethod) decode(raw []byte, p *metaPresence) (Params, *Error) {
 // same thing.
 func checkParamsMembers(v []byte) *Error {
 	if name, dup := jsonrpc.DuplicateMember(v); dup {
-		return paramsError("duplicate member \"%s\" in params", clip(name))
+		return paramsError("duplicate member \"%s\" in params", jsonrpc.Clip(name))
 	}
 	return nil
 }

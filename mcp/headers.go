@@ -213,7 +213,7 @@ func annotatedValue(args []byte, ph *paramHeader, hname string) ([]byte, *Error)
 				}
 				next = v
 			case jsonrpc.EqualFold(k, want) && !slices.Contains(ph.siblings[depth], string(k)):
-				bad = headerMismatch("argument member \"" + clip(k) + "\" differs from \"" + want + "\" (mirrored in " + hname + ") only in case")
+				bad = headerMismatch("argument member \"" + jsonrpc.Clip(k) + "\" differs from \"" + want + "\" (mirrored in " + hname + ") only in case")
 				return errStopScan
 			}
 			return nil

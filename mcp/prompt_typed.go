@@ -52,7 +52,7 @@ func AddTypedPrompt[In any](s *Server, p *Prompt, h func(ctx context.Context, re
 			if !ok {
 				for _, n := range names {
 					if jsonrpc.EqualFold([]byte(name), n) {
-						return nil, jsonrpcError(CodeInvalidParams, "Invalid params: argument "+strconv.Quote(clip([]byte(name)))+
+						return nil, jsonrpcError(CodeInvalidParams, "Invalid params: argument "+strconv.Quote(jsonrpc.Clip([]byte(name)))+
 							" of prompt "+strconv.Quote(req.Name)+" differs from "+strconv.Quote(n)+" only in case")
 					}
 				}

@@ -277,7 +277,7 @@ func (g *foldGuard) check(v []byte) error {
 					} else {
 						for _, n := range f.g.names {
 							if jsonrpc.EqualFold(k, n) {
-								return fmt.Errorf("member %q differs from property %q only in case", clip(k), n)
+								return fmt.Errorf("member %q differs from property %q only in case", jsonrpc.Clip(k), n)
 							}
 						}
 						f.next = f.g.extra

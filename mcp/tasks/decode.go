@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -117,7 +116,7 @@ func decodeState(method, id string, raw []byte) (*Task, error) {
 		}
 		t.Result = w.Result
 	case Failed:
-		e, err := decodeErrorObject(w.Error)
+		e, err := jsonrpc.DecodeError(w.Error)
 		if err != nil {
 			return nil, invalidResponse(method, "failed task: %v", err)
 		}
@@ -126,28 +125,6 @@ func decodeState(method, id string, raw []byte) (*Task, error) {
 		return nil, invalidResponse(method, "unknown task status %q", w.Status)
 	}
 	return t, nil
-}
-
-// decodeErrorObject decodes a JSON-RPC error object, which must have an
-// integer code and a string message.
-func decodeErrorObject(raw []byte) (*mcp.Error, error) {
-	var w struct {
-		Code    *json.Number    `json:"code"`
-		Message *string         `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	}
-	if jsonrpc.KindOf(raw) != jsonrpc.KindObject || json.Unmarshal(raw, &w) != nil || w.Code == nil || w.Message == nil {
-		return nil, errors.New("malformed error object")
-	}
-	code, err := w.Code.Int64()
-	if err != nil || code != int64(int(code)) {
-		return nil, errors.New("error code is not an integer")
-	}
-	e := &mcp.Error{Code: int(code), Message: *w.Message}
-	if len(w.Data) > 0 && string(w.Data) != "null" {
-		e.Data = w.Data
-	}
-	return e, nil
 }
 
 func parseTime(raw []byte) time.Time {

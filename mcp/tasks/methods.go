@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
-	"unicode/utf8"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
@@ -39,19 +38,6 @@ func paramsError(msg string) *mcp.Error {
 	return jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: "+msg)
 }
 
-// clip shortens a member name quoted in an error to 64 bytes.
-func clip(name []byte) string {
-	const max = 64
-	if len(name) <= max {
-		return string(name)
-	}
-	i := max
-	for i > 0 && !utf8.RuneStart(name[i]) {
-		i--
-	}
-	return string(name[:i]) + "…"
-}
-
 // decodeUpdate reads the answers of a tasks/update from its params
 // (without _meta) with exact member names, as mcp's decoders read them;
 // a requestState (not used by this server) and other unknown members
@@ -74,7 +60,7 @@ func decodeUpdate(params []byte) (mcp.InputResponses, *mcp.Error) {
 				return errStop
 			}
 		case jsonrpc.EqualFold(key, "inputResponses"):
-			bad = paramsError("member \"" + clip(key) + "\" in params differs from \"inputResponses\" only in case")
+			bad = paramsError("member \"" + jsonrpc.Clip(key) + "\" in params differs from \"inputResponses\" only in case")
 			return errStop
 		}
 		return nil
