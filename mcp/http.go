@@ -156,6 +156,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(CodeParseError, "Parse error: reading body failed"))
 		return
 	}
+	h.s.countDecode(false)
 	msg, e := jsonrpc.Decode(body)
 	if e != nil {
 		if jsonrpc.IsBatch(body) {

@@ -339,6 +339,7 @@ func (sh *sseHandler) post(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	sh.s.countDecode(false)
 	msg, e := jsonrpc.Decode(body)
 	if e != nil {
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
