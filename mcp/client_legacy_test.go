@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // The legacy era of the client (2025-11-25): the probe of ModeAuto, the
@@ -322,10 +324,7 @@ func TestClientLegacyProgressAndLogs(t *testing.T) {
 			if fmt.Sprint(got) != "[0 1 2]" {
 				t.Fatalf("progress %v", got)
 			}
-			deadline := time.Now().Add(2 * time.Second)
-			for logs.Load() == 0 && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
+			testutil.Eventually(t, 5*time.Second, "a log message", func() bool { return logs.Load() != 0 })
 			if logs.Load() != 1 {
 				t.Fatalf("%d log messages (logging/setLevel after the handshake)", logs.Load())
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 	"github.com/roundtrip-mcp/roundtrip/mcp/internal/sse"
 )
 
@@ -288,10 +289,7 @@ func TestClientOpensANewHTTPSSESessionWhenTheStreamEnds(t *testing.T) {
 	}
 	// The client may see the end first, or the POST's 404: either way a
 	// new session.
-	deadline := time.Now().Add(5 * time.Second)
-	for srv.h.sessionCount() != 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "the ended session to go", func() bool { return srv.h.sessionCount() == 0 })
 	if _, err := c.ListTools(ctx, nil); err != nil {
 		t.Fatalf("after the stream ended: %v", err)
 	}
@@ -331,13 +329,7 @@ func TestClientCancelAndCloseOverHTTPSSE(t *testing.T) {
 		t.Fatalf("%d sessions", n)
 	}
 	c.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for srv.h.sessionCount() != 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := srv.h.sessionCount(); n != 0 {
-		t.Fatalf("%d sessions after Close", n)
-	}
+	testutil.Eventually(t, 5*time.Second, "no session after Close", func() bool { return srv.h.sessionCount() == 0 })
 }
 
 // Progress and log messages of a call arrive on the stream and reach

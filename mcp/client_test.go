@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 func resultText(t testing.TB, r *CallToolResult) string {
@@ -461,13 +463,7 @@ func TestClientCancellation(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("got %v", err)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for len(f.legs("slow-cancelled")) == before && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if len(f.legs("slow-cancelled")) == before {
-			t.Fatal("the server never saw the cancellation")
-		}
+		testutil.Eventually(t, 5*time.Second, "the server to see the cancellation", func() bool { return len(f.legs("slow-cancelled")) != before })
 		// The transport still works.
 		if _, err := c.CallTool(context.Background(), "echo", nil, nil); err != nil {
 			t.Fatal(err)

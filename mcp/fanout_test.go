@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // stuckFanout never finishes publishing and hands out what the test
@@ -60,13 +62,14 @@ func TestFanoutNeverBlocksAndFiltersWhatArrives(t *testing.T) {
 		f.in <- c
 	}
 	var got []change
-	for deadline := time.Now().Add(5 * time.Second); len(got) == 0 && time.Now().Before(deadline); {
+	testutil.Eventually(t, 5*time.Second, "a delivery", func() bool {
 		select {
 		case <-l.ready:
 			got = append(got, l.take()...)
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-	}
+		return len(got) != 0
+	})
 	if len(got) != 1 || got[0].kind != changeTools {
 		t.Fatalf("delivered %+v, want the tools change alone", got)
 	}

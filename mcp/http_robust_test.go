@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // What a client that misbehaves on purpose can cost a server: a body
@@ -92,18 +94,6 @@ func heapNow() (inuse, alloc int64) {
 	return int64(m.HeapInuse), int64(m.HeapAlloc)
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // A body costs what it has sent, for a bounded time: 200 clients that
 // each declare 4 MiB and trickle a few bytes hold a few KiB each (not the
 // declared length), and each is answered 408 after the read timeout.
@@ -156,7 +146,7 @@ func TestSlowBodiesCostWhatTheySentForABoundedTime(t *testing.T) {
 			}
 		}()
 	}
-	waitFor(t, timeout, "every body to be in its handler", func() bool { return inside.Load() == clients })
+	testutil.Eventually(t, timeout, "every body to be in its handler", func() bool { return inside.Load() == clients })
 	inuse, alloc := heapNow()
 	if n := inside.Load(); n != clients {
 		t.Fatalf("only %d of %d bodies were held while the heap was measured", n, clients)
@@ -317,7 +307,7 @@ func TestNonReadingClientsCannotHangTheServer(t *testing.T) {
 		defer st.mu.Unlock()
 		return st.conn != nil && st.conn.wr.Writing()
 	}
-	waitFor(t, 20*time.Second, "the GET stream's writer to block", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the GET stream's writer to block", func() bool {
 		if !writing() {
 			return false
 		}
@@ -335,7 +325,7 @@ func TestNonReadingClientsCannotHangTheServer(t *testing.T) {
 	rawRequest(t, rawConn(t, addr), http.MethodPost, legacyHeaders(b.sid),
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flood","_meta":{"progressToken":1}}}`)
 	hb := h.legacy.lookup(b.sid)
-	waitFor(t, 20*time.Second, "the legacy response stream to fill", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the legacy response stream to fill", func() bool {
 		hb.smu.Lock()
 		st := hb.streams[1]
 		hb.smu.Unlock()
@@ -364,7 +354,7 @@ func TestNonReadingClientsCannotHangTheServer(t *testing.T) {
 	rawRequest(t, rawConn(t, addr), http.MethodPost, headersFor(t, listen), listen)
 	half := rawConn(t, addr)
 	io.WriteString(half, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":")
-	waitFor(t, 20*time.Second, "the streams to be written and the body to be read", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the streams to be written and the body to be read", func() bool {
 		s.exch.mu.Lock()
 		defer s.exch.mu.Unlock()
 		// c's GET stream, the modern response, the listen stream.
@@ -452,13 +442,13 @@ func TestSSEWritesHaveADeadline(t *testing.T) {
 	rawRequest(t, rawConn(t, addr), http.MethodGet, http.Header{"Accept": {"text/event-stream"},
 		"Mcp-Protocol-Version": {LegacyProtocolVersion}, "Mcp-Session-Id": {c.sid}}, "")
 	hs := h.legacy.lookup(c.sid)
-	waitFor(t, 10*time.Second, "the GET stream", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the GET stream", func() bool {
 		st := hs.standalone()
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		return st.conn != nil
 	})
-	waitFor(t, 20*time.Second, "the GET stream nobody reads to be let go", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the GET stream nobody reads to be let go", func() bool {
 		s.ResourceUpdated(uri)
 		st := hs.standalone()
 		st.mu.Lock()

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // Session hygiene: a finished session (DELETE or expiry) leaves nothing
@@ -133,8 +135,7 @@ func TestLegacySessionMemoryIsBounded(t *testing.T) {
 	}()
 	<-done
 	hs := h.legacy.lookup(c.sid)
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	testutil.Eventually(t, 5*time.Second, "2000 progress events", func() bool {
 		// Lock order: a stream's mu before the session's smu, never inside.
 		hs.smu.Lock()
 		st := hs.streams[1]
@@ -152,11 +153,8 @@ func TestLegacySessionMemoryIsBounded(t *testing.T) {
 		if bytes > budget {
 			t.Fatalf("the session keeps %d event bytes, budget %d", bytes, budget)
 		}
-		if n >= 2000 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return n >= 2000
+	})
 	close(release)
 
 	// Subscriptions are bounded too.

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // threeRounds asks over three dependent rounds (each question uses the
@@ -398,13 +400,7 @@ func TestLegacyIdleSessionsExpire(t *testing.T) {
 	// An open GET stream keeps a session alive.
 	resp := busy.get("")
 	defer resp.Body.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for h.legacy.lookup(idle.sid) != nil && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if h.legacy.lookup(idle.sid) != nil {
-		t.Fatal("the idle session did not expire")
-	}
+	testutil.Eventually(t, 5*time.Second, "the idle session to expire", func() bool { return h.legacy.lookup(idle.sid) == nil })
 	if v := idle.request(MethodToolsList, ""); errorCode(t, v) != -32001 {
 		t.Errorf("request on an expired session: %v", v)
 	}

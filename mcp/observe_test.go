@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 type eventLog struct {
@@ -47,10 +49,7 @@ func TestObserverHearsOfSessions(t *testing.T) {
 	c := newLegacyClient(t, ts.URL, legacyCaps)
 	c.request(MethodToolsList, `{}`)
 	c.delete()
-	deadline := time.Now().Add(5 * time.Second)
-	for log.count(EventSessionClosed) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "the session-closed event", func() bool { return log.count(EventSessionClosed) != 0 })
 	opened, ok1 := log.find(EventSessionOpened)
 	closed, ok2 := log.find(EventSessionClosed)
 	if !ok1 || !ok2 || opened.Revision != LegacyProtocolVersion || opened.SessionID == "" || closed.SessionID != opened.SessionID || closed.Duration <= 0 {
@@ -90,14 +89,9 @@ func TestObserverHearsOfListenStreams(t *testing.T) {
 	c := memClient(t, s, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	go c.Listen(ctx, SubscriptionFilter{ToolsListChanged: true}, func(*ListenNotification) {})
-	deadline := time.Now().Add(5 * time.Second)
-	for log.count(EventStreamOpened) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "the stream-opened event", func() bool { return log.count(EventStreamOpened) != 0 })
 	cancel()
-	for log.count(EventStreamClosed) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "the stream-closed event", func() bool { return log.count(EventStreamClosed) != 0 })
 	if e, ok := log.find(EventStreamOpened); !ok || e.Stream != "listen" || log.count(EventStreamClosed) != 1 {
 		t.Errorf("events %+v", log.ev)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 	"github.com/roundtrip-mcp/roundtrip/mcp/internal/sse"
 )
 
@@ -392,13 +393,7 @@ func TestSSEStreamEndEndsTheSession(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the request in flight was not cancelled when the stream ended")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for h.sessionCount() != 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := h.sessionCount(); n != 0 {
-		t.Fatalf("%d sessions after the stream ended", n)
-	}
+	testutil.Eventually(t, 5*time.Second, "no session after the stream ended", func() bool { return h.sessionCount() == 0 })
 	if st := c.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); st != http.StatusNotFound {
 		t.Fatalf("POST after the stream ended: %d, want 404", st)
 	}
@@ -540,13 +535,7 @@ func TestSSEStreamCarriesKeepAlivesAndListChanges(t *testing.T) {
 	if m := c.next(); m["method"] != NotificationToolListChanged {
 		t.Fatalf("expected %s, got %v", NotificationToolListChanged, m)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for c.comments.Load() < 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if c.comments.Load() < 2 {
-		t.Fatalf("%d keep-alive comments", c.comments.Load())
-	}
+	testutil.Eventually(t, 5*time.Second, "two keep-alive comments", func() bool { return c.comments.Load() >= 2 })
 }
 
 // A client that stops reading its stream loses it once what waits for
@@ -592,13 +581,7 @@ func TestSSEClientThatStopsReadingLosesItsSession(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the flooding handler is still running")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for h.sessionCount() != 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := h.sessionCount(); n != 0 {
-		t.Fatalf("%d sessions left", n)
-	}
+	testutil.Eventually(t, 5*time.Second, "no session left", func() bool { return h.sessionCount() == 0 })
 }
 
 // With DisableLegacy the server has no session era: 404 for every
@@ -661,11 +644,5 @@ func TestSSEStreamWritesHaveADeadline(t *testing.T) {
 	c := &rawSSE{t: t, hc: &http.Client{}, endpoint: ep.String()}
 	c.mustPost(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
 	c.mustPost(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"huge","arguments":{}}}`)
-	start := time.Now()
-	for h.sessionCount() != 0 && time.Since(start) < 10*time.Second {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := h.sessionCount(); n != 0 {
-		t.Fatalf("%d sessions %v after the client stopped reading", n, time.Since(start))
-	}
+	testutil.Eventually(t, 10*time.Second, "no session after the client stopped reading", func() bool { return h.sessionCount() == 0 })
 }

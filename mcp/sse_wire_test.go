@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // The SSE wire of both eras and the client's reading of it, now that one
@@ -89,7 +91,7 @@ func TestLegacyResumeFromAnIDWhoseLaterEventsAreGoneIs404(t *testing.T) {
 		t.Fatalf("the first connection: %v, event ids %v", v, ids)
 	}
 	hs := h.legacy.lookup(c.sid)
-	waitFor(t, 10*time.Second, "the burst", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the burst", func() bool {
 		hs.smu.Lock()
 		st := hs.streams[1]
 		hs.smu.Unlock()

@@ -40,13 +40,7 @@ func TestStreamServesManyRequestsInFlight(t *testing.T) {
 	if v := c.next(); v["id"] != float64(1) {
 		t.Fatalf("tools/list was not answered first: %v", v)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for started.Load() < n && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if started.Load() != n {
-		t.Fatalf("only %d of %d requests started concurrently", started.Load(), n)
-	}
+	testutil.Eventually(t, 5*time.Second, "all requests to start concurrently", func() bool { return started.Load() == n })
 	close(release)
 	seen := map[float64]bool{}
 	for i := 0; i < n; i++ {
