@@ -140,14 +140,20 @@ func TestStreamOverlappingCallsEachGetTheirResponse(t *testing.T) {
 				b := callAsync(c, ctx, "b")
 				mb := f.next()
 				first, second := ma, mb
+				firstCh, secondCh := a, b
 				if order == "second answered first" {
 					first, second = mb, ma
+					firstCh, secondCh = b, a
 				}
-				f.send(textResult(first["id"], first["params"].(map[string]any)["name"].(string)))
-				time.Sleep(10 * time.Millisecond) // the first answered call returns before the second's answer is written
-				f.send(textResult(second["id"], second["params"].(map[string]any)["name"].(string)))
-				for name, ch := range map[string]chan callOutcome{"a": a, "b": b} {
-					if out := waitResult(t, ch); out.err != nil || out.res.Content[0].(*TextContent).Text != name {
+				// The first answered call returns before the second's
+				// answer is written.
+				firstName := first["params"].(map[string]any)["name"].(string)
+				f.send(textResult(first["id"], firstName))
+				firstOut := waitResult(t, firstCh)
+				secondName := second["params"].(map[string]any)["name"].(string)
+				f.send(textResult(second["id"], secondName))
+				for name, out := range map[string]callOutcome{firstName: firstOut, secondName: waitResult(t, secondCh)} {
+					if out.err != nil || out.res.Content[0].(*TextContent).Text != name {
 						t.Errorf("call %s got %v, %v", name, out.res, out.err)
 					}
 				}
