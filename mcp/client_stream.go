@@ -156,6 +156,7 @@ type streamClientTransport struct {
 	// deadline sets the read deadline of r; nil when r has none.
 	deadline func(time.Time) error
 	hooks    *clientHooks
+	calls    sync.Pool // of *streamCall (newCall)
 	// ctx ends with the transport: handlers answering the server's
 	// requests (legacy sessions) are cancelled.
 	ctx    context.Context
@@ -285,16 +286,24 @@ func (t *streamClientTransport) fail(err error) {
 	t.mu.Unlock()
 }
 
-// callPool recycles the slots of calls that got their reply (a slot
-// whose call was abandoned may still receive one, so it is not reused).
-var callPool = sync.Pool{New: func() any { return &streamCall{ch: make(chan streamReply, 1)} }}
+// newCall takes a call slot from t.calls, which recycles the slots of
+// calls that got their reply (a slot whose call was abandoned may still
+// receive one, so it is not reused). The pool is the transport's, not
+// the process's: a transport used inside a testing/synctest bubble waits
+// only on channels made in that bubble, so its fake clock can advance.
+func (t *streamClientTransport) newCall() *streamCall {
+	if c, _ := t.calls.Get().(*streamCall); c != nil {
+		return c
+	}
+	return &streamCall{ch: make(chan streamReply, 1)}
+}
 
 func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error) {
 	var due time.Duration // the bound of a call whose context cannot end; 0 for none
 	if r.timeout > 0 && ctx.Done() == nil {
 		due = time.Since(t.epoch) + r.timeout
 	}
-	c := callPool.Get().(*streamCall)
+	c := t.newCall()
 	c.method, c.notify = r.method, r.notify
 	t.mu.Lock()
 	if t.err != nil {
@@ -310,7 +319,7 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 	if err := t.write(ctx, r.id, r.body, due); err != nil {
 		if t.forget(r.id) {
 			c.notify = nil
-			callPool.Put(c)
+			t.calls.Put(c)
 		}
 		return nil, err
 	}
@@ -320,7 +329,7 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 		select {
 		case rep := <-c.ch:
 			c.notify = nil
-			callPool.Put(c)
+			t.calls.Put(c)
 			return rep.result, rep.err
 		default:
 		}
@@ -334,7 +343,7 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 		case rep := <-c.ch:
 			tm.Stop()
 			c.notify = nil
-			callPool.Put(c)
+			t.calls.Put(c)
 			return rep.result, rep.err
 		case <-tm.C:
 			return t.expired(c, r.id)
@@ -343,7 +352,7 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 	select {
 	case rep := <-c.ch:
 		c.notify = nil
-		callPool.Put(c)
+		t.calls.Put(c)
 		return rep.result, rep.err
 	case <-ctx.Done():
 		if t.forget(r.id) {
@@ -364,7 +373,7 @@ func (t *streamClientTransport) expired(c *streamCall, id int64) ([]byte, error)
 	}
 	rep := <-c.ch // whoever took the call sends at once
 	c.notify = nil
-	callPool.Put(c)
+	t.calls.Put(c)
 	return rep.result, rep.err
 }
 

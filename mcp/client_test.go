@@ -32,6 +32,7 @@ func resultText(t testing.TB, r *CallToolResult) string {
 }
 
 func TestClientLoopsThroughThreeRounds(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	// Sampling and roots come in the same round: each handler waits until
 	// the other has started, which only works if they run concurrently.
@@ -89,6 +90,7 @@ func TestClientLoopsThroughThreeRounds(t *testing.T) {
 }
 
 func TestClientRoundLimit(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, fixtureHandlers(&ClientOptions{MaxRounds: 3}), func(t *testing.T, c *Client) {
 		before := len(f.legs("forever"))
@@ -113,6 +115,7 @@ func TestClientRoundLimit(t *testing.T) {
 }
 
 func TestClientStateOnlyRoundsBackOff(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, fixtureHandlers(nil), func(t *testing.T, c *Client) {
 		var slept []time.Duration
@@ -145,6 +148,7 @@ func TestClientStateOnlyRoundsBackOff(t *testing.T) {
 }
 
 func TestClientStateOnlyBackOffHonoursContext(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	c := memClient(t, f.s, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
@@ -160,6 +164,7 @@ func TestClientStateOnlyBackOffHonoursContext(t *testing.T) {
 }
 
 func TestClientParallelCallsAreIsolated(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, fixtureHandlers(nil), func(t *testing.T, c *Client) {
 		var wg sync.WaitGroup
@@ -197,6 +202,7 @@ func TestClientParallelCallsAreIsolated(t *testing.T) {
 }
 
 func TestClientManualModeAndResumeInAnotherClient(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, nil, func(t *testing.T, c *Client) {
 		_, err := c.CallTool(context.Background(), "three_rounds", map[string]string{"nonce": "n1"}, &CallOptions{Manual: true})
@@ -247,6 +253,7 @@ func TestClientManualModeAndResumeInAnotherClient(t *testing.T) {
 }
 
 func TestPendingCallEchoesTheExactStateToken(t *testing.T) {
+	t.Parallel()
 	// A state with escapes that do not survive decoding (a lone
 	// surrogate) must still go back as the server wrote it.
 	token := `"a\ud800b\u003c\/"`
@@ -281,6 +288,7 @@ func TestPendingCallEchoesTheExactStateToken(t *testing.T) {
 
 // A call can start from answers and state persisted elsewhere.
 func TestClientCallSeededWithResponsesAndState(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, fixtureHandlers(nil), func(t *testing.T, c *Client) {
 		args := map[string]string{"nonce": "seed"}
@@ -308,6 +316,7 @@ func TestClientCallSeededWithResponsesAndState(t *testing.T) {
 }
 
 func TestClientPromptAndResourceLoop(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, fixtureHandlers(nil), func(t *testing.T, c *Client) {
 		p, err := c.GetPrompt(context.Background(), "asking_prompt", map[string]string{"topic": "Go"}, nil)
@@ -328,6 +337,7 @@ func TestClientPromptAndResourceLoop(t *testing.T) {
 }
 
 func TestClientMissingHandlerFailsWithoutRetry(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	opts := fixtureHandlers(nil)
 	opts.Sampling = nil
@@ -348,6 +358,7 @@ func TestClientMissingHandlerFailsWithoutRetry(t *testing.T) {
 }
 
 func TestClientFirstHandlerFailureCancelsTheOthers(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	sawCancel := make(chan struct{}, 2)
 	opts := &ClientOptions{Elicitation: func(ctx context.Context, r *ElicitRequest) (*ElicitResult, error) {
@@ -380,6 +391,7 @@ func TestClientFirstHandlerFailureCancelsTheOthers(t *testing.T) {
 }
 
 func TestClientListsPageByPage(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t) // PageSize 2
 	clientTransports(t, f.s, nil, func(t *testing.T, c *Client) {
 		var names []string
@@ -423,6 +435,7 @@ func TestClientListsPageByPage(t *testing.T) {
 }
 
 func TestClientProgressAndLogs(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	var logs atomic.Int32
 	opts := &ClientOptions{LogLevel: LevelInfo, OnLog: func(m *LoggingMessageParams) {
@@ -454,6 +467,7 @@ func TestClientProgressAndLogs(t *testing.T) {
 }
 
 func TestClientCancellation(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, nil, func(t *testing.T, c *Client) {
 		before := len(f.legs("slow-cancelled"))
@@ -472,6 +486,7 @@ func TestClientCancellation(t *testing.T) {
 }
 
 func TestClientListen(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, nil, func(t *testing.T, c *Client) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -522,6 +537,7 @@ func TestClientListen(t *testing.T) {
 }
 
 func TestClientComplete(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "c", Version: "1"}, &ServerOptions{Completions: func(ctx context.Context, r *CompleteRequest) (*CompleteResult, error) {
 		return &CompleteResult{Completion: Completion{Values: []string{r.Argument.Value + "1", r.Argument.Value + "2"}}}, nil
 	}})
@@ -535,6 +551,7 @@ func TestClientComplete(t *testing.T) {
 }
 
 func TestClientModes(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	ctx := context.Background()
 	c := memClient(t, f.s, nil)

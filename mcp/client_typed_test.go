@@ -36,6 +36,7 @@ func weatherServer() *Server {
 // Go type; an isError result is a *ToolError, a result without
 // structured content ErrNoStructuredContent.
 func TestStructuredContentDecodesIntoAType(t *testing.T) {
+	t.Parallel()
 	clientTransports(t, weatherServer(), nil, func(t *testing.T, c *Client) {
 		ctx := context.Background()
 		listAll(t, c) // the typed tool's inferred outputSchema is checked too
@@ -90,6 +91,7 @@ const fullForm = `{"type":"object","title":"Trip","description":"Where to?","pro
 // order the server wrote them, with every attribute a client needs to
 // render them.
 func TestElicitRequestFormDescribesTheFields(t *testing.T) {
+	t.Parallel()
 	f, err := (&ElicitRequest{Message: "?", RequestedSchema: json.RawMessage(fullForm)}).Form()
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +147,7 @@ func TestElicitRequestFormDescribesTheFields(t *testing.T) {
 
 // What Form refuses, and what it needs no schema for.
 func TestElicitRequestFormRefusesWhatIsNotAForm(t *testing.T) {
+	t.Parallel()
 	if _, err := (&ElicitRequest{Mode: ElicitModeURL, URL: "https://x"}).Form(); !errors.Is(err, ErrNotAForm) {
 		t.Fatal(err)
 	}
@@ -180,6 +183,7 @@ func TestElicitRequestFormRefusesWhatIsNotAForm(t *testing.T) {
 // The answer constructors build what the automatic path would send; an
 // elicitation handler can read the form and answer from a struct.
 func TestElicitAnswerConstructors(t *testing.T) {
+	t.Parallel()
 	type answer struct {
 		City   string   `json:"city"`
 		Nights int      `json:"nights"`
@@ -242,6 +246,7 @@ func TestElicitAnswerConstructors(t *testing.T) {
 // In manual mode the InputResponses setters answer a PendingCall without
 // hand-written JSON.
 func TestInputResponsesSettersAnswerAPendingCall(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	c := memClient(t, f.s, nil)
 	ctx := context.Background()
@@ -327,6 +332,7 @@ func FuzzElicitForm(f *testing.F) {
 // most maxFormPatternBytes; a schema of 50 000 fields all required (once
 // quadratic to read: 8 s) is refused at once.
 func TestElicitationFormFromAServerIsBounded(t *testing.T) {
+	t.Parallel()
 	form := func(fields int, prop func(i int) string, required bool) json.RawMessage {
 		var props, req []string
 		for i := range fields {

@@ -36,6 +36,7 @@ func (f *stuckFanout) Subscribe(ctx context.Context, deliver func(Change)) error
 // A fleet that does not keep up never holds up the code making changes,
 // and what comes from the fleet reaches only streams that want it.
 func TestFanoutNeverBlocksAndFiltersWhatArrives(t *testing.T) {
+	t.Parallel()
 	f := &stuckFanout{in: make(chan Change), published: make(chan Change, 1)}
 	s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{Fanout: f})
 	defer s.Close()
@@ -101,6 +102,7 @@ func (f *flakyFanout) Subscribe(ctx context.Context, deliver func(Change)) error
 // A subscription that fails (the store down when the server starts) is
 // made again, and changes from the fleet flow once it holds.
 func TestFanoutSubscribesAgain(t *testing.T) {
+	t.Parallel()
 	f := &flakyFanout{calls: make(chan struct{}, 8), in: make(chan Change)}
 	s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{Fanout: f})
 	defer s.Close()

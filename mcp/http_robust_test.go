@@ -182,6 +182,7 @@ func TestSlowBodiesCostWhatTheySentForABoundedTime(t *testing.T) {
 // A body that arrives whole is read as before, and one longer than its
 // Content-Length, or shorter, is refused.
 func TestBodiesAreReadAsTheyArrive(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 1, maxBodyPrealloc - 1, maxBodyPrealloc, maxBodyPrealloc + 1, 3*maxBodyPrealloc + 7, 1 << 20} {
 		body := strings.Repeat("x", n)
 		got, err := readAll(strings.NewReader(body), int64(n))
@@ -234,6 +235,7 @@ func (r *countingReader) Read(p []byte) (int, error) {
 // once and Server.Close then http.Server.Shutdown finish within 2 s. The
 // write timeout is a minute here: nothing relies on it.
 func TestNonReadingClientsCannotHangTheServer(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	big := strings.Repeat("x", 64<<10)
 	s.AddTool(&Tool{Name: "flood"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -388,6 +390,7 @@ func TestNonReadingClientsCannotHangTheServer(t *testing.T) {
 // answers as usual (neither a deadline left on the connection nor a
 // timeout on the request's context may end it).
 func TestBodyReadTimeoutDoesNotBoundTheHandler(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	s.AddTool(&Tool{Name: "slow"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		select {
@@ -417,6 +420,7 @@ func TestBodyReadTimeoutDoesNotBoundTheHandler(t *testing.T) {
 // 2026-07-28 response (the handler's notifications then fail) and on a
 // legacy GET stream (the exchange is let go).
 func TestSSEWritesHaveADeadline(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	big := strings.Repeat("x", 64<<10)
 	failed := make(chan error, 1)

@@ -115,6 +115,7 @@ func TestLegacySessionsLeaveNothingBehind(t *testing.T) {
 }
 
 func TestLegacySessionMemoryIsBounded(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	release := make(chan struct{})
 	s.AddTool(&Tool{Name: "flood"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -199,6 +200,7 @@ func BenchmarkLegacySessionChurn(b *testing.B) {
 }
 
 func TestLegacyMaxSessionsEndsTheLongestIdle(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, h := legacyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{MaxSessions: 2}})
 	// The idle list is in order of use, not of the clock: no pause needed

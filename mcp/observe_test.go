@@ -43,6 +43,7 @@ func (l *eventLog) find(k EventKind) (Event, bool) {
 // The observer hears of a session from its initialize to its end, with
 // its revision and lifetime.
 func TestObserverHearsOfSessions(t *testing.T) {
+	t.Parallel()
 	log := &eventLog{}
 	s, _ := dualServer(t, &ServerOptions{Observer: log.add})
 	ts, _ := legacyServer(t, s, nil)
@@ -60,6 +61,7 @@ func TestObserverHearsOfSessions(t *testing.T) {
 // A rejected state is reported with its cause; the wire keeps the one
 // fixed error.
 func TestObserverHearsWhyAStateWasRejected(t *testing.T) {
+	t.Parallel()
 	log := &eventLog{}
 	s := newStateServer(t, "svc", RequestStateOptions{})
 	s.opts.Observer = log.add
@@ -84,6 +86,7 @@ func TestObserverHearsWhyAStateWasRejected(t *testing.T) {
 }
 
 func TestObserverHearsOfListenStreams(t *testing.T) {
+	t.Parallel()
 	log := &eventLog{}
 	s := newTestServer(t, &ServerOptions{Observer: log.add})
 	c := memClient(t, s, nil)
@@ -98,6 +101,7 @@ func TestObserverHearsOfListenStreams(t *testing.T) {
 }
 
 func TestStateCausesCoverTheReasons(t *testing.T) {
+	t.Parallel()
 	for reason, want := range map[string]string{
 		"malformed: prefix": StateCauseMalformed, "unknown key": StateCauseKey, "seal": StateCauseSeal,
 		"expired": StateCauseExpired, "issued in the future": StateCauseExpired, "target mismatch": StateCauseBinding,
@@ -115,6 +119,7 @@ func TestStateCausesCoverTheReasons(t *testing.T) {
 // Outgoing middleware sees every live request of a session and can add
 // _meta members that reach the client.
 func TestOutgoingMiddlewareSeesLiveRequestsAndAddsMeta(t *testing.T) {
+	t.Parallel()
 	var seen []string
 	var mu sync.Mutex
 	mw := func(next OutgoingHandler) OutgoingHandler {
@@ -155,6 +160,7 @@ func TestOutgoingMiddlewareSeesLiveRequestsAndAddsMeta(t *testing.T) {
 }
 
 func TestOutgoingMetaCannotTakeReservedNames(t *testing.T) {
+	t.Parallel()
 	for _, k := range []string{"io.modelcontextprotocol/protocolVersion", "progressToken"} {
 		if _, err := paramsWithMeta(json.RawMessage(`{}`), Meta{k: 1}); err == nil {
 			t.Errorf("%s accepted", k)

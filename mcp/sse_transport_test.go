@@ -210,6 +210,7 @@ func (c *rawSSE) waitEnded(why string) {
 // The first event of the stream is endpoint, naming the path the GET
 // came in on with the session parameter; POSTs there are answered 202.
 func TestSSEEndpointEventComesFirst(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), nil)
 	c := openRawSSE(t, u, "")
 	ep, _ := url.Parse(c.endpoint)
@@ -233,6 +234,7 @@ func TestSSEEndpointEventComesFirst(t *testing.T) {
 // to initialize, the sampling request and the tool's result arrive on
 // the stream, and the answer to the sampling request is POSTed.
 func TestSSESessionCompletesAToolThatSamples(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, samplingServer(t, nil), nil)
 	c := openRawSSE(t, u, "")
 	if v := c.initialize("2024-11-05", `{"sampling":{}}`); v != "2024-11-05" {
@@ -253,6 +255,7 @@ func TestSSESessionCompletesAToolThatSamples(t *testing.T) {
 // The session negotiates the transport's own revision, 2024-11-05, for a
 // client that offers it.
 func TestSSESessionNegotiatesTheOfferedRevision(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), nil)
 	c := openRawSSE(t, u, "")
 	if got := c.initialize("2024-11-05", `{}`); got != "2024-11-05" {
@@ -268,6 +271,7 @@ func TestSSESessionNegotiatesTheOfferedRevision(t *testing.T) {
 // POST is accepted); a request before initialize is one of them, ping
 // excepted.
 func TestSSEMessageErrorsGoOnTheStream(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), nil)
 	c := openRawSSE(t, u, "")
 	c.mustPost(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
@@ -295,6 +299,7 @@ func TestSSEMessageErrorsGoOnTheStream(t *testing.T) {
 // The Host and Origin checks of the Streamable HTTP handler apply to
 // both endpoints: 403.
 func TestSSEHostAndOriginAreRefusedWith403(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), nil)
 	c := openRawSSE(t, u, "")
 	for _, tc := range []struct {
@@ -328,6 +333,7 @@ func TestSSEHostAndOriginAreRefusedWith403(t *testing.T) {
 // A POST body over MaxBodyBytes is refused with 413 (and the session
 // goes on).
 func TestSSEBodyOverTheBoundIs413(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), &SSEOptions{HTTPOptions: HTTPOptions{MaxBodyBytes: 1024}})
 	c := openRawSSE(t, u, "")
 	c.initialize(LegacyProtocolVersion, `{}`)
@@ -345,6 +351,7 @@ func TestSSEBodyOverTheBoundIs413(t *testing.T) {
 // opened by another principal. A POST without sessionId is 405, the cue
 // for a Streamable HTTP client to fall back.
 func TestSSEUnknownSessionIs404(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), nil)
 	alice := openRawSSE(t, u, "alice")
 	alice.initialize(LegacyProtocolVersion, `{}`)
@@ -374,6 +381,7 @@ func TestSSEUnknownSessionIs404(t *testing.T) {
 // The end of the stream ends the session: its request in flight is
 // cancelled, and its sessionId gets 404.
 func TestSSEStreamEndEndsTheSession(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	started, cancelled := make(chan struct{}), make(chan struct{})
 	s.AddTool(&Tool{Name: "wait"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -402,6 +410,7 @@ func TestSSEStreamEndEndsTheSession(t *testing.T) {
 // notifications/cancelled cancels the named request, and nothing is sent
 // for it.
 func TestSSECancelledRequestSendsNothing(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	started := make(chan struct{})
 	s.AddTool(&Tool{Name: "wait"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -426,6 +435,7 @@ func TestSSECancelledRequestSendsNothing(t *testing.T) {
 // request in progress, never another party's; when each has one, the
 // GET is 503 with Retry-After.
 func TestSSESessionsAreBoundedPerPrincipal(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
@@ -475,6 +485,7 @@ func TestSSESessionsAreBoundedPerPrincipal(t *testing.T) {
 // MaxSessions bounds all parties together without ending one party's
 // session for another: the newcomer gets 503.
 func TestSSEGlobalSessionBoundNeverEvictsAnotherPrincipal(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), &SSEOptions{HTTPOptions: HTTPOptions{Legacy: LegacyHTTPOptions{MaxSessions: 1}}})
 	alice := openRawSSE(t, u, "alice")
 	r, _ := http.NewRequest(http.MethodGet, u, nil)
@@ -493,6 +504,7 @@ func TestSSEGlobalSessionBoundNeverEvictsAnotherPrincipal(t *testing.T) {
 // Server.Close ends the streams (and with them the sessions); a new GET
 // is 503, and http.Server.Shutdown returns.
 func TestSSEServerCloseEndsTheStreams(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	h := NewSSEHandler(s, nil).(*sseHandler)
 	ts := httptest.NewServer(h)
@@ -527,6 +539,7 @@ func TestSSEServerCloseEndsTheStreams(t *testing.T) {
 // An idle stream carries keep-alive comments; list changes go on the
 // stream once the client sent notifications/initialized.
 func TestSSEStreamCarriesKeepAlivesAndListChanges(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	u, _ := sseServer(t, s, &SSEOptions{HTTPOptions: HTTPOptions{KeepAlive: 20 * time.Millisecond}})
 	c := openRawSSE(t, u, "")
@@ -542,6 +555,7 @@ func TestSSEStreamCarriesKeepAlivesAndListChanges(t *testing.T) {
 // it passes the bound, and its session with it; the handler's
 // notifications then fail instead of piling up.
 func TestSSEClientThatStopsReadingLosesItsSession(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	failed := make(chan error, 1)
 	s.AddTool(&Tool{Name: "flood"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -587,6 +601,7 @@ func TestSSEClientThatStopsReadingLosesItsSession(t *testing.T) {
 // With DisableLegacy the server has no session era: 404 for every
 // request.
 func TestSSEHandlerOfAModernOnlyServerIs404(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, &ServerOptions{DisableLegacy: true}), nil)
 	resp, err := http.Get(u)
 	if err != nil {
@@ -601,6 +616,7 @@ func TestSSEHandlerOfAModernOnlyServerIs404(t *testing.T) {
 // A POST body that does not arrive within BodyReadTimeout is answered
 // 408, as on Streamable HTTP.
 func TestSSESlowBodyIs408(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), &SSEOptions{HTTPOptions: HTTPOptions{BodyReadTimeout: 100 * time.Millisecond}})
 	c := openRawSSE(t, u, "")
 	ep, _ := url.Parse(c.endpoint)
@@ -625,6 +641,7 @@ func TestSSESlowBodyIs408(t *testing.T) {
 // while one large message is being written loses its stream within
 // StreamWriteTimeout, and its session with it.
 func TestSSEStreamWritesHaveADeadline(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	s.AddTool(&Tool{Name: "huge"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		return TextResult(strings.Repeat("x", 32<<20)), nil
