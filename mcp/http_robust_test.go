@@ -366,7 +366,19 @@ func TestNonReadingClientsCannotHangTheServer(t *testing.T) {
 		// c's GET stream, the modern response, the listen stream.
 		return len(s.exch.writing) >= 3 && len(s.exch.reading) >= 1
 	})
-	time.Sleep(100 * time.Millisecond) // let the floods fill the sockets
+	// The floods fill the sockets: the writers of the modern response and
+	// of the listen stream are stuck in a write.
+	testutil.Eventually(t, 20*time.Second, "two stream writers to block", func() bool {
+		s.exch.mu.Lock()
+		defer s.exch.mu.Unlock()
+		n := 0
+		for w := range s.exch.writing {
+			if w.Writing() {
+				n++
+			}
+		}
+		return n >= 2
+	})
 
 	start := time.Now()
 	if err := s.Close(); err != nil {
