@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
@@ -100,25 +101,28 @@ func (f *flakyFanout) Subscribe(ctx context.Context, deliver func(Change)) error
 }
 
 // A subscription that fails (the store down when the server starts) is
-// made again, and changes from the fleet flow once it holds.
+// made again, and changes from the fleet flow once it holds. The pause
+// before subscribing again is the bubble's clock.
 func TestFanoutSubscribesAgain(t *testing.T) {
 	t.Parallel()
-	f := &flakyFanout{calls: make(chan struct{}, 8), in: make(chan Change)}
-	s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{Fanout: f})
-	defer s.Close()
-	l := s.hub.add(SubscriptionFilter{ToolsListChanged: true})
-	defer s.hub.remove(l)
-	select {
-	case f.in <- Change{Kind: ChangeTools}:
-	case <-time.After(10 * time.Second):
-		t.Fatal("never subscribed again")
-	}
-	select {
-	case <-l.ready:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the change was not delivered")
-	}
-	if n := len(f.calls); n != 2 {
-		t.Errorf("%d subscriptions, want 2", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := &flakyFanout{calls: make(chan struct{}, 8), in: make(chan Change)}
+		s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{Fanout: f})
+		defer s.Close()
+		l := s.hub.add(SubscriptionFilter{ToolsListChanged: true})
+		defer s.hub.remove(l)
+		select {
+		case f.in <- Change{Kind: ChangeTools}:
+		case <-time.After(10 * time.Second):
+			t.Fatal("never subscribed again")
+		}
+		select {
+		case <-l.ready:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the change was not delivered")
+		}
+		if n := len(f.calls); n != 2 {
+			t.Errorf("%d subscriptions, want 2", n)
+		}
+	})
 }
