@@ -470,11 +470,15 @@ func TestClientCancellation(t *testing.T) {
 	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, nil, func(t *testing.T, c *Client) {
-		before := len(f.legs("slow-cancelled"))
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		defer cancel()
-		_, err := c.CallTool(ctx, "slow", nil, nil)
-		if !errors.Is(err, context.DeadlineExceeded) {
+		before, started := len(f.legs("slow-cancelled")), len(f.legs("slow"))
+		// The deadline passes once the server has the call: on a busy
+		// machine a fixed one could pass before the request arrives.
+		ctx := newFiredDeadline()
+		done := make(chan error, 1)
+		go func() { _, err := c.CallTool(ctx, "slow", nil, nil); done <- err }()
+		testutil.Eventually(t, 10*time.Second, "the server to start the call", func() bool { return len(f.legs("slow")) != started })
+		ctx.fire()
+		if err := waitResult(t, done); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("got %v", err)
 		}
 		testutil.Eventually(t, 5*time.Second, "the server to see the cancellation", func() bool { return len(f.legs("slow-cancelled")) != before })
@@ -580,5 +584,29 @@ func TestClientModes(t *testing.T) {
 	c = memClient(t, f.s, &ClientOptions{Mode: ModePinned, ProtocolVersion: LegacyProtocolVersion})
 	if err := c.Connect(ctx); err != nil || c.ProtocolVersion() != LegacyProtocolVersion {
 		t.Fatalf("pinned to 2025-11-25: %v %q", err, c.ProtocolVersion())
+	}
+}
+
+// firedDeadline is a context whose deadline passes when the test says
+// (fire): it ends with context.DeadlineExceeded, as a timeout does.
+type firedDeadline struct {
+	context.Context
+	once sync.Once
+	done chan struct{}
+}
+
+func newFiredDeadline() *firedDeadline {
+	return &firedDeadline{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (d *firedDeadline) fire()                 { d.once.Do(func() { close(d.done) }) }
+func (d *firedDeadline) Done() <-chan struct{} { return d.done }
+
+func (d *firedDeadline) Err() error {
+	select {
+	case <-d.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
 	}
 }
