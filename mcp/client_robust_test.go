@@ -294,11 +294,12 @@ func TestStreamClientSurvivesAMisbehavingServer(t *testing.T) {
 	if err := wait(done); !errors.Is(err, ErrInvalidResponse) {
 		t.Fatalf("malformed: %v", err)
 	}
-	// No answer: the deadline ends the call and the server is told.
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
+	// No answer: the deadline ends the call and the server is told. It
+	// passes once the request is out (client_test.go: firedDeadline).
+	ctx := newFiredDeadline()
 	done = call(ctx)
 	id = f.next()["id"]
+	ctx.fire()
 	if err := wait(done); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("silent server: %v", err)
 	}
