@@ -21,7 +21,7 @@ import (
 // 2025-11-25 GET stream.
 func TestAnIdleSSEResponseOutlivesTheWriteTimeoutOverHTTP2(t *testing.T) {
 	t.Parallel()
-	const timeout = 100 * time.Millisecond
+	const timeout = 200 * time.Millisecond
 	s := newTestServer(t, nil)
 	s.AddTool(&Tool{Name: "pause"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		ReportProgress(ctx, 1, 2, "before the pause")
