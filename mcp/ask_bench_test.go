@@ -81,6 +81,7 @@ func BenchmarkThreeRoundElicitation(b *testing.B) {
 // checks that the requestState after round n is no larger than the
 // answers it carries (as the client sent them) plus 200 bytes.
 func TestStateGrowsWithItsAnswersOnly(t *testing.T) {
+	t.Parallel()
 	c := threeRoundClient(t, threeRoundServer())
 	ctx := context.Background()
 	opts := &CallOptions{Manual: true}
@@ -114,6 +115,7 @@ func TestStateGrowsWithItsAnswersOnly(t *testing.T) {
 }
 
 func TestCompactAnswersRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{
 		`{"action":"accept","content":{"region":"eu"}}`,
 		`{"action":"decline"}`,

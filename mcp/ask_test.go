@@ -114,6 +114,7 @@ func askServer(t *testing.T, opts *ServerOptions) *Server {
 }
 
 func TestIndependentQuestionsLeaveInOneRound(t *testing.T) {
+	t.Parallel()
 	s := askServer(t, nil)
 	runs := 0
 	s.AddTool(&Tool{Name: "plan"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -149,6 +150,7 @@ func TestIndependentQuestionsLeaveInOneRound(t *testing.T) {
 }
 
 func TestDependentQuestionsTakeOneRoundEach(t *testing.T) {
+	t.Parallel()
 	s := askServer(t, nil)
 	s.AddTool(&Tool{Name: "provision"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		region, err := Elicit[Region](ctx, "Which region?")
@@ -179,6 +181,7 @@ func TestDependentQuestionsTakeOneRoundEach(t *testing.T) {
 }
 
 func TestDeclineAndCancelAreValues(t *testing.T) {
+	t.Parallel()
 	s := askServer(t, nil)
 	s.AddTool(&Tool{Name: "branch"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		e, err := Elicit[Region](ctx, "Which region?")
@@ -217,6 +220,7 @@ func TestDeclineAndCancelAreValues(t *testing.T) {
 }
 
 func TestRewordedQuestionIsAskedAgain(t *testing.T) {
+	t.Parallel()
 	k := requeststate.GenerateKey()
 	deploy := func(message string) http.Handler {
 		s := askServer(t, &ServerOptions{RequestState: RequestStateOptions{Keys: [][]byte{k}}})
@@ -247,6 +251,7 @@ func TestRewordedQuestionIsAskedAgain(t *testing.T) {
 }
 
 func TestAnswerWithoutStateIsAskedAgain(t *testing.T) {
+	t.Parallel()
 	s := askServer(t, nil)
 	s.AddTool(&Tool{Name: "t"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		e, err := Elicit[Region](ctx, "Which region?", WithKey("region"))
@@ -262,6 +267,7 @@ func TestAnswerWithoutStateIsAskedAgain(t *testing.T) {
 }
 
 func TestForgedStateEntriesAreIgnored(t *testing.T) {
+	t.Parallel()
 	// A correctly sealed state whose plaintext a test-only codec lets us
 	// craft: answers with a wrong question digest, for an unknown key, or
 	// failing the schema must not be honoured.
@@ -323,6 +329,7 @@ func mustForm[T any](t *testing.T) *formSchema {
 // text and says what is wrong; the key (here an explicit one) stays in
 // the result's _meta.
 func TestInvalidAnswerBecomesIsErrorNamingTheQuestion(t *testing.T) {
+	t.Parallel()
 	s := askServer(t, nil)
 	s.AddTool(&Tool{Name: "t"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		e, err := Elicit[Size](ctx, "What size?", WithKey("size"))
@@ -357,6 +364,7 @@ func TestInvalidAnswerBecomesIsErrorNamingTheQuestion(t *testing.T) {
 }
 
 func TestAskingNeedsTheDeclaredCapability(t *testing.T) {
+	t.Parallel()
 	s := askServer(t, nil)
 	s.AddTool(&Tool{Name: "form"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		_, err := Elicit[Region](ctx, "Which region?", WithKey("q1"))
@@ -408,6 +416,7 @@ func TestAskingNeedsTheDeclaredCapability(t *testing.T) {
 }
 
 func TestPromptsAndResourceTemplatesAsk(t *testing.T) {
+	t.Parallel()
 	s := askServer(t, nil)
 	s.AddPrompt(&Prompt{Name: "briefing"}, func(ctx context.Context, r *GetPromptRequest) (PromptResponse, error) {
 		type Audience struct {
@@ -453,6 +462,7 @@ func TestPromptsAndResourceTemplatesAsk(t *testing.T) {
 }
 
 func TestMixingTheTwoFormsIsAnError(t *testing.T) {
+	t.Parallel()
 	s := askServer(t, nil)
 	s.AddTool(&Tool{Name: "mixed"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		Elicit[Region](ctx, "Which region?")
@@ -465,6 +475,7 @@ func TestMixingTheTwoFormsIsAnError(t *testing.T) {
 }
 
 func TestFormFieldsMustBePrimitive(t *testing.T) {
+	t.Parallel()
 	type Bad struct {
 		Name  string
 		Inner struct{ X int }
@@ -497,6 +508,7 @@ func TestFormFieldsMustBePrimitive(t *testing.T) {
 }
 
 func TestKeysAreDeterministicAcrossInstances(t *testing.T) {
+	t.Parallel()
 	mk := func() http.Handler {
 		s := askServer(t, nil)
 		s.AddTool(&Tool{Name: "t"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -527,6 +539,7 @@ func TestKeysAreDeterministicAcrossInstances(t *testing.T) {
 }
 
 func TestOnlyAskedAnswersAreCarriedForward(t *testing.T) {
+	t.Parallel()
 	// Round 1 asks A and B; round 2's body asks only A and a new C (B's
 	// answer is not needed any more) and must not carry B.
 	s := askServer(t, &ServerOptions{RequestState: RequestStateOptions{Codec: plainStateCodec{}}})

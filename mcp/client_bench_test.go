@@ -110,6 +110,7 @@ func BenchmarkClientTwoLegCallCanned(b *testing.B) {
 
 // TestCannedServerRoundTrip keeps the canned responder honest.
 func TestCannedServerRoundTrip(t *testing.T) {
+	t.Parallel()
 	ce, se := NewInMemoryTransports()
 	defer se.Close()
 	go func() {

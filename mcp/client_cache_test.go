@@ -107,6 +107,7 @@ func drainTools(t testing.TB, ctx context.Context, c *Client) int {
 // the same request is answered without sending anything; once stale, it
 // is sent again. Every cacheable method, every page on its own.
 func TestCachedResultWithinTTLMakesNoRequest(t *testing.T) {
+	t.Parallel()
 	for _, tr := range []string{"http", "memory"} {
 		t.Run(tr, func(t *testing.T) {
 			s, mc := cacheServer(t, time.Minute, CachePublic)
@@ -168,6 +169,7 @@ func TestCachedResultWithinTTLMakesNoRequest(t *testing.T) {
 
 // ttlMs 0 (the server default) means immediately stale: never kept.
 func TestCachedResultWithZeroTTLIsNeverKept(t *testing.T) {
+	t.Parallel()
 	s, mc := cacheServer(t, 0, CachePublic)
 	c := memClient(t, s, nil)
 	for range 3 {
@@ -184,6 +186,7 @@ func TestCachedResultWithZeroTTLIsNeverKept(t *testing.T) {
 // cached pages of that list stale at once; resources/updated makes the
 // cached read of that resource stale, and no other.
 func TestListChangedNotificationInvalidatesTheCache(t *testing.T) {
+	t.Parallel()
 	s, mc := cacheServer(t, time.Hour, CachePublic)
 	clientTransports(t, s, nil, func(t *testing.T, c *Client) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -289,6 +292,7 @@ func (p *purgeSignal) Purge(prefix string) {
 // The notifications of a legacy session's GET stream invalidate too:
 // here a store shared (by URL) with a modern client of the same server.
 func TestLegacySessionNotificationInvalidatesTheCache(t *testing.T) {
+	t.Parallel()
 	s, mc := cacheServer(t, time.Hour, CachePublic)
 	store := &purgeSignal{MemoryCache: NewMemoryCache(0, 0), purged: make(chan string, 4)}
 	ts := httpTestServer(t, s)
@@ -329,6 +333,7 @@ func TestLegacySessionNotificationInvalidatesTheCache(t *testing.T) {
 // request (and gets its own copy); a public result is shared. With a
 // shared store and no principal, private results are not kept at all.
 func TestPrivateEntriesAreNotSharedBetweenPrincipals(t *testing.T) {
+	t.Parallel()
 	t.Run("private", func(t *testing.T) {
 		s, mc := cacheServer(t, time.Hour, CachePrivate)
 		store := NewMemoryCache(0, 0)
@@ -401,6 +406,7 @@ func TestPrivateEntriesAreNotSharedBetweenPrincipals(t *testing.T) {
 // WithoutCache sends the request though a fresh result is cached, and
 // the answer replaces the cached one.
 func TestWithoutCacheSendsTheRequest(t *testing.T) {
+	t.Parallel()
 	s, mc := cacheServer(t, time.Hour, CachePublic)
 	c := memClient(t, s, nil)
 	ctx := context.Background()
@@ -426,6 +432,7 @@ func TestWithoutCacheSendsTheRequest(t *testing.T) {
 
 // CacheOptions.Disabled: every call is sent.
 func TestCacheDisabledSendsEveryRequest(t *testing.T) {
+	t.Parallel()
 	s, mc := cacheServer(t, time.Hour, CachePublic)
 	c := memClient(t, s, &ClientOptions{Cache: CacheOptions{Disabled: true}})
 	for range 3 {
@@ -441,6 +448,7 @@ func TestCacheDisabledSendsEveryRequest(t *testing.T) {
 // The store a Client makes is bounded: many entries evict the least
 // recently used, and the bytes held stay under MaxBytes.
 func TestCacheIsBoundedInEntriesAndBytes(t *testing.T) {
+	t.Parallel()
 	s, mc := cacheServer(t, time.Hour, CachePublic)
 	c := memClient(t, s, &ClientOptions{Cache: CacheOptions{MaxEntries: 8, MaxBytes: 4 << 10}})
 	store := c.cache.store.(*MemoryCache)
@@ -491,6 +499,7 @@ func TestCacheIsBoundedInEntriesAndBytes(t *testing.T) {
 
 // MaxTTL caps what the server claims.
 func TestCacheMaxTTLCapsTheServersHint(t *testing.T) {
+	t.Parallel()
 	s, mc := cacheServer(t, 24*time.Hour, CachePublic)
 	c := memClient(t, s, &ClientOptions{Cache: CacheOptions{MaxTTL: time.Minute}})
 	clock := newFakeClock(c)
@@ -511,6 +520,7 @@ func TestCacheMaxTTLCapsTheServersHint(t *testing.T) {
 // Results of retries are never cached: a resources/read that needed
 // input is sent again, every leg of it, on the next read.
 func TestCacheNeverKeepsResultsOfRetries(t *testing.T) {
+	t.Parallel()
 	s, mc := cacheServer(t, time.Hour, CachePublic)
 	c := memClient(t, s, fixtureHandlers(nil))
 	for range 2 {
@@ -527,6 +537,7 @@ func TestCacheNeverKeepsResultsOfRetries(t *testing.T) {
 // A result fetched while a notification invalidated its group is
 // returned but not kept: it may predate the change.
 func TestCacheResultFetchedAcrossAnInvalidationIsNotKept(t *testing.T) {
+	t.Parallel()
 	var sent atomic.Int32
 	var c *Client
 	h := func(w http.ResponseWriter, r *http.Request) {
@@ -550,6 +561,7 @@ func TestCacheResultFetchedAcrossAnInvalidationIsNotKept(t *testing.T) {
 // A cursor the server refuses drops every cached page of the list
 // (SEP-2549): the first page is fetched again.
 func TestCacheRefusedCursorDropsThePages(t *testing.T) {
+	t.Parallel()
 	var first, second atomic.Int32
 	h := func(w http.ResponseWriter, r *http.Request) {
 		in := readRPC(t, r)
@@ -580,6 +592,7 @@ func TestCacheRefusedCursorDropsThePages(t *testing.T) {
 // Cache hints are read as SEP-2549 says: a missing, negative or
 // non-numeric ttlMs is 0; a result that is not complete is not kept.
 func TestCacheHintsOfMalformedResults(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw   string
 		ttl   time.Duration
@@ -613,6 +626,7 @@ func httpTestServer(t testing.TB, s *Server) string {
 // cached read of that resource stale, and the reads of other resources
 // stay cached.
 func TestResourceUpdatedInvalidatesThatResourcesRead(t *testing.T) {
+	t.Parallel()
 	s, mc := cacheServer(t, time.Hour, CachePublic)
 	clientTransports(t, s, nil, func(t *testing.T, c *Client) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -669,6 +683,7 @@ func TestResourceUpdatedInvalidatesThatResourcesRead(t *testing.T) {
 // other's private results, while each is served its own again; a third
 // Client with the first token shares the first one's entries.
 func TestPrivateEntriesOfDifferentTokensAreNotShared(t *testing.T) {
+	t.Parallel()
 	s, mc := cacheServer(t, time.Hour, CachePrivate)
 	ts := httpTestServer(t, s)
 	store := NewMemoryCache(0, 0)
@@ -708,6 +723,7 @@ func TestPrivateEntriesOfDifferentTokensAreNotShared(t *testing.T) {
 // is honoured, and its notifications/tools/list_changed on the session's
 // stream drops what it kept.
 func TestCacheHonoursHintsInBothEras(t *testing.T) {
+	t.Parallel()
 	t.Run("legacy session of roundtrip's server", func(t *testing.T) {
 		s, mc := cacheServer(t, time.Hour, CachePublic)
 		c := httpClient(t, s, nil, &ClientOptions{Mode: ModeLegacy})
@@ -814,6 +830,7 @@ func (s *mapStore) Purge(prefix string) {
 // stamped with its expiry; a store that keeps nothing only costs
 // requests.
 func TestCacheStoreIsPluggable(t *testing.T) {
+	t.Parallel()
 	s, mc := cacheServer(t, time.Minute, CachePublic)
 	store := &mapStore{m: map[string]CacheEntry{}}
 	opts := &ClientOptions{Cache: CacheOptions{Store: store, Namespace: "srv"}}

@@ -43,6 +43,7 @@ func extClientOptions() *ClientOptions {
 }
 
 func TestClientCallsACustomMethod(t *testing.T) {
+	t.Parallel()
 	for _, tr := range extClientTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			s, _ := newExtServer(t, nil)
@@ -72,6 +73,7 @@ func TestClientCallsACustomMethod(t *testing.T) {
 }
 
 func TestClientCarrierCustomMethodIsCompletedByTheCallLoop(t *testing.T) {
+	t.Parallel()
 	for _, tr := range extClientTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			s, runs := newExtServer(t, nil)
@@ -110,6 +112,7 @@ func TestClientCarrierCustomMethodIsCompletedByTheCallLoop(t *testing.T) {
 }
 
 func TestClientCarrierCustomMethodInManualModeContinuesWithCallOptions(t *testing.T) {
+	t.Parallel()
 	s, _ := newExtServer(t, nil)
 	opts := extClientOptions()
 	opts.Elicitation = nil
@@ -139,6 +142,7 @@ func TestClientCarrierCustomMethodInManualModeContinuesWithCallOptions(t *testin
 }
 
 func TestClientCustomMethodOfAnUndeclaredExtensionIsMissingCapability(t *testing.T) {
+	t.Parallel()
 	s, runs := newExtServer(t, nil)
 	c := httpClient(t, s, nil, &ClientOptions{})
 	_, err := c.CallMethod(context.Background(), &MethodCall{Method: mQuery, Params: map[string]any{"query": "go"}}, nil)
@@ -152,6 +156,7 @@ func TestClientCustomMethodOfAnUndeclaredExtensionIsMissingCapability(t *testing
 }
 
 func TestClientDeclaresItsExtensionsOnEveryModernRequest(t *testing.T) {
+	t.Parallel()
 	c := memClient(t, NewServer(Implementation{Name: "s", Version: "1"}, nil), &ClientOptions{
 		Extensions: &ClientExtensions{Declared: map[string]json.RawMessage{extSearch: json.RawMessage(`{"v":2}`), "com.example/bad": json.RawMessage(`[1]`), "io.modelcontextprotocol/tasks": nil}},
 	})
@@ -165,6 +170,7 @@ func TestClientDeclaresItsExtensionsOnEveryModernRequest(t *testing.T) {
 }
 
 func TestClientRefusesCallsThatAreNotCustomMethods(t *testing.T) {
+	t.Parallel()
 	s, _ := newExtServer(t, nil)
 	c := httpClient(t, s, nil, extClientOptions())
 	for _, call := range []*MethodCall{
@@ -185,6 +191,7 @@ func TestClientRefusesCallsThatAreNotCustomMethods(t *testing.T) {
 }
 
 func TestClientNonCarrierCustomMethodAnsweredInputRequiredIsInvalid(t *testing.T) {
+	t.Parallel()
 	s, _ := newExtServer(t, nil)
 	c := httpClient(t, s, nil, extClientOptions())
 	// The server's delete asks; a call that does not say it may is refused.
@@ -195,6 +202,7 @@ func TestClientNonCarrierCustomMethodAnsweredInputRequiredIsInvalid(t *testing.T
 }
 
 func TestClientReadsAnExtensionsOwnResultType(t *testing.T) {
+	t.Parallel()
 	s, _ := newExtServer(t, nil)
 	s.AddMethod(&MethodSpec{Name: "com.example/search/later", Extension: extSearch}, func(ctx context.Context, r *ExtensionRequest) (Result, error) {
 		return &ExtensionResult{Value: map[string]any{"ticket": "t1"}, ResultType: "com.example/queued"}, nil
@@ -211,6 +219,7 @@ func TestClientReadsAnExtensionsOwnResultType(t *testing.T) {
 }
 
 func TestClientCustomMethodsRunThroughClientMiddleware(t *testing.T) {
+	t.Parallel()
 	s, _ := newExtServer(t, nil)
 	var mu sync.Mutex
 	var seen []string
@@ -235,6 +244,7 @@ func TestClientCustomMethodsRunThroughClientMiddleware(t *testing.T) {
 }
 
 func TestClientReceivesAnExtensionsNotifications(t *testing.T) {
+	t.Parallel()
 	for _, tr := range extClientTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			s, _ := newExtServer(t, nil)
@@ -269,6 +279,7 @@ func TestClientReceivesAnExtensionsNotifications(t *testing.T) {
 }
 
 func TestClientListenReceivesTheBroadcastsOfADeclaredExtension(t *testing.T) {
+	t.Parallel()
 	for _, tr := range extClientTransports[:2] {
 		t.Run(tr.name, func(t *testing.T) {
 			s, _ := newExtServer(t, nil)

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // A hostile server, written on raw net/http (or a raw stdio loop), cannot
@@ -336,7 +338,7 @@ func TestServerRequestsAreAnsweredWithBoundedGoroutines(t *testing.T) {
 	}
 	// Every request is answered (a POST the server holds), refused (a POST
 	// too) or dropped; the stream is read to its end.
-	waitFor(t, 20*time.Second, "every request handled", func() bool {
+	testutil.Eventually(t, 20*time.Second, "every request handled", func() bool {
 		return posts.Load()+dropped.Load() >= requests-maxConcurrentRefusals
 	})
 	g := runtime.NumGoroutine() - before

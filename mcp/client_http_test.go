@@ -35,6 +35,7 @@ func (l *headerLog) last() http.Header {
 }
 
 func TestClientSendsStandardHeaders(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	var log headerLog
 	c := httpClient(t, f.s, log.wrap, fixtureHandlers(nil))
@@ -87,6 +88,7 @@ func TestClientSendsStandardHeaders(t *testing.T) {
 }
 
 func TestClientMirrorsXMcpHeaderArguments(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	var log headerLog
 	c := httpClient(t, f.s, log.wrap, nil)
@@ -134,6 +136,7 @@ func TestClientMirrorsXMcpHeaderArguments(t *testing.T) {
 // A tool whose x-mcp-header annotations are invalid is dropped from the
 // client's view (with a warning) and not called; valid tools stay.
 func TestClientDropsToolsWithInvalidHeaderAnnotations(t *testing.T) {
+	t.Parallel()
 	var called atomic.Int32
 	var logs bytes.Buffer
 	c := rawHTTPClient(t, func(w http.ResponseWriter, r *http.Request) {
@@ -178,6 +181,7 @@ func TestClientDropsToolsWithInvalidHeaderAnnotations(t *testing.T) {
 // Every request carries the _meta envelope; capabilities follow the
 // registered handlers; progressToken only when progress is asked for.
 func TestClientRequestMeta(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var metas []map[string]json.RawMessage
 	h := func(w http.ResponseWriter, r *http.Request) {
@@ -209,6 +213,7 @@ func TestClientRequestMeta(t *testing.T) {
 }
 
 func TestClientRetriesWithASupportedVersion(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	var versions []string
 	var mu sync.Mutex

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // The legacy era of the client (2025-11-25): the probe of ModeAuto, the
@@ -113,6 +115,7 @@ func legacyHandlers(o *ClientOptions) *ClientOptions {
 // Over HTTP, ModeAuto tries the modern era and stays there with a
 // modern server; ModeLegacy opens a session on the same endpoint.
 func TestClientAutoStaysModernWithAModernServer(t *testing.T) {
+	t.Parallel()
 	s := newAskingServer(t)
 	c := httpClient(t, s, nil, nil)
 	if _, err := c.ListTools(context.Background(), nil); err != nil {
@@ -124,6 +127,7 @@ func TestClientAutoStaysModernWithAModernServer(t *testing.T) {
 }
 
 func TestClientLegacyHTTPSessionWire(t *testing.T) {
+	t.Parallel()
 	s := newAskingServer(t)
 	var log wireLog
 	c := httpClient(t, s, log.wrap, legacyHandlers(&ClientOptions{Mode: ModeLegacy}))
@@ -191,6 +195,7 @@ func TestClientLegacyHTTPSessionWire(t *testing.T) {
 
 // One set of handlers serves both eras, over every transport.
 func TestClientSameHandlersServeBothEras(t *testing.T) {
+	t.Parallel()
 	s := newAskingServer(t)
 	ctx := context.Background()
 	var keys sync.Map
@@ -266,6 +271,7 @@ func TestClientSameHandlersServeBothEras(t *testing.T) {
 // GET and Last-Event-ID; what comes on the new stream (a live request,
 // the result) is handled like the rest.
 func TestClientLegacyResumesAClosedStream(t *testing.T) {
+	t.Parallel()
 	s := newAskingServer(t)
 	var log wireLog
 	var progress atomic.Int32
@@ -297,6 +303,7 @@ func TestClientLegacyResumesAClosedStream(t *testing.T) {
 }
 
 func TestClientLegacyProgressAndLogs(t *testing.T) {
+	t.Parallel()
 	s := newAskingServer(t)
 	var logs atomic.Int32
 	for _, tr := range []string{"http", "memory"} {
@@ -322,10 +329,7 @@ func TestClientLegacyProgressAndLogs(t *testing.T) {
 			if fmt.Sprint(got) != "[0 1 2]" {
 				t.Fatalf("progress %v", got)
 			}
-			deadline := time.Now().Add(2 * time.Second)
-			for logs.Load() == 0 && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
+			testutil.Eventually(t, 5*time.Second, "a log message", func() bool { return logs.Load() != 0 })
 			if logs.Load() != 1 {
 				t.Fatalf("%d log messages (logging/setLevel after the handshake)", logs.Load())
 			}
@@ -384,6 +388,7 @@ func (ls *legacyOnlyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestClientAutoFallsBackToLegacyOverHTTP(t *testing.T) {
+	t.Parallel()
 	ls := &legacyOnlyServer{t: t}
 	ts := httptest.NewServer(ls)
 	defer ts.Close()
@@ -429,6 +434,7 @@ func TestClientAutoFallsBackToLegacyOverHTTP(t *testing.T) {
 
 // -32022 listing only legacy versions: a dual-era-less old server.
 func TestClientAutoFallsBackOnAnUnsupportedVersionListingLegacyOnly(t *testing.T) {
+	t.Parallel()
 	var initialized atomic.Bool
 	c := rawHTTPClient(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -461,6 +467,7 @@ func TestClientAutoFallsBackOnAnUnsupportedVersionListingLegacyOnly(t *testing.T
 // What does not say anything about the era (a 401, a 500, a network
 // failure) is returned as is, and the next call probes again.
 func TestClientProbeDecidesNothingOnOtherFailures(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	c := rawHTTPClient(t, func(w http.ResponseWriter, r *http.Request) {
 		in := readRPC(t, r)
@@ -530,6 +537,7 @@ func (f *fakeStream) handshake(version string) {
 }
 
 func TestClientAutoOnStdioProbesWithDiscover(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("modern", func(t *testing.T) {
 		c, f := newFakeStdio(t, nil)
@@ -609,6 +617,7 @@ func TestClientAutoOnStdioProbesWithDiscover(t *testing.T) {
 }
 
 func TestClientPinnedLegacyVersionRefusesAnother(t *testing.T) {
+	t.Parallel()
 	c, f := newFakeStdio(t, &ClientOptions{Mode: ModePinned, ProtocolVersion: "2025-11-25"})
 	done := make(chan error, 1)
 	go func() { done <- c.Connect(context.Background()) }()
@@ -627,6 +636,7 @@ func TestClientPinnedLegacyVersionRefusesAnother(t *testing.T) {
 // -32600; an unknown method -32601; a request the server cancels gets
 // no answer and its handler's context ends.
 func TestClientAnswersLiveRequestsOnStdio(t *testing.T) {
+	t.Parallel()
 	cancelled := make(chan struct{})
 	started := make(chan struct{})
 	opts := &ClientOptions{Mode: ModeLegacy,
@@ -703,6 +713,7 @@ func waitErr(t *testing.T, ch <-chan error) error {
 // like one on a response stream; a server that never answers the GET
 // does not hold the handshake for long.
 func TestClientLegacyGetStream(t *testing.T) {
+	t.Parallel()
 	answered := make(chan map[string]any, 1)
 	c := rawHTTPClient(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
@@ -774,6 +785,7 @@ func TestClientLegacyGetStream(t *testing.T) {
 }
 
 func TestWithSchemaDefaults(t *testing.T) {
+	t.Parallel()
 	schema := json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","default":"x"},"b":{"type":"integer","default":3},"c":{"type":"string"},"d":{"type":"string","default":null}}}`)
 	in := map[string]any{"a": "given"}
 	out := withSchemaDefaults(in, schema)

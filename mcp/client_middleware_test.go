@@ -192,6 +192,7 @@ func (rc *recorder) methods() []string {
 // transport and in both eras; in a 2025-11-25 session too (where _meta
 // is optional), and next to a progress token.
 func TestCallOptionsMetaArrivesAtTheServer(t *testing.T) {
+	t.Parallel()
 	for _, tr := range observedTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			ml := &metaLog{}
@@ -236,6 +237,7 @@ func TestCallOptionsMetaArrivesAtTheServer(t *testing.T) {
 // WithMeta puts its members on every method, merged with an enclosing
 // WithMeta and with CallOptions.Meta (which wins on a clash).
 func TestWithMetaReachesListToolsAndCalls(t *testing.T) {
+	t.Parallel()
 	ml := &metaLog{}
 	c := httpClient(t, newObservedServer(t, ml), nil, fixtureHandlers(nil))
 	ctx := WithMeta(context.Background(), Meta{"baggage": "k=v", "tracestate": "outer"})
@@ -271,6 +273,7 @@ func TestWithMetaReachesListToolsAndCalls(t *testing.T) {
 // progressToken), or one that does not marshal, is refused with an
 // error naming it, and nothing is sent.
 func TestReservedMetaIsRefusedBeforeSending(t *testing.T) {
+	t.Parallel()
 	ml := &metaLog{}
 	var rc recorder
 	plain := httpClient(t, newObservedServer(t, ml), nil, fixtureHandlers(nil))
@@ -317,6 +320,7 @@ func TestReservedMetaIsRefusedBeforeSending(t *testing.T) {
 // transport and in both eras, with its method, target, transport and
 // protocol version; what it adds to Meta reaches the server.
 func TestClientMiddlewareSeesEveryMethodOnEveryTransport(t *testing.T) {
+	t.Parallel()
 	for _, tr := range observedTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			ml := &metaLog{}
@@ -419,6 +423,7 @@ func TestClientMiddlewareSeesEveryMethodOnEveryTransport(t *testing.T) {
 // The first element of ClientOptions.Middleware is outermost, and a
 // middleware may pass on a copy of the request.
 func TestClientMiddlewareOrderFirstIsOutermost(t *testing.T) {
+	t.Parallel()
 	ml := &metaLog{}
 	var order []string
 	mw := func(name string) ClientMiddleware {
@@ -457,6 +462,7 @@ func TestClientMiddlewareOrderFirstIsOutermost(t *testing.T) {
 // Middleware can add members per leg (a span per leg: a new
 // traceparent each time), and they reach the server on that leg.
 func TestClientMiddlewareMetaReachesTheServer(t *testing.T) {
+	t.Parallel()
 	ml := &metaLog{}
 	perLeg := func(next ClientHandler) ClientHandler {
 		return func(ctx context.Context, req *ClientRequest) (json.RawMessage, error) {
@@ -483,6 +489,7 @@ func TestClientMiddlewareMetaReachesTheServer(t *testing.T) {
 // CallInfo.Round numbers the legs of a call: 1, 2, 3 for a three-round
 // call, the same *CallInfo on each; OnEnd gets the number of legs.
 func TestCallInfoRoundCountsTheLegsOfAThreeRoundCall(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	var rc recorder
 	var ends []int
@@ -563,6 +570,7 @@ func (oc *onEndCounter) check(t *testing.T, want func(error) bool) {
 // OnEnd runs exactly once however the call ends: success, a handler's
 // error, a PendingCallError (Manual), the caller's context ending.
 func TestCallInfoOnEndRunsOnceOnEveryPath(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	oc := &onEndCounter{}
 	opts := fixtureHandlers(&ClientOptions{Middleware: []ClientMiddleware{oc.middleware}})
@@ -610,6 +618,7 @@ func TestCallInfoOnEndRunsOnceOnEveryPath(t *testing.T) {
 // A call stopped by a panic in middleware still ends (OnEnd), and the
 // panic goes on up.
 func TestCallInfoOnEndRunsWhenACallPanics(t *testing.T) {
+	t.Parallel()
 	oc := &onEndCounter{}
 	boom := func(next ClientHandler) ClientHandler {
 		return func(ctx context.Context, req *ClientRequest) (json.RawMessage, error) {
@@ -631,6 +640,7 @@ func TestCallInfoOnEndRunsWhenACallPanics(t *testing.T) {
 // OnEnd registered after the call ended runs at once, with the call's
 // outcome; functions run last-registered first.
 func TestCallInfoOnEndAfterTheEndRunsAtOnce(t *testing.T) {
+	t.Parallel()
 	ci := &CallInfo{Round: 2}
 	var order []int
 	ci.OnEnd(func(int, error) { order = append(order, 1) })
@@ -650,6 +660,7 @@ func TestCallInfoOnEndAfterTheEndRunsAtOnce(t *testing.T) {
 // trip, and is handed back as CallInfo.Resumed by Client.Resume in
 // another Client; there Carry starts as a copy of it.
 func TestCallInfoCarryIsSavedInPendingCallAndResumed(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	type seen struct {
 		round          int
@@ -731,6 +742,7 @@ func TestCallInfoCarryIsSavedInPendingCallAndResumed(t *testing.T) {
 // duration and outcome of each request, never params, answers, state
 // or _meta.
 func TestLogClientRequestsLogsMethodTargetDurationOutcome(t *testing.T) {
+	t.Parallel()
 	var buf syncBuffer
 	logger := slog.New(slog.NewJSONHandler(&buf, nil))
 	f := newClientFixture(t)

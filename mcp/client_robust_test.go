@@ -18,6 +18,7 @@ import (
 // typed error, within the call's deadline, with bounded memory.
 
 func TestClientRejectsMisbehavingHTTPServers(t *testing.T) {
+	t.Parallel()
 	const small = 4 << 10
 	big := strings.Repeat("x", 64<<10)
 	cases := []struct {
@@ -144,6 +145,7 @@ func isInvalid(reason error) func(error) bool {
 }
 
 func TestClientReadsSSEUntilItsResponse(t *testing.T) {
+	t.Parallel()
 	var got []string
 	c := rawHTTPClient(t, func(w http.ResponseWriter, r *http.Request) {
 		in := readRPC(t, r)
@@ -169,6 +171,7 @@ func TestClientReadsSSEUntilItsResponse(t *testing.T) {
 // A result without resultType comes from a server of an earlier
 // revision: it is complete, and never retried.
 func TestClientAbsentResultTypeIsComplete(t *testing.T) {
+	t.Parallel()
 	n := 0
 	c := rawHTTPClient(t, func(w http.ResponseWriter, r *http.Request) {
 		in := readRPC(t, r)
@@ -182,6 +185,7 @@ func TestClientAbsentResultTypeIsComplete(t *testing.T) {
 }
 
 func TestClientEndlessSSEStreamEndsAtTheDeadline(t *testing.T) {
+	t.Parallel()
 	c := rawHTTPClient(t, func(w http.ResponseWriter, r *http.Request) {
 		readRPC(t, r)
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -249,6 +253,7 @@ func (f *fakeStream) next() map[string]any {
 func (f *fakeStream) send(s string) { io.WriteString(f.w, s+"\n") }
 
 func TestStreamClientSurvivesAMisbehavingServer(t *testing.T) {
+	t.Parallel()
 	c, f := newFakeStream(t, &StreamClientOptions{MaxMessageBytes: 1024, Logger: slog.New(slog.DiscardHandler)})
 	call := func(ctx context.Context) chan error {
 		ch := make(chan error, 1)
@@ -289,11 +294,12 @@ func TestStreamClientSurvivesAMisbehavingServer(t *testing.T) {
 	if err := wait(done); !errors.Is(err, ErrInvalidResponse) {
 		t.Fatalf("malformed: %v", err)
 	}
-	// No answer: the deadline ends the call and the server is told.
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
+	// No answer: the deadline ends the call and the server is told. It
+	// passes once the request is out (client_test.go: firedDeadline).
+	ctx := newFiredDeadline()
 	done = call(ctx)
 	id = f.next()["id"]
+	ctx.fire()
 	if err := wait(done); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("silent server: %v", err)
 	}
@@ -317,6 +323,7 @@ func TestStreamClientSurvivesAMisbehavingServer(t *testing.T) {
 
 // A server that stops reading cannot block the client past its deadline.
 func TestStreamClientWriteToAStuckServerEndsAtTheDeadline(t *testing.T) {
+	t.Parallel()
 	ce, se := NewInMemoryTransports() // nobody reads se
 	defer se.Close()
 	c := NewClient(NewStreamClientTransport(ce, nil), nil)

@@ -179,6 +179,7 @@ func TestOutputSchemaBeyondItsBoundsIsNotCompiled(t *testing.T) {
 // engine: a cyclic schema panics at AddTool (as any schema that cannot
 // compile does) instead of killing the process at the first result.
 func TestServerOutputValidationRefusesACyclicSchema(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "out", Version: "1"}, nil)
 	defer func() {
 		r := recover()
@@ -195,6 +196,7 @@ func TestServerOutputValidationRefusesACyclicSchema(t *testing.T) {
 // which validates the arguments, would overflow the stack at a client's
 // first call.
 func TestTypedToolRefusesACyclicInputSchema(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "in", Version: "1"}, nil)
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "without descending") {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 	"github.com/roundtrip-mcp/roundtrip/mcp/internal/sse"
 )
 
@@ -78,6 +79,7 @@ func callText(t testing.TB, c *Client, ctx context.Context, tool string) string 
 // session there: a tool whose questions (elicitation, sampling, roots)
 // arrive on the stream and are answered by POSTs.
 func TestClientFallsBackToHTTPSSEAfterA4xxToInitialize(t *testing.T) {
+	t.Parallel()
 	for _, refusal := range []int{0, http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed} {
 		for _, mode := range []ClientMode{ModeAuto, ModeLegacy} {
 			name := map[ClientMode]string{ModeAuto: "auto", ModeLegacy: "legacy"}[mode]
@@ -110,6 +112,7 @@ func TestClientFallsBackToHTTPSSEAfterA4xxToInitialize(t *testing.T) {
 // A 5xx to the POST of initialize, or a network failure, says nothing
 // about the transport: the call fails with it, and no GET is sent.
 func TestClientDoesNotFallBackOn5xxOrANetworkError(t *testing.T) {
+	t.Parallel()
 	var gets atomic.Int32
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
@@ -149,6 +152,7 @@ func TestClientDoesNotFallBackOn5xxOrANetworkError(t *testing.T) {
 // A GET that does not bring an event stream with endpoint first leaves
 // the POST's error standing, with what the GET got.
 func TestClientFallbackNeedsTheEndpointEventFirst(t *testing.T) {
+	t.Parallel()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			http.Error(w, "gone", http.StatusNotFound)
@@ -174,6 +178,7 @@ func TestClientFallbackNeedsTheEndpointEventFirst(t *testing.T) {
 // HTTPClientOptions.SSE speaks HTTP+SSE from the start, in every mode:
 // no Streamable HTTP POST is sent.
 func TestClientSpeaksHTTPSSEWhenAskedWithoutTryingStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []ClientMode{ModeAuto, ModeLegacy} {
 		srv := newSSEOnly(t, newAskingServer(t), 0)
 		c := sseClient(t, srv.url, &HTTPClientOptions{SSE: true}, &ClientOptions{Mode: mode})
@@ -240,6 +245,7 @@ func fakeSSE(t testing.TB, endpoint, version string) string {
 // Over HTTP+SSE the client accepts the revision the server answers with,
 // down to the transport's own, 2024-11-05 (and 2025-03-26).
 func TestClientOverHTTPSSEAcceptsTheRevisionTheServerAnswers(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"2024-11-05", "2025-03-26"} {
 		u := fakeSSE(t, "/messages?session=1", v)
 		c := sseClient(t, u, &HTTPClientOptions{SSE: true}, nil)
@@ -257,6 +263,7 @@ func TestClientOverHTTPSSEAcceptsTheRevisionTheServerAnswers(t *testing.T) {
 // The endpoint event may not send the client's messages (and their
 // headers) to another origin.
 func TestClientRefusesAnEndpointOfAnotherOrigin(t *testing.T) {
+	t.Parallel()
 	u := fakeSSE(t, "http://elsewhere.example/messages", "2024-11-05")
 	c := sseClient(t, u, &HTTPClientOptions{SSE: true}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -270,6 +277,7 @@ func TestClientRefusesAnEndpointOfAnotherOrigin(t *testing.T) {
 // opens a new stream and a new session, as a Streamable HTTP client does
 // on a 404.
 func TestClientOpensANewHTTPSSESessionWhenTheStreamEnds(t *testing.T) {
+	t.Parallel()
 	srv := newSSEOnly(t, newAskingServer(t), 0)
 	c := sseClient(t, srv.url, nil, &ClientOptions{Mode: ModeLegacy})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -288,10 +296,7 @@ func TestClientOpensANewHTTPSSESessionWhenTheStreamEnds(t *testing.T) {
 	}
 	// The client may see the end first, or the POST's 404: either way a
 	// new session.
-	deadline := time.Now().Add(5 * time.Second)
-	for srv.h.sessionCount() != 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "the ended session to go", func() bool { return srv.h.sessionCount() == 0 })
 	if _, err := c.ListTools(ctx, nil); err != nil {
 		t.Fatalf("after the stream ended: %v", err)
 	}
@@ -304,6 +309,7 @@ func TestClientOpensANewHTTPSSESessionWhenTheStreamEnds(t *testing.T) {
 // (notifications/cancelled), whose handler is cancelled; Close ends the
 // stream, and with it the session.
 func TestClientCancelAndCloseOverHTTPSSE(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	started, cancelled := make(chan struct{}), make(chan struct{})
 	s.AddTool(&Tool{Name: "wait"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -331,18 +337,13 @@ func TestClientCancelAndCloseOverHTTPSSE(t *testing.T) {
 		t.Fatalf("%d sessions", n)
 	}
 	c.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for srv.h.sessionCount() != 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := srv.h.sessionCount(); n != 0 {
-		t.Fatalf("%d sessions after Close", n)
-	}
+	testutil.Eventually(t, 5*time.Second, "no session after Close", func() bool { return srv.h.sessionCount() == 0 })
 }
 
 // Progress and log messages of a call arrive on the stream and reach
 // the call's callback and OnLog.
 func TestClientProgressAndLogsOverHTTPSSE(t *testing.T) {
+	t.Parallel()
 	srv := newSSEOnly(t, newAskingServer(t), 0)
 	var logs atomic.Int32
 	c := sseClient(t, srv.url, &HTTPClientOptions{SSE: true}, &ClientOptions{Mode: ModeLegacy, LogLevel: LevelDebug,

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // TestStdioShutdownClosesThenTermsThenKills runs this test binary as
@@ -33,7 +35,7 @@ func TestStdioShutdownClosesThenTermsThenKills(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 20*time.Second, "the helper to be ready", func() bool {
+		testutil.Eventually(t, 20*time.Second, "the helper to be ready", func() bool {
 			_, err := os.Stat(filepath.Join(dir, "ready"))
 			return err == nil
 		})

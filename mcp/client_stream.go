@@ -180,6 +180,7 @@ type streamClientTransport struct {
 
 	mu    sync.Mutex
 	calls callTable // the calls waiting for their replies (client_calls.go)
+	slots sync.Pool // recycled *waitingCall slots (newCall)
 	err   error     // set once the transport is closed or broken
 
 	// Reading, done by one goroutine at a time: a call reading for its
@@ -269,16 +270,24 @@ func (t *streamClientTransport) fail(err error) {
 	t.mu.Unlock()
 }
 
-// callPool recycles the slots of calls that got their reply (a slot
-// whose call was abandoned may still receive one, so it is not reused).
-var callPool = sync.Pool{New: func() any { return &waitingCall{ch: make(chan streamReply, 1)} }}
+// newCall takes a call slot from t.slots, which recycles the slots of
+// calls that got their reply (a slot whose call was abandoned may still
+// receive one, so it is not reused). The pool is the transport's, not
+// the process's: a transport used inside a testing/synctest bubble waits
+// only on channels made in that bubble, so its fake clock can advance.
+func (t *streamClientTransport) newCall() *waitingCall {
+	if c, _ := t.slots.Get().(*waitingCall); c != nil {
+		return c
+	}
+	return &waitingCall{ch: make(chan streamReply, 1)}
+}
 
 func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) ([]byte, error) {
 	var due time.Duration // the bound of a call whose context cannot end; 0 for none
 	if r.timeout > 0 && ctx.Done() == nil {
 		due = time.Since(t.epoch) + r.timeout
 	}
-	c := callPool.Get().(*waitingCall)
+	c := t.newCall()
 	c.method, c.notify = r.method, r.notify
 	t.mu.Lock()
 	if t.err != nil {
@@ -294,7 +303,7 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 	if err := t.write(ctx, r.id, r.body, due); err != nil {
 		if t.forget(r.id) {
 			c.notify = nil
-			callPool.Put(c)
+			t.slots.Put(c)
 		}
 		return nil, err
 	}
@@ -304,7 +313,7 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 		select {
 		case rep := <-c.ch:
 			c.notify = nil
-			callPool.Put(c)
+			t.slots.Put(c)
 			return rep.result, rep.err
 		default:
 		}
@@ -318,7 +327,7 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 		case rep := <-c.ch:
 			tm.Stop()
 			c.notify = nil
-			callPool.Put(c)
+			t.slots.Put(c)
 			return rep.result, rep.err
 		case <-tm.C:
 			return t.expired(c, r.id)
@@ -327,7 +336,7 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 	select {
 	case rep := <-c.ch:
 		c.notify = nil
-		callPool.Put(c)
+		t.slots.Put(c)
 		return rep.result, rep.err
 	case <-ctx.Done():
 		if t.forget(r.id) {
@@ -348,7 +357,7 @@ func (t *streamClientTransport) expired(c *waitingCall, id int64) ([]byte, error
 	}
 	rep := <-c.ch // whoever took the call sends at once
 	c.notify = nil
-	callPool.Put(c)
+	t.slots.Put(c)
 	return rep.result, rep.err
 }
 

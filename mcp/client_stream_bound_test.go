@@ -57,7 +57,11 @@ func TestStdioCallsWithoutADeadlineEndAtTheDefaultAndTheTransportGoesOn(t *testi
 			t.Fatalf("the unanswered call returned %v, %v after %v, want context.DeadlineExceeded after %v", out.res, out.err, time.Since(start), bound)
 		}
 		cancelled(t, f, m["id"])
-		next := callAsync(c, context.Background(), "echo")
+		// The next call has a deadline of its own: on a loaded machine the
+		// test's answer may take longer than the bound.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		next := callAsync(c, ctx, "echo")
 		m = f.next()
 		io.WriteString(f.w, line[40:])
 		f.send(textResult(m["id"], "after"))
@@ -82,7 +86,9 @@ func TestStdioCallsWithoutADeadlineEndAtTheDefaultAndTheTransportGoesOn(t *testi
 			}
 		}
 		cancelled(t, f, ma["id"], mb["id"])
-		next := callAsync(c, context.Background(), "echo")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // as above
+		defer cancel()
+		next := callAsync(c, ctx, "echo")
 		f.send(textResult(f.next()["id"], "after"))
 		if out := waitResult(t, next); out.err != nil || out.res.Content[0].(*TextContent).Text != "after" {
 			t.Fatalf("the next call got %v, %v", out.res, out.err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -92,6 +93,7 @@ func textResult(id any, text string) string {
 // in the middle of a line; the next reader goes on with that line, which
 // arrives whole.
 func TestStreamCallReadingItsResponseStopsWhenCancelled(t *testing.T) {
+	t.Parallel()
 	streamKinds(t, func(t *testing.T, kind string) {
 		logs := make(chan *LoggingMessageParams, 1)
 		c, f := newFakeOver(t, kind, &ClientOptions{Mode: ModePinned, ProtocolVersion: LatestProtocolVersion,
@@ -128,6 +130,7 @@ func TestStreamCallReadingItsResponseStopsWhenCancelled(t *testing.T) {
 // server answers: the call reading for itself hands reading over when it
 // is answered first.
 func TestStreamOverlappingCallsEachGetTheirResponse(t *testing.T) {
+	t.Parallel()
 	streamKinds(t, func(t *testing.T, kind string) {
 		for _, order := range []string{"first answered first", "second answered first"} {
 			t.Run(order, func(t *testing.T) {
@@ -139,14 +142,20 @@ func TestStreamOverlappingCallsEachGetTheirResponse(t *testing.T) {
 				b := callAsync(c, ctx, "b")
 				mb := f.next()
 				first, second := ma, mb
+				firstCh, secondCh := a, b
 				if order == "second answered first" {
 					first, second = mb, ma
+					firstCh, secondCh = b, a
 				}
-				f.send(textResult(first["id"], first["params"].(map[string]any)["name"].(string)))
-				time.Sleep(10 * time.Millisecond) // the first answered call returns before the second's answer is written
-				f.send(textResult(second["id"], second["params"].(map[string]any)["name"].(string)))
-				for name, ch := range map[string]chan callOutcome{"a": a, "b": b} {
-					if out := waitResult(t, ch); out.err != nil || out.res.Content[0].(*TextContent).Text != name {
+				// The first answered call returns before the second's
+				// answer is written.
+				firstName := first["params"].(map[string]any)["name"].(string)
+				f.send(textResult(first["id"], firstName))
+				firstOut := waitResult(t, firstCh)
+				secondName := second["params"].(map[string]any)["name"].(string)
+				f.send(textResult(second["id"], secondName))
+				for name, out := range map[string]callOutcome{firstName: firstOut, secondName: waitResult(t, secondCh)} {
+					if out.err != nil || out.res.Content[0].(*TextContent).Text != name {
 						t.Errorf("call %s got %v, %v", name, out.res, out.err)
 					}
 				}
@@ -164,6 +173,7 @@ func TestStreamOverlappingCallsEachGetTheirResponse(t *testing.T) {
 // A 2025-11-25 session on a stream is read between calls: the server may
 // send a request at any time, and the client answers it.
 func TestStreamLegacySessionIsReadBetweenCalls(t *testing.T) {
+	t.Parallel()
 	streamKinds(t, func(t *testing.T, kind string) {
 		c, f := newFakeOver(t, kind, &ClientOptions{Mode: ModeLegacy})
 		done := make(chan error, 1)
@@ -179,4 +189,50 @@ func TestStreamLegacySessionIsReadBetweenCalls(t *testing.T) {
 			t.Fatalf("the ping between calls got %v", m)
 		}
 	})
+}
+
+// A stream client's call slots are its own, not the process's: a client
+// in a testing/synctest bubble, after calls made outside any bubble, waits
+// only on channels made in its bubble, so the bubble's clock advances to
+// the call's deadline instead of the call waiting forever.
+func TestAStreamClientInASynctestBubbleWaitsOnlyOnItsBubblesChannels(t *testing.T) {
+	c, f := newFakeOver(t, "memory", nil)
+	var calls []chan callOutcome
+	for i := range 8 { // slots made and returned outside any bubble
+		calls = append(calls, callAsync(c, context.Background(), fmt.Sprint("t", i)))
+	}
+	for range calls {
+		m := f.next()
+		f.send(textResult(m["id"], "done"))
+	}
+	for _, ch := range calls {
+		if out := waitResult(t, ch); out.err != nil {
+			t.Fatal(out.err)
+		}
+	}
+	// In the bubble, calls at once: one reads for all, the others wait on
+	// their slots.
+	const inBubble = 4
+	done := make(chan error, inBubble)
+	go synctest.Test(t, func(t *testing.T) {
+		c := silentPipe(t, &ClientOptions{Mode: ModePinned, ProtocolVersion: LatestProtocolVersion})
+		for i := range inBubble {
+			go func() {
+				_, err := c.CallTool(context.Background(), fmt.Sprint("b", i), nil, nil)
+				done <- err
+			}()
+		}
+		synctest.Wait()
+		time.Sleep(2 * defaultCallTimeout)
+	})
+	for range inBubble {
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("a call in the bubble: %v, want its default deadline", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a call in the bubble never reached its deadline: it waits on a channel made outside the bubble")
+		}
+	}
 }

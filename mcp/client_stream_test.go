@@ -12,6 +12,7 @@ import (
 // TestClientOverCommandTransport runs the fixture server as a child
 // process (this test binary, in helper mode) and talks stdio to it.
 func TestClientOverCommandTransport(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("spawns a process")
 	}
@@ -55,6 +56,7 @@ func TestClientHelperStdioServer(t *testing.T) {
 }
 
 func TestCommandTransportReportsAMissingBinary(t *testing.T) {
+	t.Parallel()
 	if _, err := NewCommandTransport(exec.Command("/nonexistent/mcp-server"), nil); err == nil {
 		t.Fatal("no error")
 	}

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 func resultText(t testing.TB, r *CallToolResult) string {
@@ -30,6 +32,7 @@ func resultText(t testing.TB, r *CallToolResult) string {
 }
 
 func TestClientLoopsThroughThreeRounds(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	// Sampling and roots come in the same round: each handler waits until
 	// the other has started, which only works if they run concurrently.
@@ -87,6 +90,7 @@ func TestClientLoopsThroughThreeRounds(t *testing.T) {
 }
 
 func TestClientRoundLimit(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, fixtureHandlers(&ClientOptions{MaxRounds: 3}), func(t *testing.T, c *Client) {
 		before := len(f.legs("forever"))
@@ -111,6 +115,7 @@ func TestClientRoundLimit(t *testing.T) {
 }
 
 func TestClientStateOnlyRoundsBackOff(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, fixtureHandlers(nil), func(t *testing.T, c *Client) {
 		var slept []time.Duration
@@ -143,6 +148,7 @@ func TestClientStateOnlyRoundsBackOff(t *testing.T) {
 }
 
 func TestClientStateOnlyBackOffHonoursContext(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	c := memClient(t, f.s, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
@@ -158,6 +164,7 @@ func TestClientStateOnlyBackOffHonoursContext(t *testing.T) {
 }
 
 func TestClientParallelCallsAreIsolated(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, fixtureHandlers(nil), func(t *testing.T, c *Client) {
 		var wg sync.WaitGroup
@@ -195,6 +202,7 @@ func TestClientParallelCallsAreIsolated(t *testing.T) {
 }
 
 func TestClientManualModeAndResumeInAnotherClient(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, nil, func(t *testing.T, c *Client) {
 		_, err := c.CallTool(context.Background(), "three_rounds", map[string]string{"nonce": "n1"}, &CallOptions{Manual: true})
@@ -245,6 +253,7 @@ func TestClientManualModeAndResumeInAnotherClient(t *testing.T) {
 }
 
 func TestPendingCallEchoesTheExactStateToken(t *testing.T) {
+	t.Parallel()
 	// A state with escapes that do not survive decoding (a lone
 	// surrogate) must still go back as the server wrote it.
 	token := `"a\ud800b\u003c\/"`
@@ -279,6 +288,7 @@ func TestPendingCallEchoesTheExactStateToken(t *testing.T) {
 
 // A call can start from answers and state persisted elsewhere.
 func TestClientCallSeededWithResponsesAndState(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, fixtureHandlers(nil), func(t *testing.T, c *Client) {
 		args := map[string]string{"nonce": "seed"}
@@ -306,6 +316,7 @@ func TestClientCallSeededWithResponsesAndState(t *testing.T) {
 }
 
 func TestClientPromptAndResourceLoop(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, fixtureHandlers(nil), func(t *testing.T, c *Client) {
 		p, err := c.GetPrompt(context.Background(), "asking_prompt", map[string]string{"topic": "Go"}, nil)
@@ -326,6 +337,7 @@ func TestClientPromptAndResourceLoop(t *testing.T) {
 }
 
 func TestClientMissingHandlerFailsWithoutRetry(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	opts := fixtureHandlers(nil)
 	opts.Sampling = nil
@@ -346,6 +358,7 @@ func TestClientMissingHandlerFailsWithoutRetry(t *testing.T) {
 }
 
 func TestClientFirstHandlerFailureCancelsTheOthers(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	sawCancel := make(chan struct{}, 2)
 	opts := &ClientOptions{Elicitation: func(ctx context.Context, r *ElicitRequest) (*ElicitResult, error) {
@@ -378,6 +391,7 @@ func TestClientFirstHandlerFailureCancelsTheOthers(t *testing.T) {
 }
 
 func TestClientListsPageByPage(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t) // PageSize 2
 	clientTransports(t, f.s, nil, func(t *testing.T, c *Client) {
 		var names []string
@@ -421,6 +435,7 @@ func TestClientListsPageByPage(t *testing.T) {
 }
 
 func TestClientProgressAndLogs(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	var logs atomic.Int32
 	opts := &ClientOptions{LogLevel: LevelInfo, OnLog: func(m *LoggingMessageParams) {
@@ -452,22 +467,21 @@ func TestClientProgressAndLogs(t *testing.T) {
 }
 
 func TestClientCancellation(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, nil, func(t *testing.T, c *Client) {
-		before := len(f.legs("slow-cancelled"))
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		defer cancel()
-		_, err := c.CallTool(ctx, "slow", nil, nil)
-		if !errors.Is(err, context.DeadlineExceeded) {
+		before, started := len(f.legs("slow-cancelled")), len(f.legs("slow"))
+		// The deadline passes once the server has the call: on a busy
+		// machine a fixed one could pass before the request arrives.
+		ctx := newFiredDeadline()
+		done := make(chan error, 1)
+		go func() { _, err := c.CallTool(ctx, "slow", nil, nil); done <- err }()
+		testutil.Eventually(t, 10*time.Second, "the server to start the call", func() bool { return len(f.legs("slow")) != started })
+		ctx.fire()
+		if err := waitResult(t, done); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("got %v", err)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for len(f.legs("slow-cancelled")) == before && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if len(f.legs("slow-cancelled")) == before {
-			t.Fatal("the server never saw the cancellation")
-		}
+		testutil.Eventually(t, 5*time.Second, "the server to see the cancellation", func() bool { return len(f.legs("slow-cancelled")) != before })
 		// The transport still works.
 		if _, err := c.CallTool(context.Background(), "echo", nil, nil); err != nil {
 			t.Fatal(err)
@@ -476,6 +490,7 @@ func TestClientCancellation(t *testing.T) {
 }
 
 func TestClientListen(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	clientTransports(t, f.s, nil, func(t *testing.T, c *Client) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -526,6 +541,7 @@ func TestClientListen(t *testing.T) {
 }
 
 func TestClientComplete(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "c", Version: "1"}, &ServerOptions{Completions: func(ctx context.Context, r *CompleteRequest) (*CompleteResult, error) {
 		return &CompleteResult{Completion: Completion{Values: []string{r.Argument.Value + "1", r.Argument.Value + "2"}}}, nil
 	}})
@@ -539,6 +555,7 @@ func TestClientComplete(t *testing.T) {
 }
 
 func TestClientModes(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	ctx := context.Background()
 	c := memClient(t, f.s, nil)
@@ -567,5 +584,29 @@ func TestClientModes(t *testing.T) {
 	c = memClient(t, f.s, &ClientOptions{Mode: ModePinned, ProtocolVersion: LegacyProtocolVersion})
 	if err := c.Connect(ctx); err != nil || c.ProtocolVersion() != LegacyProtocolVersion {
 		t.Fatalf("pinned to 2025-11-25: %v %q", err, c.ProtocolVersion())
+	}
+}
+
+// firedDeadline is a context whose deadline passes when the test says
+// (fire): it ends with context.DeadlineExceeded, as a timeout does.
+type firedDeadline struct {
+	context.Context
+	once sync.Once
+	done chan struct{}
+}
+
+func newFiredDeadline() *firedDeadline {
+	return &firedDeadline{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (d *firedDeadline) fire()                 { d.once.Do(func() { close(d.done) }) }
+func (d *firedDeadline) Done() <-chan struct{} { return d.done }
+
+func (d *firedDeadline) Err() error {
+	select {
+	case <-d.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
 	}
 }

@@ -36,6 +36,7 @@ func weatherServer() *Server {
 // Go type; an isError result is a *ToolError, a result without
 // structured content ErrNoStructuredContent.
 func TestStructuredContentDecodesIntoAType(t *testing.T) {
+	t.Parallel()
 	clientTransports(t, weatherServer(), nil, func(t *testing.T, c *Client) {
 		ctx := context.Background()
 		listAll(t, c) // the typed tool's inferred outputSchema is checked too
@@ -90,6 +91,7 @@ const fullForm = `{"type":"object","title":"Trip","description":"Where to?","pro
 // order the server wrote them, with every attribute a client needs to
 // render them.
 func TestElicitRequestFormDescribesTheFields(t *testing.T) {
+	t.Parallel()
 	f, err := (&ElicitRequest{Message: "?", RequestedSchema: json.RawMessage(fullForm)}).Form()
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +147,7 @@ func TestElicitRequestFormDescribesTheFields(t *testing.T) {
 
 // What Form refuses, and what it needs no schema for.
 func TestElicitRequestFormRefusesWhatIsNotAForm(t *testing.T) {
+	t.Parallel()
 	if _, err := (&ElicitRequest{Mode: ElicitModeURL, URL: "https://x"}).Form(); !errors.Is(err, errNotAForm) {
 		t.Fatal(err)
 	}
@@ -180,6 +183,7 @@ func TestElicitRequestFormRefusesWhatIsNotAForm(t *testing.T) {
 // The answer constructors build what the automatic path would send; an
 // elicitation handler can read the form and answer from a struct.
 func TestElicitAnswerConstructors(t *testing.T) {
+	t.Parallel()
 	type answer struct {
 		City   string   `json:"city"`
 		Nights int      `json:"nights"`
@@ -251,6 +255,7 @@ func TestElicitAnswerConstructors(t *testing.T) {
 // In manual mode the InputResponses setters answer a PendingCall without
 // hand-written JSON.
 func TestInputResponsesSettersAnswerAPendingCall(t *testing.T) {
+	t.Parallel()
 	f := newClientFixture(t)
 	c := memClient(t, f.s, nil)
 	ctx := context.Background()
@@ -336,6 +341,7 @@ func FuzzElicitForm(f *testing.F) {
 // maxFormFields fields, maxFormOptions options a field, patterns of at
 // most maxFormPatternBytes; a schema of 50 000 fields all required (once
 // quadratic to read: 8 s) is refused at once.
+// Serial: it bounds the wall time of CPU work.
 func TestElicitationFormFromAServerIsBounded(t *testing.T) {
 	form := func(fields int, prop func(i int) string, required bool) json.RawMessage {
 		var props, req []string
@@ -365,15 +371,16 @@ func TestElicitationFormFromAServerIsBounded(t *testing.T) {
 	if f, err := (&ElicitRequest{RequestedSchema: form(maxFormFields, str, true)}).Form(); err != nil || len(f.Fields) != maxFormFields || !f.Fields[0].Required {
 		t.Fatalf("%d fields: %v", maxFormFields, err)
 	}
-	start := time.Now()
-	for _, bad := range []json.RawMessage{
+	bads := []json.RawMessage{
 		form(maxFormFields+1, str, false),
 		form(50_000, str, true),
 		form(1, prop(`{"type":"string","enum":[`+options(maxFormOptions+1, false)+`]}`), false),
 		form(1, prop(`{"type":"string","oneOf":[`+options(maxFormOptions+1, true)+`]}`), false),
 		form(1, prop(`{"type":"array","items":{"anyOf":[`+options(maxFormOptions+1, true)+`]}}`), false),
 		form(1, prop(`{"type":"string","pattern":"`+strings.Repeat("a", maxFormPatternBytes+1)+`"}`), false),
-	} {
+	}
+	start := time.Now() // the refusing is timed, not the building of the forms
+	for _, bad := range bads {
 		if f, err := (&ElicitRequest{RequestedSchema: bad}).Form(); err == nil {
 			t.Errorf("%.80s: accepted (%d fields)", bad, len(f.Fields))
 		}

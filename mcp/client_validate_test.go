@@ -52,6 +52,7 @@ func listAll(t testing.TB, c *Client) {
 // in tools/list: a mismatch is an *OutputValidationError naming the
 // JSON pointer that failed.
 func TestClientRejectsStructuredContentBreakingTheOutputSchema(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ value, pointer, reason string }{
 		{`{"id":"o1","items":[{"sku":"abc","price":1},{"sku":"def","price":"9"}]}`, "/items/1/price", "type"},
 		{`{"id":"o1","items":[{"sku":"ab","price":1}]}`, "/items/0/sku", "minLength"},
@@ -82,6 +83,7 @@ func TestClientRejectsStructuredContentBreakingTheOutputSchema(t *testing.T) {
 // A result that matches passes; a tool without outputSchema and an
 // isError result are not checked.
 func TestClientAcceptsMatchingStructuredContent(t *testing.T) {
+	t.Parallel()
 	ok := `{"id":"o1","items":[{"sku":"abc","price":1.5}],"status":"open"}`
 	clientTransports(t, outputServer(t, structured(ok)), nil, func(t *testing.T, c *Client) {
 		listAll(t, c)
@@ -110,6 +112,7 @@ func TestClientAcceptsMatchingStructuredContent(t *testing.T) {
 
 // A tool with an outputSchema must send structuredContent.
 func TestClientRejectsAMissingStructuredContent(t *testing.T) {
+	t.Parallel()
 	c := memClient(t, outputServer(t, TextResult("no structure")), nil)
 	listAll(t, c)
 	_, err := c.CallTool(context.Background(), "order", nil, nil)
@@ -122,6 +125,7 @@ func TestClientRejectsAMissingStructuredContent(t *testing.T) {
 // The client checks only against a schema it has seen: a tool it has not
 // listed is not checked, and no tools/list is sent for it.
 func TestClientDoesNotValidateToolsItHasNotListed(t *testing.T) {
+	t.Parallel()
 	mc := &methodCounter{}
 	srv := NewServer(Implementation{Name: "out", Version: "1"}, &ServerOptions{Middleware: []ServerMiddleware{mc.middleware}})
 	srv.AddTool(&Tool{Name: "order", OutputSchema: orderSchema}, func(context.Context, *CallToolRequest) (ToolResponse, error) {
@@ -142,6 +146,7 @@ func TestClientDoesNotValidateToolsItHasNotListed(t *testing.T) {
 
 // ClientOptions.SkipOutputValidation turns the check off.
 func TestClientSkipOutputValidation(t *testing.T) {
+	t.Parallel()
 	c := memClient(t, outputServer(t, structured(`{"wrong":true}`)), &ClientOptions{SkipOutputValidation: true})
 	listAll(t, c)
 	if _, err := c.CallTool(context.Background(), "order", nil, nil); err != nil {
@@ -152,6 +157,7 @@ func TestClientSkipOutputValidation(t *testing.T) {
 // A schema changed in a later tools/list replaces the one learned; a
 // tool listed again without one is not checked any more.
 func TestClientRelearnsOutputSchemas(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "out", Version: "1"}, nil)
 	h := func(context.Context, *CallToolRequest) (ToolResponse, error) { return structured(`{"n":"text"}`), nil }
 	s.AddTool(&Tool{Name: "t", OutputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)}, h)
@@ -176,6 +182,7 @@ func TestClientRelearnsOutputSchemas(t *testing.T) {
 // tool that breaks the tool's outputSchema (-32603 naming the pointer),
 // and sends those that match.
 func TestServerWithOutputValidationRefusesInvalidResults(t *testing.T) {
+	t.Parallel()
 	type out struct {
 		N int `json:"n"`
 	}
@@ -227,6 +234,7 @@ func TestServerWithOutputValidationRefusesInvalidResults(t *testing.T) {
 
 // The walk that names the failing value, keyword by keyword.
 func TestOutputValidationPointsAtTheFailingValue(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ schema, value, pointer, reason string }{
 		{`{"type":"object","properties":{"a/b":{"type":"string"},"c~d":{"type":"string"}}}`, `{"a/b":1}`, "/a~1b", "type"},
 		{`{"type":"object","properties":{"c~d":{"type":"string"}}}`, `{"c~d":1}`, "/c~0d", "type"},
@@ -490,6 +498,7 @@ func pointerExists(v any, p string) bool {
 // *OutputValidationError whose message names the JSON pointer, and
 // still hands over the result.
 func TestClientCatchesATypedToolsInvalidStructuredContent(t *testing.T) {
+	t.Parallel()
 	type line struct {
 		SKU   string     `json:"sku"`
 		Price quotedCost `json:"price"`

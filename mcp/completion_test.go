@@ -31,6 +31,7 @@ func strs(v any) []string {
 // arguments already resolved; other arguments fall back to
 // ServerOptions.Completions; the capability is advertised.
 func TestCompletionRoutesToTheArgumentsCompleter(t *testing.T) {
+	t.Parallel()
 	var fallback []string
 	s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{
 		Completions: func(_ context.Context, r *CompleteRequest) (*CompleteResult, error) {
@@ -85,6 +86,7 @@ func TestCompletionRoutesToTheArgumentsCompleter(t *testing.T) {
 
 // A completer's values beyond 100 are cut, with hasMore and the total.
 func TestCompleterValuesAreCappedAtOneHundred(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	s.AddPrompt(&Prompt{Name: "p", Arguments: []PromptArgument{{Name: "n"}}},
 		func(context.Context, *GetPromptRequest) (PromptResponse, error) { return &GetPromptResult{}, nil },
@@ -104,6 +106,7 @@ func TestCompleterValuesAreCappedAtOneHundred(t *testing.T) {
 // A completer for an argument the prompt does not declare, or a
 // variable the template does not have, is a programming error.
 func TestCompleterOfAnUnknownArgumentPanics(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	c := func(context.Context, *CompleteRequest) ([]string, error) { return nil, nil }
 	for name, f := range map[string]func(){

@@ -5,18 +5,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// countDecodes counts envelope and params decodes until the test ends.
-// Tests using it must not run in parallel.
-func countDecodes(t *testing.T) (envelopes, params *atomic.Int64) {
+// countDecodes counts s's envelope and params decodes until the test
+// ends.
+func countDecodes(t *testing.T, s *Server) (envelopes, params *atomic.Int64) {
 	envelopes, params = new(atomic.Int64), new(atomic.Int64)
-	jsonrpc.SetDecodeHook(func() { envelopes.Add(1) })
-	f := func() { params.Add(1) }
-	paramsDecodeHook.Store(&f)
-	t.Cleanup(func() { jsonrpc.SetDecodeHook(nil); paramsDecodeHook.Store(nil) })
+	s.hooks.Store(&testHooks{
+		envelopeDecoded: func() { envelopes.Add(1) },
+		paramsDecoded:   func() { params.Add(1) },
+	})
+	t.Cleanup(func() { s.hooks.Store(nil) })
 	return envelopes, params
 }
 
@@ -24,6 +23,7 @@ func countDecodes(t *testing.T) (envelopes, params *atomic.Int64) {
 // the params (of a request) once, in the era the transport chose before
 // decoding them.
 func TestEveryMessageIsDecodedOnce(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, _ := legacyServer(t, s, nil)
 	stateless, _ := legacyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{Stateless: true}})
@@ -33,7 +33,7 @@ func TestEveryMessageIsDecodedOnce(t *testing.T) {
 		t.Fatal("no session")
 	}
 	sp := newParty(t, stateless.URL, "", nil)
-	env, par := countDecodes(t)
+	env, par := countDecodes(t, s)
 	check := func(name string, wantParams int64, send func()) {
 		t.Helper()
 		env.Store(0)

@@ -35,6 +35,7 @@ func BenchmarkDecodeToolCall(b *testing.B) {
 // names compared after resolving escapes, are -32602 naming the member,
 // in both eras, before the handler or the state boundary sees them.
 func TestArgumentsRepeatingAMemberAreInvalidParams(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	h := NewHTTPHandler(s, nil)
 	cases := []struct{ method, params, name string }{
@@ -80,6 +81,7 @@ func TestArgumentsRepeatingAMemberAreInvalidParams(t *testing.T) {
 // (folding U+017F ſ to s, U+212A K to k) is -32602, like an ASCII case
 // variant.
 func TestParamsRefuseUnicodeCaseVariants(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	for name, body := range map[string]string{
 		"params":       req(1, MethodToolsCall, `"name":"echo","arguments":{},"argumentſ":{"text":"x"}`),
@@ -110,6 +112,7 @@ type Provision struct {
 // a member folding onto a declared property, at any declared depth, is
 // an invalid-arguments result, never an unvalidated field value.
 func TestTypedToolArgumentsAreDecodedAsValidated(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "typed", Version: "1"}, nil)
 	schema := json.RawMessage(`{"type":"object","properties":{"count":{"type":"integer","maximum":10},"opts":{"type":"object","properties":{"size":{"type":"string","enum":["s","m"]}}}}}`)
 	var ran atomic.Int32
@@ -142,6 +145,7 @@ func TestTypedToolArgumentsAreDecodedAsValidated(t *testing.T) {
 // token) holding invalid UTF-8 is echoed as valid UTF-8 JSON, in results
 // and in errors.
 func TestStringIDWithInvalidUTF8IsEchoedAsValidJSON(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	ok := strings.Replace(req(1, MethodToolsList, ""), `"id":1`, "\"id\":\"a\xffb\"", 1)
 	bad := strings.Replace(req(1, "nope/nope", ""), `"id":1`, "\"id\":\"a\xffb\"", 1)

@@ -20,6 +20,7 @@ func readyz(t *testing.T, s *Server) int {
 // blocked on the request in flight, so "still draining" is a fact, not a
 // guess after a short sleep.
 func TestDrainTurnsReadinessOffLetsInFlightFinishAndRefusesNewRequests(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s := NewServer(Implementation{Name: "svc", Version: "1"}, nil)
 		started, release := make(chan struct{}), make(chan struct{})
@@ -65,6 +66,7 @@ func TestDrainTurnsReadinessOffLetsInFlightFinishAndRefusesNewRequests(t *testin
 }
 
 func TestDrainGivesUpWhenItsContextEnds(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "svc", Version: "1"}, nil)
 	started := make(chan struct{})
 	s.AddTool(&Tool{Name: "stuck"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -91,6 +93,7 @@ func TestDrainGivesUpWhenItsContextEnds(t *testing.T) {
 }
 
 func TestLivenessStaysOnWhileDraining(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "svc", Version: "1"}, nil)
 	s.Drain(context.Background())
 	w := httptest.NewRecorder()

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"net/http"
-	"sync/atomic"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -88,7 +87,7 @@ var modern serverEra = modernEra{}
 
 // decode decodes the params and requires the _meta envelope.
 func (modernEra) decode(s *Server, c *call) *failure {
-	countParamsDecode()
+	s.countDecode(true)
 	spec := methods[c.msg.Method]
 	if spec == nil {
 		spec = s.customSpec(c.msg.Method, true) // AddMethod (extension.go)
@@ -192,12 +191,23 @@ func (s *Server) unsupportedVersion(requested string) *failure {
 		}{s.SupportedVersions(), requested}), http.StatusBadRequest}
 }
 
-// paramsDecodeHook, when set, is called each time an era decodes a
-// request's params: tests count decodes with it.
-var paramsDecodeHook atomic.Pointer[func()]
+// testHooks are what a test of this package installs on one Server
+// (Server.hooks) to watch it work; nil outside tests. They are per
+// server, not globals, so the tests that use them run in parallel.
+type testHooks struct {
+	envelopeDecoded func() // each message a server transport decodes
+	paramsDecoded   func() // each request's params an era decodes
+}
 
-func countParamsDecode() {
-	if h := paramsDecodeHook.Load(); h != nil {
-		(*h)()
+// countDecode calls the installed hook for an envelope (params false)
+// or a request's params decode.
+func (s *Server) countDecode(params bool) {
+	h := s.hooks.Load()
+	switch {
+	case h == nil:
+	case params && h.paramsDecoded != nil:
+		h.paramsDecoded()
+	case !params && h.envelopeDecoded != nil:
+		h.envelopeDecoded()
 	}
 }

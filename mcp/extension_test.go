@@ -132,6 +132,7 @@ func loopback(t testing.TB, s *Server) string {
 // stream in the 2026-07-28 form: resultType, the server's identity,
 // then the handler's members.
 func TestCustomMethodIsServedOverHTTPAndStdio(t *testing.T) {
+	t.Parallel()
 	s, _ := newExtServer(t, nil)
 	body := extRequest(1, mQuery, extCaps, `"query":"cats"`)
 	status, msgs := postTo(t, loopback(t, s), body, extHeaders(t, body, ""))
@@ -159,6 +160,7 @@ func TestCustomMethodIsServedOverHTTPAndStdio(t *testing.T) {
 // the extension is answered -32021 naming it, and the handler does not
 // run.
 func TestCustomMethodOfAnUndeclaredExtensionIsMissingCapability(t *testing.T) {
+	t.Parallel()
 	s, runs := newExtServer(t, nil)
 	url := loopback(t, s)
 	for _, caps := range []string{`{}`, `{"extensions":{"com.example/other":{}}}`} {
@@ -183,6 +185,7 @@ func TestCustomMethodOfAnUndeclaredExtensionIsMissingCapability(t *testing.T) {
 // Methods nobody registered stay -32601 (HTTP 404); a method served on
 // 2026-07-28 only is -32601 on a session too.
 func TestUnknownMethodsStayMethodNotFound(t *testing.T) {
+	t.Parallel()
 	s, _ := newExtServer(t, nil)
 	s.AddMethod(&MethodSpec{Name: "com.example/search/modern", Extension: extSearch},
 		func(context.Context, *ExtensionRequest) (Result, error) { return EmptyResult{}, nil })
@@ -206,6 +209,7 @@ func TestUnknownMethodsStayMethodNotFound(t *testing.T) {
 // method registered with Legacy is served without an extension check,
 // and its result is the handler's object alone.
 func TestLegacySessionGetsACustomResultPlain(t *testing.T) {
+	t.Parallel()
 	s, _ := newExtServer(t, nil)
 	lc := newLegacyClient(t, loopback(t, s), `{}`)
 	v := lc.request(mQuery, `{"query":"dogs"}`)
@@ -248,6 +252,7 @@ func TestLegacySessionGetsACustomResultPlain(t *testing.T) {
 // *ExtensionRequest (the decoded target included), and what it returns
 // is what the client gets.
 func TestCustomMethodsRunThroughUserMiddleware(t *testing.T) {
+	t.Parallel()
 	var seen []string
 	mw := func(next ServerHandler) ServerHandler {
 		return func(ctx context.Context, method string, p Params) (Result, error) {
@@ -282,6 +287,7 @@ func TestCustomMethodsRunThroughUserMiddleware(t *testing.T) {
 // plaintext), the retry with the answer and the state completes, and
 // the state is bound to the method, the target and the params.
 func TestCarrierCustomMethodAsksThenCompletesWithASealedState(t *testing.T) {
+	t.Parallel()
 	s, runs := newExtServer(t, nil)
 	url := loopback(t, s)
 	params := `"index":"logs","force":true`
@@ -335,6 +341,7 @@ func sameError(v map[string]any, e *Error) bool {
 // A forged requestState on a carrier custom method gets the one fixed
 // -32602 every rejected state gets, and the handler does not run.
 func TestForgedStateOnACustomMethodIsTheFixedInvalidParams(t *testing.T) {
+	t.Parallel()
 	s, runs := newExtServer(t, nil)
 	url := loopback(t, s)
 	for _, st := range []string{`"forged"`, `"AAAA"`, `42`} {
@@ -353,6 +360,7 @@ func TestForgedStateOnACustomMethodIsTheFixedInvalidParams(t *testing.T) {
 // on 2026-07-28 and equal to the member, so that intermediaries see what
 // the server executes.
 func TestCustomMethodTargetIsBoundToMcpName(t *testing.T) {
+	t.Parallel()
 	s, runs := newExtServer(t, nil)
 	url := loopback(t, s)
 	body := extRequest(1, mDelete, extCaps, `"index":"logs"`)
@@ -384,6 +392,7 @@ func TestCustomMethodTargetIsBoundToMcpName(t *testing.T) {
 // the handler runs: wrong types, missing required members, repeated
 // members and members folding onto a declared one are -32602.
 func TestTypedMethodParamsAreValidatedBeforeTheHandler(t *testing.T) {
+	t.Parallel()
 	s, _ := newExtServer(t, nil)
 	url := loopback(t, s)
 	for _, p := range []string{`"query":7`, ``, `"query":"a","QUERY":"b"`, `"query":"a","query":"b"`, `"query":"a","extra":{"x":1,"x":2}`} {
@@ -400,6 +409,7 @@ func TestTypedMethodParamsAreValidatedBeforeTheHandler(t *testing.T) {
 // extension identifiers, a target the SDK reads itself, and typed
 // methods whose params or result are not objects.
 func TestCustomMethodRegistrationRejectsInvalidSpecs(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	h := func(context.Context, *ExtensionRequest) (Result, error) { return EmptyResult{}, nil }
 	for _, spec := range []*MethodSpec{
@@ -450,6 +460,7 @@ func TestCustomMethodRegistrationRejectsInvalidSpecs(t *testing.T) {
 // a value that is not an object, or carries resultType itself, is a
 // server bug: -32603.
 func TestExtensionResultIsEncodedInTheRequestsEra(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	results := map[string]Result{
 		"own-meta":  &ExtensionResult{Value: json.RawMessage(`{ "_meta" : {"k":1}, "v" : 2 }`)},
@@ -492,6 +503,7 @@ func TestExtensionResultIsEncodedInTheRequestsEra(t *testing.T) {
 // before its response (SSE on HTTP, the connection on stdio); the
 // specification's notifications are refused.
 func TestNotifySendsOnTheRequestStreamBeforeTheResponse(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	var refused error
 	s.AddMethod(&MethodSpec{Name: "x/work", Extension: extSearch}, func(ctx context.Context, r *ExtensionRequest) (Result, error) {
@@ -529,6 +541,7 @@ func TestNotifySendsOnTheRequestStreamBeforeTheResponse(t *testing.T) {
 // NotifyListeners reaches the listen streams whose request declared the
 // extension, with the stream's subscription id in _meta, and no other.
 func TestNotifyListenersReachesOnlyStreamsThatDeclaredTheExtension(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	with, without := newStreamClient(t, s), newStreamClient(t, s)
 	listen := `"notifications":{"resourceSubscriptions":["test://marker"]}`
@@ -557,6 +570,7 @@ func TestNotifyListenersReachesOnlyStreamsThatDeclaredTheExtension(t *testing.T)
 // server/discover advertises the extensions AddExtension and AddMethod
 // registered, settings included, beside those of the options.
 func TestExtensionsAreAdvertisedInDiscover(t *testing.T) {
+	t.Parallel()
 	s, _ := newExtServer(t, &ServerOptions{Capabilities: &ServerCapabilities{Extensions: map[string]json.RawMessage{"org.example/opt": json.RawMessage(`{}`)}}})
 	s.AddMethod(&MethodSpec{Name: "net.example/x/do", Extension: "net.example/x"}, func(context.Context, *ExtensionRequest) (Result, error) { return EmptyResult{}, nil })
 	v := post(t, NewHTTPHandler(s, nil), req(1, MethodDiscover, "")).last(t)

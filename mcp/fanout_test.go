@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // stuckFanout never finishes publishing and hands out what the test
@@ -34,6 +37,7 @@ func (f *stuckFanout) Subscribe(ctx context.Context, deliver func(Change)) error
 // A fleet that does not keep up never holds up the code making changes,
 // and what comes from the fleet reaches only streams that want it.
 func TestFanoutNeverBlocksAndFiltersWhatArrives(t *testing.T) {
+	t.Parallel()
 	f := &stuckFanout{in: make(chan Change), published: make(chan Change, 1)}
 	s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{Fanout: f})
 	defer s.Close()
@@ -60,13 +64,14 @@ func TestFanoutNeverBlocksAndFiltersWhatArrives(t *testing.T) {
 		f.in <- c
 	}
 	var got []change
-	for deadline := time.Now().Add(5 * time.Second); len(got) == 0 && time.Now().Before(deadline); {
+	testutil.Eventually(t, 5*time.Second, "a delivery", func() bool {
 		select {
 		case <-l.ready:
 			got = append(got, l.take()...)
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-	}
+		return len(got) != 0
+	})
 	if len(got) != 1 || got[0].kind != changeTools {
 		t.Fatalf("delivered %+v, want the tools change alone", got)
 	}
@@ -96,24 +101,28 @@ func (f *flakyFanout) Subscribe(ctx context.Context, deliver func(Change)) error
 }
 
 // A subscription that fails (the store down when the server starts) is
-// made again, and changes from the fleet flow once it holds.
+// made again, and changes from the fleet flow once it holds. The pause
+// before subscribing again is the bubble's clock.
 func TestFanoutSubscribesAgain(t *testing.T) {
-	f := &flakyFanout{calls: make(chan struct{}, 8), in: make(chan Change)}
-	s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{Fanout: f})
-	defer s.Close()
-	l := s.hub.add(SubscriptionFilter{ToolsListChanged: true})
-	defer s.hub.remove(l)
-	select {
-	case f.in <- Change{Kind: ChangeTools}:
-	case <-time.After(10 * time.Second):
-		t.Fatal("never subscribed again")
-	}
-	select {
-	case <-l.ready:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the change was not delivered")
-	}
-	if n := len(f.calls); n != 2 {
-		t.Errorf("%d subscriptions, want 2", n)
-	}
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		f := &flakyFanout{calls: make(chan struct{}, 8), in: make(chan Change)}
+		s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{Fanout: f})
+		defer s.Close()
+		l := s.hub.add(SubscriptionFilter{ToolsListChanged: true})
+		defer s.hub.remove(l)
+		select {
+		case f.in <- Change{Kind: ChangeTools}:
+		case <-time.After(10 * time.Second):
+			t.Fatal("never subscribed again")
+		}
+		select {
+		case <-l.ready:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the change was not delivered")
+		}
+		if n := len(f.calls); n != 2 {
+			t.Errorf("%d subscriptions, want 2", n)
+		}
+	})
 }

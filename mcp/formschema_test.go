@@ -70,6 +70,7 @@ func acceptRaw(content string) json.RawMessage {
 // (upper case, ſ, K) or a duplicate after escape resolution is an invalid
 // answer, never a value the validator did not see.
 func TestAnswersAreDecodedExactlyAsChecked(t *testing.T) {
+	t.Parallel()
 	s := placeServer(t)
 	h := NewHTTPHandler(s, nil)
 	ts, _ := legacyServer(t, s, nil)
@@ -105,6 +106,7 @@ func TestAnswersAreDecodedExactlyAsChecked(t *testing.T) {
 // never reach the handler (ElicitResult.Content lacks them; T cannot see
 // them), and decline/cancel carry no content.
 func TestUndeclaredAnswerFieldsAreDropped(t *testing.T) {
+	t.Parallel()
 	s := placeServer(t)
 	h := NewHTTPHandler(s, nil)
 	answer := acceptRaw(`{"region":"us","admin":true,"note":"x"}`)
@@ -126,6 +128,7 @@ func TestUndeclaredAnswerFieldsAreDropped(t *testing.T) {
 // TestAnswerEnvelopeRefusesCaseVariants: "Action" or "CONTENT" beside the
 // real members would be read by folding decoders instead of them.
 func TestAnswerEnvelopeRefusesCaseVariants(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{
 		`{"action":"accept","Action":"decline"}`,
 		`{"action":"decline","CONTENT":{"region":"us"}}`,
@@ -142,6 +145,7 @@ func TestAnswerEnvelopeRefusesCaseVariants(t *testing.T) {
 // specification's restricted elicitation schema (and pattern) is checked
 // on an accepted answer.
 func TestElicitFormEnforcesTheRestrictedSchema(t *testing.T) {
+	t.Parallel()
 	schema := `{"type":"object","properties":{
 		"name":{"type":"string","minLength":2,"maxLength":5},
 		"code":{"type":"string","pattern":"^[A-Z]{3}$"},
@@ -227,6 +231,7 @@ func TestElicitFormEnforcesTheRestrictedSchema(t *testing.T) {
 // would not check, an unknown format, a pattern RE2 cannot compile, a
 // required name that is no property: the question is not asked.
 func TestElicitFormRefusesSchemasItCannotEnforce(t *testing.T) {
+	t.Parallel()
 	for name, schema := range map[string]string{
 		"lookahead pattern": `{"type":"object","properties":{"a":{"type":"string","pattern":"^(?=a)"}}}`,
 		"broken pattern":    `{"type":"object","properties":{"a":{"type":"string","pattern":"("}}}`,
@@ -265,6 +270,7 @@ func TestElicitFormRefusesSchemasItCannotEnforce(t *testing.T) {
 // TestElicitFormatTagsAreEnforced: a format declared with an `mcp` tag is
 // checked like a raw schema's, and an unknown one is refused.
 func TestElicitFormatTagsAreEnforced(t *testing.T) {
+	t.Parallel()
 	type Contact struct {
 		Mail string `json:"mail" mcp:"format=email"`
 	}
@@ -301,6 +307,7 @@ func TestElicitFormatTagsAreEnforced(t *testing.T) {
 }
 
 func TestFormatValidators(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		format, s string
 		ok        bool

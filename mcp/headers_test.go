@@ -48,6 +48,7 @@ func bindCall(t *testing.T, h http.Handler, args string, headers map[string]stri
 // K, at any depth of the annotated path), or repeating it, are refused
 // with 400/-32020 before the handler runs, header or no header.
 func TestParamHeadersBindWhatTheHandlerSees(t *testing.T) {
+	t.Parallel()
 	h, runs := bindServer(t)
 	for name, c := range map[string]struct {
 		args    string
@@ -89,6 +90,7 @@ func TestParamHeadersBindWhatTheHandlerSees(t *testing.T) {
 // TestDeclaredSiblingIsNotACaseVariant: a schema may declare two
 // properties equal under folding; each is then its own argument.
 func TestDeclaredSiblingIsNotACaseVariant(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "sib", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "sib", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"Region":{"type":"string"}}}`)},
 		func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) { return TextResult("ok"), nil })
@@ -111,6 +113,7 @@ func TestDeclaredSiblingIsNotACaseVariant(t *testing.T) {
 // argument is -?(0|[1-9][0-9]*) within ±(2^53−1), compared as an integer
 // with the body's value.
 func TestIntegerParamHeadersAreCanonicalDecimal(t *testing.T) {
+	t.Parallel()
 	h, _ := bindServer(t)
 	for _, hv := range []string{"0x10", "1_6", "+16", "016", "16.0", "1e1", "1.6e1", "٠١٦", "16a", "", "-", "--16"} {
 		res := bindCall(t, h, `{"count":16}`, map[string]string{"Mcp-Param-Count": hv})
@@ -138,6 +141,7 @@ func TestIntegerParamHeadersAreCanonicalDecimal(t *testing.T) {
 // TestParamHeaderValueMustHaveTheDeclaredType: a body value of another
 // JSON type than the annotated property's matches no header.
 func TestParamHeaderValueMustHaveTheDeclaredType(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	for args, headers := range map[string]map[string]string{
 		`{"region":true}`: {"Mcp-Param-Region": "true"},

@@ -176,6 +176,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	h.s.countDecode(false)
 	msg, e := jsonrpc.Decode(body)
 	if e != nil {
 		if jsonrpc.IsBatch(body) && h.other(w, r, body) { // legacy_batch.go

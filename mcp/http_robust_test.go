@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // What a client that misbehaves on purpose can cost a server: a body
@@ -92,29 +94,21 @@ func heapNow() (inuse, alloc int64) {
 	return int64(m.HeapInuse), int64(m.HeapAlloc)
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // A body costs what it has sent, for a bounded time: 200 clients that
 // each declare 4 MiB and trickle a few bytes hold a few KiB each (not the
 // declared length), and each is answered 408 after the read timeout.
+// The timeout is short, but long enough for all 200 to be in their
+// handlers at once before the first is cut off; the trickle comes well
+// within it. Serial: it measures the process's heap.
 func TestSlowBodiesCostWhatTheySentForABoundedTime(t *testing.T) {
 	if testing.Short() {
-		t.Skip("200 connections held for seconds")
+		t.Skip("200 connections held for a second")
 	}
 	const (
 		clients  = 200
 		declared = 4 << 20
-		timeout  = 5 * time.Second
+		timeout  = time.Second
+		trickle  = timeout / 10
 	)
 	h := NewHTTPHandler(newTestServer(t, nil), &HTTPOptions{BodyReadTimeout: timeout})
 	var inside atomic.Int32
@@ -142,7 +136,7 @@ func TestSlowBodiesCostWhatTheySentForABoundedTime(t *testing.T) {
 		trickling.Add(1)
 		go func() {
 			defer trickling.Done()
-			tick := time.NewTicker(250 * time.Millisecond)
+			tick := time.NewTicker(trickle)
 			defer tick.Stop()
 			for {
 				select {
@@ -156,7 +150,7 @@ func TestSlowBodiesCostWhatTheySentForABoundedTime(t *testing.T) {
 			}
 		}()
 	}
-	waitFor(t, timeout, "every body to be in its handler", func() bool { return inside.Load() == clients })
+	testutil.Eventually(t, timeout, "every body to be in its handler", func() bool { return inside.Load() == clients })
 	inuse, alloc := heapNow()
 	if n := inside.Load(); n != clients {
 		t.Fatalf("only %d of %d bodies were held while the heap was measured", n, clients)
@@ -188,6 +182,7 @@ func TestSlowBodiesCostWhatTheySentForABoundedTime(t *testing.T) {
 // A body that arrives whole is read as before, and one longer than its
 // Content-Length, or shorter, is refused.
 func TestBodiesAreReadAsTheyArrive(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 1, maxBodyPrealloc - 1, maxBodyPrealloc, maxBodyPrealloc + 1, 3*maxBodyPrealloc + 7, 1 << 20} {
 		body := strings.Repeat("x", n)
 		got, err := readAll(strings.NewReader(body), int64(n))
@@ -240,6 +235,7 @@ func (r *countingReader) Read(p []byte) (int, error) {
 // once and Server.Close then http.Server.Shutdown finish within 2 s. The
 // write timeout is a minute here: nothing relies on it.
 func TestNonReadingClientsCannotHangTheServer(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	big := strings.Repeat("x", 64<<10)
 	s.AddTool(&Tool{Name: "flood"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -317,7 +313,7 @@ func TestNonReadingClientsCannotHangTheServer(t *testing.T) {
 		defer st.mu.Unlock()
 		return st.conn != nil && st.conn.wr.Writing()
 	}
-	waitFor(t, 20*time.Second, "the GET stream's writer to block", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the GET stream's writer to block", func() bool {
 		if !writing() {
 			return false
 		}
@@ -335,7 +331,7 @@ func TestNonReadingClientsCannotHangTheServer(t *testing.T) {
 	rawRequest(t, rawConn(t, addr), http.MethodPost, legacyHeaders(b.sid),
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flood","_meta":{"progressToken":1}}}`)
 	hb := h.legacy.lookup(b.sid)
-	waitFor(t, 20*time.Second, "the legacy response stream to fill", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the legacy response stream to fill", func() bool {
 		hb.smu.Lock()
 		st := hb.streams[1]
 		hb.smu.Unlock()
@@ -364,12 +360,16 @@ func TestNonReadingClientsCannotHangTheServer(t *testing.T) {
 	rawRequest(t, rawConn(t, addr), http.MethodPost, headersFor(t, listen), listen)
 	half := rawConn(t, addr)
 	io.WriteString(half, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":")
-	waitFor(t, 20*time.Second, "the streams to be written and the body to be read", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the streams to be written and the body to be read", func() bool {
 		reading, writing := s.exch.Held()
 		// c's GET stream, the modern response, the listen stream.
 		return writing >= 3 && reading >= 1
 	})
-	time.Sleep(100 * time.Millisecond) // let the floods fill the sockets
+	// The floods fill the sockets: the writers of the modern response and
+	// of the listen stream are stuck in a write.
+	testutil.Eventually(t, 20*time.Second, "two stream writers to block", func() bool {
+		return s.exch.InWrite() >= 2
+	})
 
 	start := time.Now()
 	if err := s.Close(); err != nil {
@@ -393,6 +393,7 @@ func TestNonReadingClientsCannotHangTheServer(t *testing.T) {
 // answers as usual (neither a deadline left on the connection nor a
 // timeout on the request's context may end it).
 func TestBodyReadTimeoutDoesNotBoundTheHandler(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	s.AddTool(&Tool{Name: "slow"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		select {
@@ -422,6 +423,7 @@ func TestBodyReadTimeoutDoesNotBoundTheHandler(t *testing.T) {
 // 2026-07-28 response (the handler's notifications then fail) and on a
 // legacy GET stream (the exchange is let go).
 func TestSSEWritesHaveADeadline(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	big := strings.Repeat("x", 64<<10)
 	failed := make(chan error, 1)
@@ -451,13 +453,13 @@ func TestSSEWritesHaveADeadline(t *testing.T) {
 	rawRequest(t, rawConn(t, addr), http.MethodGet, http.Header{"Accept": {"text/event-stream"},
 		"Mcp-Protocol-Version": {LegacyProtocolVersion}, "Mcp-Session-Id": {c.sid}}, "")
 	hs := h.legacy.lookup(c.sid)
-	waitFor(t, 10*time.Second, "the GET stream", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the GET stream", func() bool {
 		st := hs.standalone()
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		return st.conn != nil
 	})
-	waitFor(t, 20*time.Second, "the GET stream nobody reads to be let go", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the GET stream nobody reads to be let go", func() bool {
 		s.ResourceUpdated(uri)
 		st := hs.standalone()
 		st.mu.Lock()

@@ -82,6 +82,7 @@ func slowServer(t testing.TB) (*Server, chan struct{}) {
 }
 
 func TestABatchOn20250326IsAnsweredWithABatchOverHTTP(t *testing.T) {
+	t.Parallel()
 	s, _ := slowServer(t)
 	ts, _ := legacyServer(t, s, nil)
 	c := newLegacyClientAt(t, ts.URL, "2025-03-26", legacyCaps)
@@ -127,6 +128,7 @@ func TestABatchOn20250326IsAnsweredWithABatchOverHTTP(t *testing.T) {
 }
 
 func TestABatchedRequestCanNotifyAndAskOnTheBatchStream(t *testing.T) {
+	t.Parallel()
 	s, _ := slowServer(t)
 	ts, _ := legacyServer(t, s, nil)
 	c := newLegacyClientAt(t, ts.URL, "2025-03-26", legacyCaps)
@@ -155,6 +157,7 @@ func TestABatchedRequestCanNotifyAndAskOnTheBatchStream(t *testing.T) {
 }
 
 func TestACancelledRequestOfABatchIsLeftOutOfItsAnswer(t *testing.T) {
+	t.Parallel()
 	s, started := slowServer(t)
 	c := newStdioRevClient(t, s, "2025-03-26", `{}`)
 	c.c.send(`[{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait","arguments":{}}},{"jsonrpc":"2.0","id":8,"method":"ping"}]`)
@@ -172,6 +175,7 @@ func TestACancelledRequestOfABatchIsLeftOutOfItsAnswer(t *testing.T) {
 }
 
 func TestABatchOn20250326IsAnsweredWithABatchOnStdio(t *testing.T) {
+	t.Parallel()
 	s, _ := slowServer(t)
 	c := newStdioRevClient(t, s, "2025-03-26", legacyCaps)
 	next := func() []byte {
@@ -234,6 +238,7 @@ func TestABatchOn20250326IsAnsweredWithABatchOnStdio(t *testing.T) {
 }
 
 func TestBatchesAreRefusedWhereTheRevisionHasNone(t *testing.T) {
+	t.Parallel()
 	const batch = `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`
 	refused := func(t *testing.T, b []byte, rev string) {
 		t.Helper()
@@ -282,6 +287,7 @@ func TestBatchesAreRefusedWhereTheRevisionHasNone(t *testing.T) {
 }
 
 func TestAStatelessBatchIsServedAtTheRevisionItsHeaderNames(t *testing.T) {
+	t.Parallel()
 	s, _ := slowServer(t)
 	h := NewHTTPHandler(s, &HTTPOptions{Legacy: LegacyHTTPOptions{Stateless: true}})
 	const batch = `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}]`

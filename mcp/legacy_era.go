@@ -140,7 +140,7 @@ func decodeSubscribe(raw []byte, p *metaPresence) (Params, *Error) {
 // decode decodes a legacy request. Errors are in-band (HTTP 200): the
 // transport accepted the request.
 func (ls *legacyScope) decode(s *Server, c *call) *failure {
-	countParamsDecode()
+	s.countDecode(true)
 	msg := c.msg
 	spec := legacyMethods[msg.Method]
 	if spec == nil {

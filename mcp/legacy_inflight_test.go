@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // What a session of an earlier revision may hold over HTTP: its
@@ -193,7 +195,7 @@ func checkFlood(t *testing.T, o *floodOutcome, perRequest int, inflight func() i
 	}
 	hc.CloseIdleConnections()
 	limit := baseG + floodPerParty + floodSlack
-	waitFor(t, 5*time.Second, "the goroutines to settle within the bound", func() bool { return runtime.NumGoroutine() <= limit })
+	testutil.Eventually(t, 5*time.Second, "the goroutines to settle within the bound", func() bool { return runtime.NumGoroutine() <= limit })
 	grown := heapAlloc() - baseHeap
 	t.Logf("admitted %d, refused %d; %d goroutines over the baseline, heap +%d bytes", o.admitted.Load(), o.refused.Load(), runtime.NumGoroutine()-baseG, grown)
 	if grown > floodHeapBudget {
@@ -226,7 +228,7 @@ func TestASessionHoldsAtMostItsBoundOfRequestsInFlight(t *testing.T) {
 			t.Fatalf("DELETE: %d", st)
 		}
 	}
-	waitFor(t, 5*time.Second, "the ended sessions to release their requests", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the ended sessions to release their requests", func() bool {
 		return h.legacy.requestsInFlight() == 0 && runtime.NumGoroutine() <= baseG+floodSlack
 	})
 }
@@ -262,7 +264,7 @@ func TestEachRequestOfABatchCountsTowardTheBound(t *testing.T) {
 	for _, c := range clients {
 		c.delete()
 	}
-	waitFor(t, 5*time.Second, "the ended sessions to release their requests", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the ended sessions to release their requests", func() bool {
 		return h.legacy.requestsInFlight() == 0 && runtime.NumGoroutine() <= baseG+floodSlack
 	})
 }
@@ -318,7 +320,7 @@ func TestAnSSESessionHoldsAtMostItsBoundOfRequestsInFlight(t *testing.T) {
 	if asked != floodPerParty {
 		t.Errorf("%d questions on the streams, want %d", asked, floodPerParty)
 	}
-	waitFor(t, 5*time.Second, "the ended sessions to release their requests", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the ended sessions to release their requests", func() bool {
 		return h.sessionCount() == 0 && runtime.NumGoroutine() <= baseG+floodSlack
 	})
 }
@@ -360,7 +362,7 @@ func TestLiveQuestionsEndAtTheirDeadline(t *testing.T) {
 			}
 		}
 		check(t, res, cancelled, took)
-		waitFor(t, 5*time.Second, "the request's slot to be free", func() bool { return h.legacy.requestsInFlight() == 0 })
+		testutil.Eventually(t, 5*time.Second, "the request's slot to be free", func() bool { return h.legacy.requestsInFlight() == 0 })
 	})
 	t.Run("http+sse", func(t *testing.T) {
 		t.Parallel()
@@ -385,7 +387,7 @@ func TestLiveQuestionsEndAtTheirDeadline(t *testing.T) {
 			}
 		}
 		check(t, res, cancelled, time.Since(start))
-		waitFor(t, 5*time.Second, "the request's slot to be free", func() bool { return h.requestsInFlight() == 0 })
+		testutil.Eventually(t, 5*time.Second, "the request's slot to be free", func() bool { return h.requestsInFlight() == 0 })
 	})
 }
 
@@ -436,5 +438,5 @@ func TestARequestNobodyCanReceiveIsCancelled(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the request is still running with nobody to receive its answer")
 	}
-	waitFor(t, 5*time.Second, "the request's slot to be free", func() bool { return h.legacy.requestsInFlight() == 0 })
+	testutil.Eventually(t, 5*time.Second, "the request's slot to be free", func() bool { return h.legacy.requestsInFlight() == 0 })
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // Session hygiene: a finished session (DELETE or expiry) leaves nothing
@@ -112,6 +114,10 @@ func TestLegacySessionsLeaveNothingBehind(t *testing.T) {
 	})
 }
 
+// Serial: run in parallel, once in about a dozen runs its session was
+// closed while still found, and the 1025th subscribe was answered {}
+// (legacySession.subscribe succeeds on a closed session); not yet
+// explained.
 func TestLegacySessionMemoryIsBounded(t *testing.T) {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	release := make(chan struct{})
@@ -133,8 +139,7 @@ func TestLegacySessionMemoryIsBounded(t *testing.T) {
 	}()
 	<-done
 	hs := h.legacy.lookup(c.sid)
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	testutil.Eventually(t, 5*time.Second, "2000 progress events", func() bool {
 		// Lock order: a stream's mu before the session's smu, never inside.
 		hs.smu.Lock()
 		st := hs.streams[1]
@@ -152,11 +157,8 @@ func TestLegacySessionMemoryIsBounded(t *testing.T) {
 		if bytes > budget {
 			t.Fatalf("the session keeps %d event bytes, budget %d", bytes, budget)
 		}
-		if n >= 2000 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return n >= 2000
+	})
 	close(release)
 
 	// Subscriptions are bounded too.
@@ -201,12 +203,13 @@ func BenchmarkLegacySessionChurn(b *testing.B) {
 }
 
 func TestLegacyMaxSessionsEndsTheLongestIdle(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, h := legacyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{MaxSessions: 2}})
+	// The idle list is in order of use, not of the clock: no pause needed
+	// between the sessions.
 	first := newLegacyClient(t, ts.URL, `{}`)
-	time.Sleep(5 * time.Millisecond)
 	second := newLegacyClient(t, ts.URL, `{}`)
-	time.Sleep(5 * time.Millisecond)
 	first.request(methodPing, "") // now second is the longest idle
 	third := newLegacyClient(t, ts.URL, `{}`)
 	if h.legacy.sessionCount() != 2 || h.legacy.lookup(second.sid) != nil || h.legacy.lookup(first.sid) == nil || h.legacy.lookup(third.sid) == nil {

@@ -524,6 +524,7 @@ func eachRevisionAndTransport(t *testing.T, caps string, f func(t *testing.T, re
 // ---- the rules ----
 
 func TestInitializeAtAnEarlierRevisionIsAnsweredWithThatRevision(t *testing.T) {
+	t.Parallel()
 	eachRevisionAndTransport(t, `{}`, func(t *testing.T, rev string, c revClient) {
 		init := c.initResult()
 		if init["protocolVersion"] != rev {
@@ -551,6 +552,7 @@ func TestInitializeAtAnEarlierRevisionIsAnsweredWithThatRevision(t *testing.T) {
 // MethodSpec.Legacy, as the tasks extension's) is useless to a session:
 // its initialize does not declare it; the others are declared.
 func TestLegacyInitializeDeclaresTheServersExtensionsButModernOnlyOnes(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "ext", Version: "1"}, &ServerOptions{
 		Capabilities: &ServerCapabilities{Extensions: map[string]json.RawMessage{"example.com/ui": json.RawMessage(`{"mimeTypes":["text/html"]}`)}},
 	})
@@ -568,6 +570,7 @@ func TestLegacyInitializeDeclaresTheServersExtensionsButModernOnlyOnes(t *testin
 }
 
 func TestResultsCarryOnlyWhatTheRevisionDefines(t *testing.T) {
+	t.Parallel()
 	eachRevisionAndTransport(t, legacyCaps, func(t *testing.T, rev string, c revClient) {
 		checkShape(t, rev, "InitializeResult", c.initResult(), "initialize")
 		c.call(methodSetLevel, `{"level":"debug"}`)
@@ -622,6 +625,7 @@ func TestResultsCarryOnlyWhatTheRevisionDefines(t *testing.T) {
 }
 
 func TestContentAnOlderRevisionLacksBecomesText(t *testing.T) {
+	t.Parallel()
 	for _, rev := range []string{"2025-03-26", "2024-11-05"} {
 		t.Run(rev, func(t *testing.T) {
 			c := newHTTPRevClient(t, richServer(t), rev, `{}`)
@@ -650,6 +654,7 @@ func TestContentAnOlderRevisionLacksBecomesText(t *testing.T) {
 }
 
 func TestProgressCarriesNoMessageOn20241105(t *testing.T) {
+	t.Parallel()
 	for _, rev := range []string{"2025-03-26", "2024-11-05"} {
 		for name, c := range map[string]revClient{"http": newHTTPRevClient(t, richServer(t), rev, `{}`), "stdio": newStdioRevClient(t, richServer(t), rev, `{}`)} {
 			_, notes, _ := c.call(MethodToolsCall, `{"name":"rich","arguments":{},"_meta":{"progressToken":7}}`)
@@ -670,6 +675,7 @@ func TestProgressCarriesNoMessageOn20241105(t *testing.T) {
 }
 
 func TestElicitationIsRefusedOnRevisionsWithoutIt(t *testing.T) {
+	t.Parallel()
 	// The client declares elicitation anyway: its revision has none, so
 	// nothing is sent.
 	const caps = `{"elicitation":{"form":{},"url":{}},"sampling":{},"roots":{}}`
@@ -709,6 +715,7 @@ func TestElicitationIsRefusedOnRevisionsWithoutIt(t *testing.T) {
 }
 
 func TestURLElicitationIsRefusedBefore20251125(t *testing.T) {
+	t.Parallel()
 	c := newHTTPRevClient(t, richServer(t), "2025-06-18", `{"elicitation":{"form":{},"url":{}}}`)
 	res, _, asked := c.call(MethodToolsCall, `{"name":"ask-url","arguments":{}}`)
 	r := result(t, res)
@@ -724,6 +731,7 @@ func TestURLElicitationIsRefusedBefore20251125(t *testing.T) {
 }
 
 func TestSamplingAndRootsCompleteLiveOnOlderRevisions(t *testing.T) {
+	t.Parallel()
 	for _, rev := range []string{"2025-03-26", "2024-11-05"} {
 		for name, c := range map[string]revClient{"http": newHTTPRevClient(t, richServer(t), rev, legacyCaps), "stdio": newStdioRevClient(t, richServer(t), rev, legacyCaps)} {
 			res, _, asked := c.call(MethodToolsCall, `{"name":"ask-sampling","arguments":{}}`)

@@ -155,6 +155,7 @@ func (p *party) hold(sid string) *http.Response {
 // without them is served, but one whose headers contradict its body is
 // refused with 400 and a JSON-RPC error, and its handler does not run.
 func TestLegacyRequestsHonourTheHeadersTheySend(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"2025-11-25", "2025-06-18"} {
 		t.Run(version, func(t *testing.T) {
 			s := newTestServer(t, nil)
@@ -242,6 +243,7 @@ func TestLegacyRequestsHonourTheHeadersTheySend(t *testing.T) {
 // fifty sessions over one connection ends her oldest idle ones at her
 // quota, and bob's idle session survives.
 func TestLegacyInitializeEvictsOnlyThePrincipalsOwnSessions(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, h := partyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{MaxSessionsPerPrincipal: 3}})
 	bob := newParty(t, ts.URL, "bob", nil)
@@ -290,6 +292,7 @@ func TestLegacyInitializeEvictsOnlyThePrincipalsOwnSessions(t *testing.T) {
 // GET stream) is told 503 with Retry-After; another principal can still
 // initialize.
 func TestLegacyPrincipalOverItsQuotaGets503WhileOthersInitialize(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, _ := partyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{MaxSessionsPerPrincipal: 3}})
 	alice := newParty(t, ts.URL, "alice", nil)
@@ -310,6 +313,7 @@ func TestLegacyPrincipalOverItsQuotaGets503WhileOthersInitialize(t *testing.T) {
 // another's sessions: at it, a principal ends its own longest idle
 // session, and one with none to end is told 503 with Retry-After.
 func TestLegacyGlobalSessionBoundNeverEvictsAnotherPrincipal(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, h := partyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{MaxSessionsPerPrincipal: 3, MaxSessions: 4}})
 	alice, bob, carol := newParty(t, ts.URL, "alice", nil), newParty(t, ts.URL, "bob", nil), newParty(t, ts.URL, "carol", nil)
@@ -334,6 +338,7 @@ func TestLegacyGlobalSessionBoundNeverEvictsAnotherPrincipal(t *testing.T) {
 // Anonymous sessions are counted per remote address (what QuotaKey can
 // change, for a server behind a proxy).
 func TestLegacyAnonymousSessionsAreCountedPerRemoteAddress(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, _ := legacyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{MaxSessionsPerPrincipal: 2}})
 	from := func(ip string) *http.Transport {
@@ -387,6 +392,7 @@ func TestLegacyAnonymousSessionsAreCountedPerRemoteAddress(t *testing.T) {
 // A held GET stream is closed after its lifetime with an SSE retry hint
 // and the last event id, and resumes with Last-Event-ID, missing nothing.
 func TestLegacyHeldGETStreamsEndAfterTheirLifetimeAndResume(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, _ := legacyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{StreamLifetime: 300 * time.Millisecond, RetryInterval: 250 * time.Millisecond}})
 	c := newLegacyClient(t, ts.URL, `{}`)

@@ -39,6 +39,7 @@ func answerUntil(t *testing.T, c *streamClient, id float64, answer func(method s
 }
 
 func TestLegacyStdioSession(t *testing.T) {
+	t.Parallel()
 	s, runs := dualServer(t, nil)
 	c := newStreamClient(t, s)
 
@@ -93,6 +94,7 @@ func TestLegacyStdioSession(t *testing.T) {
 }
 
 func TestLegacyStdioEOFEndsWaitingQuestions(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	done := make(chan error, 1)
 	s.AddTool(&Tool{Name: "wait"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -121,6 +123,7 @@ func TestLegacyStdioEOFEndsWaitingQuestions(t *testing.T) {
 // A hand-built input request goes live (legacy_bridge.go) under the same
 // capability rule as the asking API.
 func TestLegacyStdioHandBuiltInputRequestsNeedTheCapability(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	c := newStreamClient(t, s)
 	c.send(legacyInitLine(`{"roots":{}}`))
@@ -138,6 +141,7 @@ func TestLegacyStdioHandBuiltInputRequestsNeedTheCapability(t *testing.T) {
 // Over stdio the bridge asks on the connection: the live request arrives
 // as a line, the answer goes back as a line, the handler completes.
 func TestLegacyStdioHandBuiltInputRequestsAreSentLive(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	c := newStreamClient(t, s)
 	c.send(legacyInitLine(legacyCaps))

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // threeRounds asks over three dependent rounds (each question uses the
@@ -68,6 +70,7 @@ func legacyText(t testing.TB, v map[string]any) string {
 }
 
 func TestOneHandlerServesBothEras(t *testing.T) {
+	t.Parallel()
 	s, runs := dualServer(t, nil)
 	ts, _ := legacyServer(t, s, nil)
 
@@ -101,6 +104,7 @@ func TestOneHandlerServesBothEras(t *testing.T) {
 }
 
 func TestLegacyInitializeAndSessionWire(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, _ := legacyServer(t, s, nil)
 	c := newLegacyClient(t, ts.URL, `{}`)
@@ -152,6 +156,7 @@ func TestLegacyInitializeAndSessionWire(t *testing.T) {
 }
 
 func TestLegacyVersionNegotiation(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	h := NewHTTPHandler(s, nil)
 	// Every earlier revision is served as itself; anything else gets the
@@ -174,6 +179,7 @@ func TestLegacyVersionNegotiation(t *testing.T) {
 }
 
 func TestModernRequestsStayModernOnALegacySession(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, _ := legacyServer(t, s, nil)
 	c := newLegacyClient(t, ts.URL, legacyCaps)
@@ -199,6 +205,7 @@ func TestModernRequestsStayModernOnALegacySession(t *testing.T) {
 }
 
 func TestLegacyHandBuiltInputRequiredCanBeRefused(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, &ServerOptions{RefuseLegacyInputRequired: true})
 	ts, _ := legacyServer(t, s, nil)
 	c := newLegacyClient(t, ts.URL, legacyCaps)
@@ -216,6 +223,7 @@ func TestLegacyHandBuiltInputRequiredCanBeRefused(t *testing.T) {
 // live requests, and the handler runs again with the answers and its
 // state, as a modern client would retry.
 func TestLegacyHandBuiltInputRequestsAreSentLive(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, _ := legacyServer(t, s, nil)
 	c := newLegacyClient(t, ts.URL, legacyCaps)
@@ -234,6 +242,7 @@ func TestLegacyHandBuiltInputRequestsAreSentLive(t *testing.T) {
 // The bridge stops after LegacyInputRounds rounds of a handler that
 // never completes.
 func TestLegacyInputBridgeIsBounded(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, &ServerOptions{LegacyInputRounds: 3})
 	s.AddTool(&Tool{Name: "never", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -251,6 +260,7 @@ func TestLegacyInputBridgeIsBounded(t *testing.T) {
 }
 
 func TestLegacyCapabilityGating(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, _ := legacyServer(t, s, nil)
 	c := newLegacyClient(t, ts.URL, `{"sampling":{}}`)
@@ -268,6 +278,7 @@ func TestLegacyCapabilityGating(t *testing.T) {
 }
 
 func TestLegacyNoBackChannelIsInvalidRequest(t *testing.T) {
+	t.Parallel()
 	t.Run("json-only", func(t *testing.T) {
 		s, _ := dualServer(t, nil)
 		ts, _ := legacyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{JSONResponse: true}})
@@ -328,6 +339,7 @@ func TestLegacyNoBackChannelIsInvalidRequest(t *testing.T) {
 }
 
 func TestLegacyDeleteEndsTheSession(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, h := legacyServer(t, s, nil)
 	c := newLegacyClient(t, ts.URL, legacyCaps)
@@ -363,6 +375,7 @@ func TestLegacyDeleteEndsTheSession(t *testing.T) {
 }
 
 func TestLegacyDeleteCancelsWaitingQuestions(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	done := make(chan error, 1)
 	s.AddTool(&Tool{Name: "wait"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -391,6 +404,7 @@ func TestLegacyDeleteCancelsWaitingQuestions(t *testing.T) {
 }
 
 func TestLegacyIdleSessionsExpire(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, h := legacyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{IdleTimeout: 100 * time.Millisecond}})
 	idle := newLegacyClient(t, ts.URL, `{}`)
@@ -398,13 +412,7 @@ func TestLegacyIdleSessionsExpire(t *testing.T) {
 	// An open GET stream keeps a session alive.
 	resp := busy.get("")
 	defer resp.Body.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for h.legacy.lookup(idle.sid) != nil && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if h.legacy.lookup(idle.sid) != nil {
-		t.Fatal("the idle session did not expire")
-	}
+	testutil.Eventually(t, 5*time.Second, "the idle session to expire", func() bool { return h.legacy.lookup(idle.sid) == nil })
 	if v := idle.request(MethodToolsList, ""); errorCode(t, v) != -32001 {
 		t.Errorf("request on an expired session: %v", v)
 	}
@@ -417,6 +425,7 @@ func TestLegacyIdleSessionsExpire(t *testing.T) {
 }
 
 func TestLegacyGETStreamCarriesListChangesAndSubscriptions(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, _ := legacyServer(t, s, nil)
 	c := newLegacyClient(t, ts.URL, `{}`)
@@ -451,6 +460,7 @@ func TestLegacyGETStreamCarriesListChangesAndSubscriptions(t *testing.T) {
 }
 
 func TestLegacyLoggingFollowsSetLevel(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "chatty"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		logMessage(ctx, LevelDebug, "t", "debug line")
@@ -471,6 +481,7 @@ func TestLegacyLoggingFollowsSetLevel(t *testing.T) {
 }
 
 func TestLegacyProgressAndURLElicitation(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "connect"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		ReportProgress(ctx, 1, 2, "asking")
@@ -514,6 +525,7 @@ func TestLegacyProgressAndURLElicitation(t *testing.T) {
 }
 
 func TestLegacyClientErrorAnswerIsToolError(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, _ := legacyServer(t, s, nil)
 	c := newLegacyClient(t, ts.URL, legacyCaps)
@@ -526,6 +538,7 @@ func TestLegacyClientErrorAnswerIsToolError(t *testing.T) {
 }
 
 func TestLegacyCancelledRequestCancelsItsQuestion(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	done := make(chan error, 1)
 	s.AddTool(&Tool{Name: "wait"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -555,6 +568,7 @@ func TestLegacyCancelledRequestCancelsItsQuestion(t *testing.T) {
 }
 
 func TestLegacyResumeWithLastEventID(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	release := make(chan struct{})
 	s.AddTool(&Tool{Name: "poll"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -606,6 +620,7 @@ func TestLegacyResumeWithLastEventID(t *testing.T) {
 }
 
 func TestLegacyDisconnectIsNotCancellation(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	finished := make(chan error, 1)
 	s.AddTool(&Tool{Name: "slow"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -637,6 +652,7 @@ func TestLegacyDisconnectIsNotCancellation(t *testing.T) {
 }
 
 func TestLegacyDisabled(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, &ServerOptions{DisableLegacy: true})
 	h := NewHTTPHandler(s, nil)
 	res := doHTTP(t, h, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
@@ -650,6 +666,7 @@ func TestLegacyDisabled(t *testing.T) {
 }
 
 func TestElicitFormChecksTheRawSchema(t *testing.T) {
+	t.Parallel()
 	schema := json.RawMessage(`{"type":"object","properties":{
 		"name":{"type":"string","default":"John"},
 		"age":{"type":"integer","default":30},
@@ -695,6 +712,7 @@ func TestElicitFormChecksTheRawSchema(t *testing.T) {
 }
 
 func TestLegacySessionIsBoundToItsPrincipal(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	h := NewHTTPHandler(s, nil)
 	// Authentication middleware puts the caller's token in the context.
@@ -727,6 +745,7 @@ func TestLegacySessionIsBoundToItsPrincipal(t *testing.T) {
 // A fleet names its instance in its session ids so that a load balancer
 // can route a session home; the prefixed id works like any other.
 func TestLegacySessionIDPrefix(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, _ := legacyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{SessionIDPrefix: "b."}})
 	c := newLegacyClient(t, ts.URL, `{}`)
@@ -752,6 +771,7 @@ func TestLegacySessionIDPrefix(t *testing.T) {
 // stream ends, the session id gets 404, and http.Server.Shutdown is not
 // held up by the stream.
 func TestServerCloseEndsLegacySessions(t *testing.T) {
+	t.Parallel()
 	s, _ := dualServer(t, nil)
 	ts, h := legacyServer(t, s, nil)
 	c := newLegacyClient(t, ts.URL, legacyCaps)
@@ -795,6 +815,7 @@ func TestServerCloseEndsLegacySessions(t *testing.T) {
 // context, the verified token first, although its lifetime is the
 // session's.
 func TestLegacyHandlerSeesTheRequestsToken(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "whoami"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		ti := TokenInfoFromContext(ctx)

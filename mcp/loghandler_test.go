@@ -33,6 +33,7 @@ func logTool(s *Server, h slog.Handler, n int) {
 // the level the request asked for (_meta logLevel on 2026-07-28), before
 // the response, as JSON objects of msg and attributes.
 func TestLogHandlerSendsRecordsAtTheRequestedLevel(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	logTool(s, NewLogHandler(&LogHandlerOptions{Logger: "app"}), 1)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":` + metaWithLevel("warning") + `,"name":"work","arguments":{}}}`
@@ -73,6 +74,7 @@ func TestLogHandlerSendsRecordsAtTheRequestedLevel(t *testing.T) {
 
 // On a session the level is the one logging/setLevel set.
 func TestLogHandlerFollowsSetLevelOnASession(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	logTool(s, NewLogHandler(nil), 1)
 	c := newStreamClient(t, s)
@@ -95,6 +97,7 @@ func TestLogHandlerFollowsSetLevelOnASession(t *testing.T) {
 // beyond the queue are dropped, the queued ones go out before the
 // response, and the client is told how many were dropped.
 func TestLogHandlerNeverBlocksOnASlowClient(t *testing.T) {
+	t.Parallel()
 	const records, queue = 500, 8
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	log := slog.New(NewLogHandler(&LogHandlerOptions{QueueSize: queue}))
@@ -154,6 +157,7 @@ func TestLogHandlerNeverBlocksOnASlowClient(t *testing.T) {
 
 // mcpLevel maps slog's levels onto the protocol's eight.
 func TestSlogLevelsMapOntoProtocolLevels(t *testing.T) {
+	t.Parallel()
 	for l, want := range map[slog.Level]LoggingLevel{
 		slog.LevelDebug - 4: LevelDebug, slog.LevelDebug: LevelDebug, slog.LevelInfo: LevelInfo,
 		slog.LevelInfo + 2: LevelNotice, slog.LevelWarn: LevelWarning, slog.LevelError: LevelError,

@@ -11,6 +11,7 @@ import (
 // One record per answered request, with its outcome; no argument values
 // and no state in the log.
 func TestLogRequests(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, nil))
 	s := newTestServer(t, &ServerOptions{Middleware: []ServerMiddleware{LogRequests(logger)}})

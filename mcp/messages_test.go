@@ -108,6 +108,7 @@ type faultCase = struct {
 }
 
 func TestAnswerErrorsSayWhichEnumFailed(t *testing.T) {
+	t.Parallel()
 	checkFaults(t, []faultCase{
 		{map[string]any{"region": "asia"}, "region", "enum", `region must be one of "eu", "us" (got "asia")`},
 		{map[string]any{"region": "eu", "tags": []string{"a", "c"}}, "tags", "enum", `tags may hold only "a", "b" (got "c")`},
@@ -115,6 +116,7 @@ func TestAnswerErrorsSayWhichEnumFailed(t *testing.T) {
 }
 
 func TestAnswerErrorsSayWhichBoundFailed(t *testing.T) {
+	t.Parallel()
 	checkFaults(t, []faultCase{
 		{map[string]any{"region": "eu", "count": 0}, "count", "minimum", "count must be at least 1 (got 0)"},
 		{map[string]any{"region": "eu", "count": 11}, "count", "maximum", "count must be at most 10 (got 11)"},
@@ -127,18 +129,21 @@ func TestAnswerErrorsSayWhichBoundFailed(t *testing.T) {
 }
 
 func TestAnswerErrorsSayWhichPatternFailed(t *testing.T) {
+	t.Parallel()
 	checkFaults(t, []faultCase{
 		{map[string]any{"region": "eu", "code": "ab"}, "code", "pattern", `code must match the pattern ^[A-Z]{3}$ (got "ab")`},
 	})
 }
 
 func TestAnswerErrorsSayWhichRequiredFieldIsMissing(t *testing.T) {
+	t.Parallel()
 	checkFaults(t, []faultCase{
 		{map[string]any{"count": 3}, "region", "required", "region is required"},
 	})
 }
 
 func TestAnswerErrorsSayWhichTypeFailed(t *testing.T) {
+	t.Parallel()
 	checkFaults(t, []faultCase{
 		{map[string]any{"region": "eu", "count": "3"}, "count", "type", `count must be an integer (got the string "3")`},
 		{map[string]any{"region": "eu", "count": 1.5}, "count", "type", "count must be an integer (got 1.5)"},
@@ -148,6 +153,7 @@ func TestAnswerErrorsSayWhichTypeFailed(t *testing.T) {
 }
 
 func TestAnswerErrorsSayWhichFormatFailed(t *testing.T) {
+	t.Parallel()
 	checkFaults(t, []faultCase{
 		{map[string]any{"region": "eu", "email": "nope"}, "email", "format", `email must be an email address (got "nope")`},
 	})
@@ -156,6 +162,7 @@ func TestAnswerErrorsSayWhichFormatFailed(t *testing.T) {
 // The question is named by its text in both eras and for prompts, never
 // by its derived (hash) key, which stays in the data.
 func TestAnswerErrorsNameTheQuestionByItsText(t *testing.T) {
+	t.Parallel()
 	want := `The answer to question "` + deployQuestion + `" is not valid: region must be one of "eu", "us" (got "asia").`
 	for _, mode := range []ClientMode{ModeAuto, ModeLegacy} {
 		f := newAnswerFixture(t, mode)
@@ -187,6 +194,7 @@ func TestAnswerErrorsNameTheQuestionByItsText(t *testing.T) {
 
 // A long question is folded to one line and cut to 80 runes in messages.
 func TestLongQuestionsAreCutInMessages(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("Which region, of all the regions we could pick,\n", 5) + "should we use?"
 	e := &InvalidAnswerError{Key: "k", Question: shortText(long, maxQuestionRunes), Detail: "x is required"}
 	msg := e.Error()
@@ -201,6 +209,7 @@ func TestLongQuestionsAreCutInMessages(t *testing.T) {
 
 // The client's own errors about a question name it by its text too.
 func TestClientErrorsNameTheQuestionByItsText(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "deployer", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "deploy"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		_, err := Elicit[Region](ctx, deployQuestion)
@@ -238,6 +247,7 @@ func TestClientErrorsNameTheQuestionByItsText(t *testing.T) {
 // A declined elicitation names the question by its text too, with the
 // action in the data.
 func TestDeclinedQuestionsAreNamedByTheirText(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "deployer", Version: "1"}, nil)
 	s.AddPrompt(&Prompt{Name: "brief"}, func(ctx context.Context, r *GetPromptRequest) (PromptResponse, error) {
 		e, err := Elicit[Region](ctx, deployQuestion)
@@ -266,6 +276,7 @@ func TestDeclinedQuestionsAreNamedByTheirText(t *testing.T) {
 // What an error repeats of the answer is bounded: a member name of the
 // client's own is cut in the message and in the data.
 func TestAnswerErrorsCutWhatTheyRepeatOfTheAnswer(t *testing.T) {
+	t.Parallel()
 	f := newAnswerFixture(t, ModeAuto)
 	long := strings.Repeat("x", 5000)
 	msg, data := f.fail(t, map[string]any{"region": "eu", long: map[string]any{}})
@@ -282,6 +293,7 @@ func TestAnswerErrorsCutWhatTheyRepeatOfTheAnswer(t *testing.T) {
 // On a 2025-11-25 session a client that answers the live request with an
 // error gets an isError result naming the question by its text.
 func TestLegacyClientRefusalNamesTheQuestionByItsText(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "deployer", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "deploy"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		_, err := Elicit[Region](ctx, deployQuestion)

@@ -18,6 +18,7 @@ var metaSeeds = []string{
 // The fast decoder of _meta decodes exactly what encoding/json does,
 // and fails where it fails.
 func TestMetaIsDecodedAsEncodingJSONDecodesIt(t *testing.T) {
+	t.Parallel()
 	for _, s := range metaSeeds {
 		checkMetaDecode(t, []byte(s))
 	}

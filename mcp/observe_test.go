@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 type eventLog struct {
@@ -41,16 +43,14 @@ func (l *eventLog) find(k EventKind) (Event, bool) {
 // The observer hears of a session from its initialize to its end, with
 // its revision and lifetime.
 func TestObserverHearsOfSessions(t *testing.T) {
+	t.Parallel()
 	log := &eventLog{}
 	s, _ := dualServer(t, &ServerOptions{Observer: log.add})
 	ts, _ := legacyServer(t, s, nil)
 	c := newLegacyClient(t, ts.URL, legacyCaps)
 	c.request(MethodToolsList, `{}`)
 	c.delete()
-	deadline := time.Now().Add(5 * time.Second)
-	for log.count(EventSessionClosed) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "the session-closed event", func() bool { return log.count(EventSessionClosed) != 0 })
 	opened, ok1 := log.find(EventSessionOpened)
 	closed, ok2 := log.find(EventSessionClosed)
 	if !ok1 || !ok2 || opened.Revision != LegacyProtocolVersion || opened.SessionID == "" || closed.SessionID != opened.SessionID || closed.Duration <= 0 {
@@ -61,6 +61,7 @@ func TestObserverHearsOfSessions(t *testing.T) {
 // A rejected state is reported with its cause; the wire keeps the one
 // fixed error.
 func TestObserverHearsWhyAStateWasRejected(t *testing.T) {
+	t.Parallel()
 	log := &eventLog{}
 	s := newStateServer(t, "svc", RequestStateOptions{})
 	s.opts.Observer = log.add
@@ -85,25 +86,22 @@ func TestObserverHearsWhyAStateWasRejected(t *testing.T) {
 }
 
 func TestObserverHearsOfListenStreams(t *testing.T) {
+	t.Parallel()
 	log := &eventLog{}
 	s := newTestServer(t, &ServerOptions{Observer: log.add})
 	c := memClient(t, s, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	go c.Listen(ctx, SubscriptionFilter{ToolsListChanged: true}, func(*ListenNotification) {})
-	deadline := time.Now().Add(5 * time.Second)
-	for log.count(EventStreamOpened) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "the stream-opened event", func() bool { return log.count(EventStreamOpened) != 0 })
 	cancel()
-	for log.count(EventStreamClosed) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "the stream-closed event", func() bool { return log.count(EventStreamClosed) != 0 })
 	if e, ok := log.find(EventStreamOpened); !ok || e.Stream != "listen" || log.count(EventStreamClosed) != 1 {
 		t.Errorf("events %+v", log.ev)
 	}
 }
 
 func TestStateCausesCoverTheReasons(t *testing.T) {
+	t.Parallel()
 	for reason, want := range map[string]StateCause{
 		"malformed: prefix": StateCauseMalformed, "unknown key": StateCauseKey, "seal": StateCauseSeal,
 		"expired": StateCauseExpired, "issued in the future": StateCauseExpired, "target mismatch": StateCauseBinding,
@@ -121,6 +119,7 @@ func TestStateCausesCoverTheReasons(t *testing.T) {
 // Outgoing middleware sees every live request of a session and can add
 // _meta members that reach the client.
 func TestOutgoingMiddlewareSeesLiveRequestsAndAddsMeta(t *testing.T) {
+	t.Parallel()
 	var seen []string
 	var mu sync.Mutex
 	mw := func(next ServerRequestHandler) ServerRequestHandler {
@@ -161,6 +160,7 @@ func TestOutgoingMiddlewareSeesLiveRequestsAndAddsMeta(t *testing.T) {
 }
 
 func TestOutgoingMetaCannotTakeReservedNames(t *testing.T) {
+	t.Parallel()
 	for _, k := range []string{"io.modelcontextprotocol/protocolVersion", "progressToken"} {
 		if _, err := paramsWithMeta(json.RawMessage(`{}`), Meta{k: 1}); err == nil {
 			t.Errorf("%s accepted", k)

@@ -33,6 +33,7 @@ func newTypedPromptServer(t testing.TB) *Server {
 // their json tags, required unless omitempty or omitzero, described by
 // their jsonschema tags, embedded structs included.
 func TestTypedPromptArgumentsAreInferredFromTheStruct(t *testing.T) {
+	t.Parallel()
 	s := newTypedPromptServer(t)
 	r := result(t, post(t, NewHTTPHandler(s, nil), req(1, methodPromptsList, "")).last(t))
 	got, _ := json.Marshal(r["prompts"].([]any)[0].(map[string]any)["arguments"])
@@ -46,6 +47,7 @@ func TestTypedPromptArgumentsAreInferredFromTheStruct(t *testing.T) {
 // one that differs from a declared argument only in case, ignores
 // others, and hands the handler the struct filled in.
 func TestTypedPromptArgumentsAreCheckedAndDecoded(t *testing.T) {
+	t.Parallel()
 	s := newTypedPromptServer(t)
 	h := NewHTTPHandler(s, nil)
 	get := func(args string) map[string]any {
@@ -64,6 +66,7 @@ func TestTypedPromptArgumentsAreCheckedAndDecoded(t *testing.T) {
 // A typed prompt needs a struct of string fields, and declared
 // arguments must name its fields.
 func TestTypedPromptRegistrationRejectsWhatCannotBeArguments(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	h := func(context.Context, *GetPromptRequest, struct{ N int }) (*GetPromptResult, error) { return nil, nil }
 	for name, f := range map[string]func(){
@@ -90,6 +93,7 @@ func TestTypedPromptRegistrationRejectsWhatCannotBeArguments(t *testing.T) {
 // A typed prompt may ask, as any prompt: the call answers input_required
 // and the retry gets the prompt.
 func TestTypedPromptCanAsk(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	AddTypedPrompt(s, &Prompt{Name: "ask"}, func(ctx context.Context, r *GetPromptRequest, in struct {
 		Topic string `json:"topic"`

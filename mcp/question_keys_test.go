@@ -206,6 +206,7 @@ func questionKeys(t *testing.T) map[string][]string {
 // across its deploy. The golden file pins the keys of a representative
 // set of questions; a change to it is a breaking change to call out.
 func TestQuestionKeysAreStableAcrossReleases(t *testing.T) {
+	t.Parallel()
 	keys := questionKeys(t)
 	for _, p := range sameKeyCases {
 		if a, b := keys[p[0]], keys[p[1]]; len(a) == 0 || !slices.Contains(b, a[0]) {

@@ -32,6 +32,7 @@ func keysOf(l *listing[*item, *item]) string { return strings.Join(l.keys, ",") 
 // Every add is one change; a remove of several keys is one change, and
 // reports how many it removed.
 func TestRegistryNotifiesOncePerChange(t *testing.T) {
+	t.Parallel()
 	r, n := countedRegistry(false)
 	for _, k := range []string{"a", "b", "c"} {
 		r.add(&item{name: k})
@@ -57,6 +58,7 @@ func TestRegistryNotifiesOncePerChange(t *testing.T) {
 // A remove that found none of its keys changed nothing, so it tells no
 // one and keeps the listing it had.
 func TestRegistryRemoveOfUnknownKeysAnnouncesNothing(t *testing.T) {
+	t.Parallel()
 	r, n := countedRegistry(false)
 	r.add(&item{name: "a"})
 	before := r.list()
@@ -78,6 +80,7 @@ func TestRegistryRemoveOfUnknownKeysAnnouncesNothing(t *testing.T) {
 // callback may read the registry (and reaches the hub and the fleet,
 // which have locks of their own).
 func TestRegistryNotifiesWithoutHoldingItsLock(t *testing.T) {
+	t.Parallel()
 	var r *registry[*item, *item]
 	calls := 0
 	r = newRegistry[*item](false, func([]string) {
@@ -99,6 +102,7 @@ func TestRegistryNotifiesWithoutHoldingItsLock(t *testing.T) {
 // The listing is built on the first read after a change and shared by
 // every read until the next one: a read never sorts again.
 func TestRegistryListIsBuiltOncePerChange(t *testing.T) {
+	t.Parallel()
 	r, _ := countedRegistry(false)
 	for _, k := range []string{"d", "b", "a", "c"} {
 		r.add(&item{name: k})
@@ -127,6 +131,7 @@ func TestRegistryListIsBuiltOncePerChange(t *testing.T) {
 // duplicates whose keys, entries and views agree, and once registration
 // stops every read sees the same final list.
 func TestRegistryListIsSortedAndStableUnderConcurrentRegistration(t *testing.T) {
+	t.Parallel()
 	r, _ := countedRegistry(false)
 	const writers, readers, ops = 4, 4, 300
 	var wg sync.WaitGroup
@@ -195,6 +200,7 @@ func TestRegistryListIsSortedAndStableUnderConcurrentRegistration(t *testing.T) 
 // An ordered registry lists (and iterates) in registration order, and a
 // replacement is a new registration: it comes last.
 func TestRegistryOrderedKeepsRegistrationOrderAndAReplacementComesLast(t *testing.T) {
+	t.Parallel()
 	r, n := countedRegistry(true)
 	for _, k := range []string{"c", "a", "b"} {
 		r.add(&item{name: k})
@@ -253,6 +259,7 @@ func (f *recordingFanout) Subscribe(ctx context.Context, _ func(Change)) error {
 // the server's own streams and to the fleet; removing none that are
 // registered is none.
 func TestServerRemovalNotifiesStreamsAndFleetOncePerCall(t *testing.T) {
+	t.Parallel()
 	f := &recordingFanout{published: make(chan Change, 64)}
 	s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{Fanout: f})
 	defer s.Close()
@@ -294,6 +301,7 @@ func TestServerRemovalNotifiesStreamsAndFleetOncePerCall(t *testing.T) {
 // resources/templates/list pages through them in that same order; a
 // replaced template is tried (and listed) after the others.
 func TestTemplatesAreTriedAndListedInRegistrationOrder(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{PageSize: 2})
 	tmpl := func(uri, text string) {
 		s.AddResourceTemplate(&ResourceTemplate{URITemplate: uri, Name: text},
@@ -346,6 +354,7 @@ func TestTemplatesAreTriedAndListedInRegistrationOrder(t *testing.T) {
 // A cursor names the last item of its page: removing that item does not
 // move the next page.
 func TestListCursorSurvivesRemovalOfItsItem(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, &ServerOptions{PageSize: 2})
 	for _, u := range []string{"r://d", "r://b", "r://a", "r://c", "r://e"} {
 		s.AddResource(&Resource{URI: u, Name: u}, func(context.Context, *ReadResourceRequest) (*ReadResourceResult, error) {
@@ -375,6 +384,7 @@ func TestListCursorSurvivesRemovalOfItsItem(t *testing.T) {
 // A kind stops being advertised when its last registration is removed
 // (unless the options force it).
 func TestCapabilitiesFollowRemovals(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "t"}, func(context.Context, *CallToolRequest) (ToolResponse, error) { return TextResult(""), nil })
 	s.AddPrompt(&Prompt{Name: "p"}, func(context.Context, *GetPromptRequest) (PromptResponse, error) { return &GetPromptResult{}, nil })
@@ -396,6 +406,7 @@ func TestCapabilitiesFollowRemovals(t *testing.T) {
 // connection: every call of a tool that stays registered succeeds, every
 // page is sorted, and the race detector finds nothing.
 func TestRegistrationWhileServingIsRaceFree(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	srv := httptest.NewServer(NewHTTPHandler(s, nil))
 	defer srv.Close()
@@ -472,6 +483,7 @@ func TestRegistrationWhileServingIsRaceFree(t *testing.T) {
 // A removed resource template is listed no more, and reads of the URIs
 // it matched are unknown resources.
 func TestRemovedResourceTemplatesNoLongerMatch(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	s.AddResourceTemplate(&ResourceTemplate{URITemplate: "file:///{name}", Name: "files"},
 		func(ctx context.Context, r *ReadResourceRequest) (ResourceResponse, error) {

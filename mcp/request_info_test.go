@@ -48,6 +48,7 @@ func (h tenantHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 // A handler reads the HTTP request's headers, in both eras and on both
 // HTTP transports; on a byte stream there is no HTTP request.
 func TestHandlerReadsTheRequestHeadersInEveryEra(t *testing.T) {
+	t.Parallel()
 	s := tenantServer(t)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", NewHTTPHandler(s, nil))
@@ -98,6 +99,7 @@ func TestHandlerReadsTheRequestHeadersInEveryEra(t *testing.T) {
 }
 
 func TestRequestInfoOutsideARequestIsAbsent(t *testing.T) {
+	t.Parallel()
 	if _, ok := RequestInfoFrom(context.Background()); ok {
 		t.Error("request info outside a request")
 	}
@@ -109,6 +111,7 @@ func TestRequestInfoOutsideARequestIsAbsent(t *testing.T) {
 // The server knows which leg of a multi round-trip call a request is:
 // the round travels in the sealed state.
 func TestRequestInfoKnowsTheRoundOfALeg(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	var rounds []int
 	type Q struct {
@@ -140,6 +143,7 @@ func TestRequestInfoKnowsTheRoundOfALeg(t *testing.T) {
 // A state sealed by an earlier release (no round in it) still opens, as
 // round 1.
 func TestStatesWithoutARoundStillOpen(t *testing.T) {
+	t.Parallel()
 	for _, st := range []string{"hplain", "a\x02\x01"} {
 		origin, round, rest, ok := openPlain(st)
 		if !ok || round != 1 || origin != st[0] || rest != st[1:] {

@@ -149,6 +149,8 @@ type Server struct {
 	// completers is set once a prompt or template registers a completer
 	// (completion.go): the completions capability is advertised.
 	completers atomic.Bool
+
+	hooks atomic.Pointer[testHooks] // set by tests only (era.go)
 }
 
 type serverTool struct {

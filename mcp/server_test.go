@@ -10,6 +10,7 @@ import (
 )
 
 func TestDiscoverAdvertisesVersionsCapabilitiesAndServerInfo(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, &ServerOptions{Instructions: "be nice"}), nil)
 	res := post(t, h, req(1, MethodDiscover, ""))
 	if res.status != 200 {
@@ -40,6 +41,7 @@ func TestDiscoverAdvertisesVersionsCapabilitiesAndServerInfo(t *testing.T) {
 // A server advertises what it has: a tools-only server no prompts or
 // resources; a kind appears once registered, or when the options force it.
 func TestCapabilitiesFollowRegistrations(t *testing.T) {
+	t.Parallel()
 	caps := func(s *Server) map[string]any {
 		t.Helper()
 		return result(t, post(t, NewHTTPHandler(s, nil), req(1, MethodDiscover, "")).last(t))["capabilities"].(map[string]any)
@@ -63,6 +65,7 @@ func TestCapabilitiesFollowRegistrations(t *testing.T) {
 }
 
 func TestEveryCompleteResultCarriesResultTypeAndCacheHints(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	for _, m := range []string{MethodToolsList, methodPromptsList, MethodResourcesList, methodResourceTemplatesList} {
 		r := result(t, post(t, h, req(1, m, "")).last(t))
@@ -84,6 +87,7 @@ func TestEveryCompleteResultCarriesResultTypeAndCacheHints(t *testing.T) {
 }
 
 func TestMissingMetaIsInvalidParamsWith400(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	cases := map[string]string{
 		"no params":       `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`,
@@ -107,6 +111,7 @@ func TestMissingMetaIsInvalidParamsWith400(t *testing.T) {
 }
 
 func TestClientInfoIsOptional(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	if res := post(t, h, body); res.status != 200 {
@@ -115,6 +120,7 @@ func TestClientInfoIsOptional(t *testing.T) {
 }
 
 func TestUnsupportedVersionListsSupported(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	body := strings.Replace(req(4, MethodToolsList, ""), "2026-07-28", "1900-01-01", 1)
 	res := post(t, h, body)
@@ -132,6 +138,7 @@ func TestUnsupportedVersionListsSupported(t *testing.T) {
 }
 
 func TestRemovedAndUnknownMethodsAre404MethodNotFound(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	for _, m := range []string{"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "no/such"} {
 		body := req(9, m, "")
@@ -143,6 +150,7 @@ func TestRemovedAndUnknownMethodsAre404MethodNotFound(t *testing.T) {
 }
 
 func TestBadInputGetsClearJSONRPCErrors(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	cases := []struct {
 		name, body string
@@ -186,6 +194,7 @@ func TestBadInputGetsClearJSONRPCErrors(t *testing.T) {
 }
 
 func TestUnknownToolAndResourceAreInvalidParams(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	v := post(t, h, req(1, MethodToolsCall, `"name":"nope"`)).last(t)
 	if errorCode(t, v) != CodeInvalidParams {
@@ -198,6 +207,7 @@ func TestUnknownToolAndResourceAreInvalidParams(t *testing.T) {
 }
 
 func TestResourceTemplateMatchesURI(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	r := result(t, post(t, h, req(1, MethodResourcesRead, `"uri":"test://items/42"`)).last(t))
 	c := r["contents"].([]any)[0].(map[string]any)
@@ -207,6 +217,7 @@ func TestResourceTemplateMatchesURI(t *testing.T) {
 }
 
 func TestPromptRequiredArgumentsAreChecked(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	if v := post(t, h, req(1, MethodPromptsGet, `"name":"greet"`)).last(t); errorCode(t, v) != CodeInvalidParams {
 		t.Errorf("%v", v)
@@ -221,6 +232,7 @@ func TestPromptRequiredArgumentsAreChecked(t *testing.T) {
 // ---- multi round-trip, low level ----
 
 func TestInputRequiredResultThenCompleteOnRetry(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	r := result(t, post(t, h, req(1, MethodToolsCall, `"name":"ask","arguments":{}`)).last(t))
 	if r["resultType"] != "input_required" {
@@ -244,6 +256,7 @@ func TestInputRequiredResultThenCompleteOnRetry(t *testing.T) {
 }
 
 func TestInputResponsesDecodeByTheKindAsked(t *testing.T) {
+	t.Parallel()
 	// The same JSON is a valid elicitation answer but not a sampling or
 	// roots answer: decoding follows the kind the handler asks for.
 	raw := InputResponses{"k": json.RawMessage(`{"action":"accept","content":{"a":1,"b":[ "x" ],"c":true}}`)}
@@ -278,6 +291,7 @@ func TestInputResponsesDecodeByTheKindAsked(t *testing.T) {
 }
 
 func TestEmptyInputRequiredResultIsInternalError(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "s", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "bad"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		return &InputRequiredResult{}, nil
@@ -289,6 +303,7 @@ func TestEmptyInputRequiredResultIsInternalError(t *testing.T) {
 }
 
 func TestInputRequiredOnlyOnCarrierMethods(t *testing.T) {
+	t.Parallel()
 	// Middleware that tries to answer tools/list with input_required.
 	mw := func(next ServerHandler) ServerHandler {
 		return func(ctx context.Context, method string, p Params) (Result, error) {
@@ -311,6 +326,7 @@ func TestInputRequiredOnlyOnCarrierMethods(t *testing.T) {
 }
 
 func TestNonStringRequestStateIsRejected(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	v := post(t, h, req(1, MethodToolsCall, `"name":"ask","requestState":42`)).last(t)
 	if v["error"] == nil && result(t, v)["resultType"] == "complete" {
@@ -319,6 +335,7 @@ func TestNonStringRequestStateIsRejected(t *testing.T) {
 }
 
 func TestMissingCapabilityErrorIs400WithRequiredCapabilities(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "s", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "needs_sampling"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		if r.Meta.ClientCapabilities.Sampling == nil {
@@ -339,6 +356,7 @@ func TestMissingCapabilityErrorIs400WithRequiredCapabilities(t *testing.T) {
 }
 
 func TestToolErrorBecomesIsErrorResult(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "s", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "boom"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		return nil, errors.New("disk full")
@@ -368,6 +386,7 @@ type addOut struct {
 }
 
 func TestTypedToolInfersSchemasAndValidatesArguments(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "s", Version: "1"}, nil)
 	called := 0
 	AddTypedTool(s, &Tool{Name: "add", Description: "adds"}, func(ctx context.Context, r *CallToolRequest, in addArgs) (addOut, error) {
@@ -397,6 +416,7 @@ func TestTypedToolInfersSchemasAndValidatesArguments(t *testing.T) {
 // ---- lists ----
 
 func TestListsAreOrderedAndPaginated(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "s", Version: "1"}, &ServerOptions{PageSize: 2})
 	for _, n := range []string{"d", "b", "e", "a", "c"} {
 		s.AddTool(&Tool{Name: n}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) { return TextResult(""), nil })
@@ -431,6 +451,7 @@ func TestListsAreOrderedAndPaginated(t *testing.T) {
 // ---- HTTP transport ----
 
 func TestHTTPOnlyPost(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	for _, m := range []string{http.MethodGet, http.MethodDelete, http.MethodPut} {
 		r, _ := http.NewRequest(m, "http://localhost/mcp", nil)
@@ -443,6 +464,7 @@ func TestHTTPOnlyPost(t *testing.T) {
 }
 
 func TestNotificationIsAccepted202(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	body := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`
 	if res := doHTTP(t, h, body, headersFor(t, body)); res.status != 202 || len(res.body) != 0 {
@@ -451,6 +473,7 @@ func TestNotificationIsAccepted202(t *testing.T) {
 }
 
 func TestOversizedBodyIs413WithJSONRPCError(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), &HTTPOptions{MaxBodyBytes: 1024})
 	body := req(1, MethodToolsCall, `"name":"echo","arguments":{"text":"`+strings.Repeat("x", 2000)+`"}`)
 	res := doHTTP(t, h, body, headersFor(t, body))
@@ -460,6 +483,7 @@ func TestOversizedBodyIs413WithJSONRPCError(t *testing.T) {
 }
 
 func TestHeadersMustMatchBody(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	call := req(1, MethodToolsCall, `"name":"echo","arguments":{"text":"x"}`)
 	cases := map[string]func(http.Header){
@@ -496,6 +520,7 @@ func TestHeadersMustMatchBody(t *testing.T) {
 }
 
 func TestParamHeadersMirrorAnnotatedArguments(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	call := req(1, MethodToolsCall, `"name":"region","arguments":{"region":"eu west","count":42,"dry":true}`)
 	good := func() http.Header {
@@ -550,6 +575,7 @@ func TestParamHeadersMirrorAnnotatedArguments(t *testing.T) {
 }
 
 func TestEncodeHeaderValue(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"plain":      "plain",
 		" padded":    "=?base64?IHBhZGRlZA==?=",
@@ -567,6 +593,7 @@ func TestEncodeHeaderValue(t *testing.T) {
 }
 
 func TestDNSRebindingProtection(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	body := req(1, MethodToolsList, "")
 	try := func(host, origin string) int {
@@ -605,6 +632,7 @@ func TestDNSRebindingProtection(t *testing.T) {
 }
 
 func TestNotificationsTurnTheResponseIntoSSE(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	body := strings.Replace(req(1, MethodToolsCall, `"name":"progress"`), `"io.modelcontextprotocol/clientInfo"`, `"progressToken":"tok","io.modelcontextprotocol/clientInfo"`, 1)
 	res := post(t, h, body)
@@ -643,6 +671,7 @@ func TestNotificationsTurnTheResponseIntoSSE(t *testing.T) {
 }
 
 func TestLogNotificationsOnlyWhenRequested(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "s", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "logs"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		logMessage(ctx, LevelDebug, "t", "debug line")
@@ -661,6 +690,7 @@ func TestLogNotificationsOnlyWhenRequested(t *testing.T) {
 }
 
 func TestClientInfoDecoding(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(newTestServer(t, nil), nil)
 	withInfo := func(info string) string {
 		return `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":` + info + `}}}`

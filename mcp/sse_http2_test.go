@@ -20,6 +20,7 @@ import (
 // over a real HTTP/2 server: a 2026-07-28 response stream and a
 // 2025-11-25 GET stream.
 func TestAnIdleSSEResponseOutlivesTheWriteTimeoutOverHTTP2(t *testing.T) {
+	t.Parallel()
 	const timeout = 200 * time.Millisecond
 	s := newTestServer(t, nil)
 	s.AddTool(&Tool{Name: "pause"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {

@@ -299,6 +299,7 @@ func (sh *sseHandler) post(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	sh.s.countDecode(false)
 	msg, e := jsonrpc.Decode(body)
 	if e != nil {
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)

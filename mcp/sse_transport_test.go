@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 	"github.com/roundtrip-mcp/roundtrip/mcp/internal/sse"
 )
 
@@ -209,6 +210,7 @@ func (c *rawSSE) waitEnded(why string) {
 // The first event of the stream is endpoint, naming the path the GET
 // came in on with the session parameter; POSTs there are answered 202.
 func TestSSEEndpointEventComesFirst(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), nil)
 	c := openRawSSE(t, u, "")
 	ep, _ := url.Parse(c.endpoint)
@@ -232,6 +234,7 @@ func TestSSEEndpointEventComesFirst(t *testing.T) {
 // to initialize, the sampling request and the tool's result arrive on
 // the stream, and the answer to the sampling request is POSTed.
 func TestSSESessionCompletesAToolThatSamples(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, samplingServer(t, nil), nil)
 	c := openRawSSE(t, u, "")
 	if v := c.initialize("2024-11-05", `{"sampling":{}}`); v != "2024-11-05" {
@@ -252,6 +255,7 @@ func TestSSESessionCompletesAToolThatSamples(t *testing.T) {
 // The session negotiates the transport's own revision, 2024-11-05, for a
 // client that offers it.
 func TestSSESessionNegotiatesTheOfferedRevision(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), nil)
 	c := openRawSSE(t, u, "")
 	if got := c.initialize("2024-11-05", `{}`); got != "2024-11-05" {
@@ -267,6 +271,7 @@ func TestSSESessionNegotiatesTheOfferedRevision(t *testing.T) {
 // POST is accepted); a request before initialize is one of them, ping
 // excepted.
 func TestSSEMessageErrorsGoOnTheStream(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), nil)
 	c := openRawSSE(t, u, "")
 	c.mustPost(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
@@ -294,6 +299,7 @@ func TestSSEMessageErrorsGoOnTheStream(t *testing.T) {
 // The Host and Origin checks of the Streamable HTTP handler apply to
 // both endpoints: 403.
 func TestSSEHostAndOriginAreRefusedWith403(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), nil)
 	c := openRawSSE(t, u, "")
 	for _, tc := range []struct {
@@ -327,6 +333,7 @@ func TestSSEHostAndOriginAreRefusedWith403(t *testing.T) {
 // A POST body over MaxBodyBytes is refused with 413 (and the session
 // goes on).
 func TestSSEBodyOverTheBoundIs413(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), &SSEOptions{HTTPOptions: HTTPOptions{MaxBodyBytes: 1024}})
 	c := openRawSSE(t, u, "")
 	c.initialize(LegacyProtocolVersion, `{}`)
@@ -344,6 +351,7 @@ func TestSSEBodyOverTheBoundIs413(t *testing.T) {
 // opened by another principal. A POST without sessionId is 405, the cue
 // for a Streamable HTTP client to fall back.
 func TestSSEUnknownSessionIs404(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), nil)
 	alice := openRawSSE(t, u, "alice")
 	alice.initialize(LegacyProtocolVersion, `{}`)
@@ -373,6 +381,7 @@ func TestSSEUnknownSessionIs404(t *testing.T) {
 // The end of the stream ends the session: its request in flight is
 // cancelled, and its sessionId gets 404.
 func TestSSEStreamEndEndsTheSession(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	started, cancelled := make(chan struct{}), make(chan struct{})
 	s.AddTool(&Tool{Name: "wait"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -392,13 +401,7 @@ func TestSSEStreamEndEndsTheSession(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the request in flight was not cancelled when the stream ended")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for h.sessionCount() != 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := h.sessionCount(); n != 0 {
-		t.Fatalf("%d sessions after the stream ended", n)
-	}
+	testutil.Eventually(t, 5*time.Second, "no session after the stream ended", func() bool { return h.sessionCount() == 0 })
 	if st := c.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); st != http.StatusNotFound {
 		t.Fatalf("POST after the stream ended: %d, want 404", st)
 	}
@@ -407,6 +410,7 @@ func TestSSEStreamEndEndsTheSession(t *testing.T) {
 // notifications/cancelled cancels the named request, and nothing is sent
 // for it.
 func TestSSECancelledRequestSendsNothing(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	started := make(chan struct{})
 	s.AddTool(&Tool{Name: "wait"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -431,6 +435,7 @@ func TestSSECancelledRequestSendsNothing(t *testing.T) {
 // request in progress, never another party's; when each has one, the
 // GET is 503 with Retry-After.
 func TestSSESessionsAreBoundedPerPrincipal(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
@@ -480,6 +485,7 @@ func TestSSESessionsAreBoundedPerPrincipal(t *testing.T) {
 // MaxSessions bounds all parties together without ending one party's
 // session for another: the newcomer gets 503.
 func TestSSEGlobalSessionBoundNeverEvictsAnotherPrincipal(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), &SSEOptions{HTTPOptions: HTTPOptions{Legacy: LegacyHTTPOptions{MaxSessions: 1}}})
 	alice := openRawSSE(t, u, "alice")
 	r, _ := http.NewRequest(http.MethodGet, u, nil)
@@ -498,6 +504,7 @@ func TestSSEGlobalSessionBoundNeverEvictsAnotherPrincipal(t *testing.T) {
 // Server.Close ends the streams (and with them the sessions); a new GET
 // is 503, and http.Server.Shutdown returns.
 func TestSSEServerCloseEndsTheStreams(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	h := NewSSEHandler(s, nil).(*sseHandler)
 	ts := httptest.NewServer(h)
@@ -532,6 +539,7 @@ func TestSSEServerCloseEndsTheStreams(t *testing.T) {
 // An idle stream carries keep-alive comments; list changes go on the
 // stream once the client sent notifications/initialized.
 func TestSSEStreamCarriesKeepAlivesAndListChanges(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	u, _ := sseServer(t, s, &SSEOptions{HTTPOptions: HTTPOptions{KeepAlive: 20 * time.Millisecond}})
 	c := openRawSSE(t, u, "")
@@ -540,19 +548,14 @@ func TestSSEStreamCarriesKeepAlivesAndListChanges(t *testing.T) {
 	if m := c.next(); m["method"] != NotificationToolListChanged {
 		t.Fatalf("expected %s, got %v", NotificationToolListChanged, m)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for c.comments.Load() < 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if c.comments.Load() < 2 {
-		t.Fatalf("%d keep-alive comments", c.comments.Load())
-	}
+	testutil.Eventually(t, 5*time.Second, "two keep-alive comments", func() bool { return c.comments.Load() >= 2 })
 }
 
 // A client that stops reading its stream loses it once what waits for
 // it passes the bound, and its session with it; the handler's
 // notifications then fail instead of piling up.
 func TestSSEClientThatStopsReadingLosesItsSession(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	failed := make(chan error, 1)
 	s.AddTool(&Tool{Name: "flood"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -592,18 +595,13 @@ func TestSSEClientThatStopsReadingLosesItsSession(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the flooding handler is still running")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for h.sessionCount() != 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := h.sessionCount(); n != 0 {
-		t.Fatalf("%d sessions left", n)
-	}
+	testutil.Eventually(t, 5*time.Second, "no session left", func() bool { return h.sessionCount() == 0 })
 }
 
 // With DisableLegacy the server has no session era: 404 for every
 // request.
 func TestSSEHandlerOfAModernOnlyServerIs404(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, &ServerOptions{DisableLegacy: true}), nil)
 	resp, err := http.Get(u)
 	if err != nil {
@@ -618,6 +616,7 @@ func TestSSEHandlerOfAModernOnlyServerIs404(t *testing.T) {
 // A POST body that does not arrive within BodyReadTimeout is answered
 // 408, as on Streamable HTTP.
 func TestSSESlowBodyIs408(t *testing.T) {
+	t.Parallel()
 	u, _ := sseServer(t, newTestServer(t, nil), &SSEOptions{HTTPOptions: HTTPOptions{BodyReadTimeout: 100 * time.Millisecond}})
 	c := openRawSSE(t, u, "")
 	ep, _ := url.Parse(c.endpoint)
@@ -642,6 +641,7 @@ func TestSSESlowBodyIs408(t *testing.T) {
 // while one large message is being written loses its stream within
 // StreamWriteTimeout, and its session with it.
 func TestSSEStreamWritesHaveADeadline(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	s.AddTool(&Tool{Name: "huge"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		return TextResult(strings.Repeat("x", 32<<20)), nil
@@ -661,13 +661,9 @@ func TestSSEStreamWritesHaveADeadline(t *testing.T) {
 	c := &rawSSE{t: t, hc: &http.Client{}, endpoint: ep.String()}
 	c.mustPost(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
 	c.mustPost(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"huge","arguments":{}}}`)
-	start := time.Now()
-	for h.sessionCount() != 0 && time.Since(start) < 10*time.Second {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := h.sessionCount(); n != 0 {
-		t.Fatalf("%d sessions %v after the client stopped reading", n, time.Since(start))
-	}
+	// The bound guards against a hang; encoding 32 MiB under -race on a
+	// loaded machine takes seconds before the write can time out.
+	testutil.Eventually(t, time.Minute, "no session after the client stopped reading", func() bool { return h.sessionCount() == 0 })
 }
 
 // An HTTP+SSE session's notifications are encoded by its era, as on the

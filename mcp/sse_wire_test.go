@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // The SSE wire of both eras and the client's reading of it, now that one
@@ -23,6 +25,7 @@ import (
 // priming event (id, retry, empty data) and every event carries its id;
 // the head turns proxy buffering off.
 func TestSSEFramingOfBothErasIsTheWireFormat(t *testing.T) {
+	t.Parallel()
 	h := NewHTTPHandler(sseBenchServer(), &HTTPOptions{KeepAlive: -1})
 	modern := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":` +
 		strings.Replace(metaJSON(""), "{", `{"progressToken":1,`, 1) + `,"name":"progress"}}`
@@ -71,6 +74,7 @@ func TestSSEFramingOfBothErasIsTheWireFormat(t *testing.T) {
 // from an id whose later events are all kept gets them, then the rest of
 // the stream.
 func TestLegacyResumeFromAnIDWhoseLaterEventsAreGoneIs404(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	release := make(chan struct{})
 	s.AddTool(&Tool{Name: "burst"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -89,7 +93,7 @@ func TestLegacyResumeFromAnIDWhoseLaterEventsAreGoneIs404(t *testing.T) {
 		t.Fatalf("the first connection: %v, event ids %v", v, ids)
 	}
 	hs := h.legacy.lookup(c.sid)
-	waitFor(t, 10*time.Second, "the burst", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the burst", func() bool {
 		hs.smu.Lock()
 		st := hs.streams[1]
 		hs.smu.Unlock()
@@ -125,6 +129,7 @@ func TestLegacyResumeFromAnIDWhoseLaterEventsAreGoneIs404(t *testing.T) {
 // that does not read it cannot hold http.Server.Shutdown for the write
 // timeout (a minute here).
 func TestAStreamStartedAfterCloseIsCutOffWithinTheGrace(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	big := strings.Repeat("x", 64<<10)
 	failed := make(chan time.Time, 1)
@@ -157,6 +162,7 @@ func TestAStreamStartedAfterCloseIsCutOffWithinTheGrace(t *testing.T) {
 // ends in the middle of (no blank line after it) is not dispatched, so a
 // response cut off there is no response.
 func TestClientIgnoresAnUnterminatedLastSSEEvent(t *testing.T) {
+	t.Parallel()
 	c := rawHTTPClient(t, func(w http.ResponseWriter, r *http.Request) {
 		in := readRPC(t, r)
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -174,6 +180,7 @@ func TestClientIgnoresAnUnterminatedLastSSEEvent(t *testing.T) {
 // the events after it are no longer kept) is opened afresh, without
 // Last-Event-ID, and goes on carrying the session's notifications.
 func TestClientReopensAGETStreamThatCannotBeResumed(t *testing.T) {
+	t.Parallel()
 	var refused, fresh atomic.Int32
 	logged := make(chan *LoggingMessageParams, 1)
 	c := rawHTTPClient(t, func(w http.ResponseWriter, r *http.Request) {

@@ -31,6 +31,7 @@ func (g *flakyGuard) Begin(ctx context.Context, l *requeststate.Leg) (requeststa
 }
 
 func TestSingleUseIdenticalRetryGetsTheSameOutcomeWithoutRunningAgain(t *testing.T) {
+	t.Parallel()
 	s := newStateServer(t, "svc", RequestStateOptions{Guard: requeststate.NewMemoryGuard()})
 	st := round1(t, s, "flow", `{"x":"1"}`)
 	runs := s.runs.Load()
@@ -49,6 +50,7 @@ func TestSingleUseIdenticalRetryGetsTheSameOutcomeWithoutRunningAgain(t *testing
 }
 
 func TestSingleUseAnotherLegWithAUsedStateIsRefused(t *testing.T) {
+	t.Parallel()
 	s := newStateServer(t, "svc", RequestStateOptions{Guard: requeststate.NewMemoryGuard()})
 	st := round1(t, s, "flow", `{"x":"1"}`)
 	if r := result(t, s.call(t, 2, "flow", `{"x":"1"}`, &st)); r["resultType"] != "complete" {
@@ -61,6 +63,7 @@ func TestSingleUseAnotherLegWithAUsedStateIsRefused(t *testing.T) {
 }
 
 func TestUnavailableStoreIsRetryableNotARejectedState(t *testing.T) {
+	t.Parallel()
 	g := &flakyGuard{Guard: requeststate.NewMemoryGuard()}
 	s := newStateServer(t, "svc", RequestStateOptions{Guard: g})
 	st := round1(t, s, "flow", `{"x":"1"}`)
@@ -85,6 +88,7 @@ func TestUnavailableStoreIsRetryableNotARejectedState(t *testing.T) {
 }
 
 func TestClientRetriesTheSameLegWhenTheStoreIsUnavailable(t *testing.T) {
+	t.Parallel()
 	g := &flakyGuard{Guard: requeststate.NewMemoryGuard()}
 	s := newStateServer(t, "svc", RequestStateOptions{Guard: g})
 	g.down.Store(2)
@@ -110,6 +114,7 @@ func TestClientRetriesTheSameLegWhenTheStoreIsUnavailable(t *testing.T) {
 }
 
 func TestClientGivesUpOnAnUnavailableStoreWithinABound(t *testing.T) {
+	t.Parallel()
 	g := &flakyGuard{Guard: requeststate.NewMemoryGuard()}
 	s := newStateServer(t, "svc", RequestStateOptions{Guard: g})
 	g.down.Store(1000)
@@ -133,6 +138,7 @@ func TestClientGivesUpOnAnUnavailableStoreWithinABound(t *testing.T) {
 }
 
 func TestClientFixedRejectionMatchesErrInvalidRequestState(t *testing.T) {
+	t.Parallel()
 	s := newStateServer(t, "svc", RequestStateOptions{})
 	hs := httptest.NewServer(NewHTTPHandler(s.Server, nil))
 	defer hs.Close()
@@ -152,6 +158,7 @@ func TestClientFixedRejectionMatchesErrInvalidRequestState(t *testing.T) {
 // retry with the recorded outcome: the flow completes, the handler ran
 // once.
 func TestClientRetriesALegWhoseAnswerWasLost(t *testing.T) {
+	t.Parallel()
 	s := newStateServer(t, "svc", RequestStateOptions{Guard: requeststate.NewMemoryGuard()})
 	h := NewHTTPHandler(s.Server, nil)
 	var dropped atomic.Int32
@@ -192,6 +199,7 @@ func TestClientRetriesALegWhoseAnswerWasLost(t *testing.T) {
 // A first leg (no requestState) whose answer is lost is not sent again:
 // its handler may have run, and nothing makes a second run safe.
 func TestClientDoesNotResendAFirstLegWhoseAnswerWasLost(t *testing.T) {
+	t.Parallel()
 	s := newStateServer(t, "svc", RequestStateOptions{})
 	var calls atomic.Int32
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -72,6 +72,7 @@ func restartBetweenRounds(t *testing.T, before, after RequestStateOptions) (stri
 }
 
 func TestStateRejectedAfterRestartWithoutKeysIsLoggedWithTheFix(t *testing.T) {
+	t.Parallel()
 	logs, err := restartBetweenRounds(t, RequestStateOptions{}, RequestStateOptions{})
 	if !errors.As(err, new(*StateRejectedError)) {
 		t.Fatalf("err %v, want a *StateRejectedError", err)
@@ -92,6 +93,7 @@ func TestStateRejectedAfterRestartWithoutKeysIsLoggedWithTheFix(t *testing.T) {
 }
 
 func TestStateSealedWithAKeyRotatedOutIsLoggedWithTheFix(t *testing.T) {
+	t.Parallel()
 	k1, k2 := requeststate.GenerateKey(), requeststate.GenerateKey()
 	r1, _ := requeststate.NewKeyRing(k1)
 	r2, _ := requeststate.NewKeyRing(k2)
@@ -115,6 +117,7 @@ func TestStateSealedWithAKeyRotatedOutIsLoggedWithTheFix(t *testing.T) {
 }
 
 func TestExpiredStateIsLoggedWithTheTTL(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s := newStateServer(t, "svc", RequestStateOptions{TTL: time.Minute})
 		st := round1(t, s, "flow", `{"x":"1"}`)
@@ -130,6 +133,7 @@ func TestExpiredStateIsLoggedWithTheTTL(t *testing.T) {
 }
 
 func TestTamperedStateIsLoggedAsTampered(t *testing.T) {
+	t.Parallel()
 	s := newStateServer(t, "svc", RequestStateOptions{})
 	tampered := tamper(t, round1(t, s, "flow", `{"x":"1"}`))
 	s.call(t, 2, "flow", `{"x":"1"}`, &tampered)
@@ -164,6 +168,7 @@ func countLines(logs, s string) int {
 }
 
 func TestStateRejectionLogIsRateLimited(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var observed atomic.Int32
 		logs := &testutil.Buffer{}
@@ -206,6 +211,7 @@ func TestStateRejectionLogIsRateLimited(t *testing.T) {
 // Every cause, the new ones the log tells apart included, gets the same
 // bytes with the same status and content type.
 func TestStateRejectionOnTheWireIsUnchanged(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		k1, k2 := requeststate.GenerateKey(), requeststate.GenerateKey()
 		ring, _ := requeststate.NewKeyRing(k1)
@@ -257,6 +263,7 @@ func TestStateRejectionOnTheWireIsUnchanged(t *testing.T) {
 // After a restart between rounds the client's error says the call must
 // start again, and still matches the server's error.
 func TestClientSaysTheCallMustStartAgain(t *testing.T) {
+	t.Parallel()
 	_, err := restartBetweenRounds(t, RequestStateOptions{}, RequestStateOptions{})
 	var sr *StateRejectedError
 	if !errors.As(err, &sr) || sr.Method != MethodToolsCall || sr.Target != "deploy" {

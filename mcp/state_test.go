@@ -94,6 +94,7 @@ func rawError(t testing.TB, v map[string]any) string {
 }
 
 func TestRejectionWireBytes(t *testing.T) {
+	t.Parallel()
 	s := newStateServer(t, "svc", RequestStateOptions{})
 	body := req(41, MethodToolsCall, `"name":"flow","arguments":{},"requestState":"forged"`)
 	res := post(t, NewHTTPHandler(s.Server, nil), body)
@@ -104,6 +105,7 @@ func TestRejectionWireBytes(t *testing.T) {
 }
 
 func TestStateIsSealedByDefaultAndHandlersSeePlaintext(t *testing.T) {
+	t.Parallel()
 	s := newStateServer(t, "svc", RequestStateOptions{})
 	st := round1(t, s, "flow", `{"x":"1"}`)
 	if !strings.HasPrefix(st, "v1.") || strings.Contains(st, "asked") {
@@ -116,6 +118,7 @@ func TestStateIsSealedByDefaultAndHandlersSeePlaintext(t *testing.T) {
 }
 
 func TestEveryRejectionIsTheSameFixedError(t *testing.T) {
+	t.Parallel()
 	s := newStateServer(t, "svc", RequestStateOptions{})
 	st := round1(t, s, "flow", `{"x":"1"}`)
 	otherServer := newStateServer(t, "svc", RequestStateOptions{})
@@ -171,6 +174,7 @@ func ptr(s string) *string { return &s }
 // one is still good a millisecond before the TTL, the other is refused a
 // millisecond after it.
 func TestExpiredStateIsRejected(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const ttl = 50 * time.Millisecond
 		s := newStateServer(t, "svc", RequestStateOptions{TTL: ttl})
@@ -188,6 +192,7 @@ func TestExpiredStateIsRejected(t *testing.T) {
 }
 
 func TestStateIsBoundToThePrincipal(t *testing.T) {
+	t.Parallel()
 	s := newStateServer(t, "svc", RequestStateOptions{})
 	asUser := func(sub string) http.Handler {
 		h := NewHTTPHandler(s.Server, nil)
@@ -215,6 +220,7 @@ func TestStateIsBoundToThePrincipal(t *testing.T) {
 }
 
 func TestAudienceSeparatesServicesSharingAKey(t *testing.T) {
+	t.Parallel()
 	k := requeststate.GenerateKey()
 	a := newStateServer(t, "billing", RequestStateOptions{Keys: [][]byte{k}})
 	b := newStateServer(t, "shipping", RequestStateOptions{Keys: [][]byte{k}})
@@ -229,6 +235,7 @@ func TestAudienceSeparatesServicesSharingAKey(t *testing.T) {
 }
 
 func TestSharedKeysLetAnotherInstanceFinishTheRound(t *testing.T) {
+	t.Parallel()
 	k := requeststate.GenerateKey()
 	a := newStateServer(t, "svc", RequestStateOptions{Keys: [][]byte{k}})
 	b := newStateServer(t, "svc", RequestStateOptions{Keys: [][]byte{k}})
@@ -242,6 +249,7 @@ func TestSharedKeysLetAnotherInstanceFinishTheRound(t *testing.T) {
 // three phases; at every step a round started on either instance
 // completes on the other.
 func TestKeyRotationLosesNoRoundInFlight(t *testing.T) {
+	t.Parallel()
 	old, nw := requeststate.GenerateKey(), requeststate.GenerateKey()
 	phases := [][][]byte{{old}, {old, nw}, {nw, old}, {nw}}
 	// Instances are deployed one at a time: A moves to phase i while B is
@@ -273,6 +281,7 @@ func (failingCodec) Seal([]byte) (string, error)   { return "", errors.New("kms 
 func (failingCodec) Unseal(string) ([]byte, error) { return nil, errors.New("kms unavailable") }
 
 func TestSealFailureIsInternalErrorWithoutData(t *testing.T) {
+	t.Parallel()
 	s := newStateServer(t, "svc", RequestStateOptions{Codec: failingCodec{}})
 	v := s.call(t, 1, "flow", `{"x":"1"}`, nil)
 	if got := rawError(t, v); got != `{"code":-32603,"message":"Internal error"}` {
@@ -284,6 +293,7 @@ func TestSealFailureIsInternalErrorWithoutData(t *testing.T) {
 }
 
 func TestRequestStateConfigurationErrors(t *testing.T) {
+	t.Parallel()
 	bad := map[string]struct {
 		name string
 		o    RequestStateOptions
@@ -325,6 +335,7 @@ func (plainStateCodec) Unseal(s string) ([]byte, error) {
 }
 
 func TestCustomCodecKeepsBindingsOutsideTheCodec(t *testing.T) {
+	t.Parallel()
 	s := newStateServer(t, "svc", RequestStateOptions{Codec: plainStateCodec{}})
 	st := round1(t, s, "flow", `{"x":"1"}`)
 	inner, _ := plainStateCodec{}.Unseal(st)
@@ -338,6 +349,7 @@ func TestCustomCodecKeepsBindingsOutsideTheCodec(t *testing.T) {
 }
 
 func TestPromptAndResourceStatesAreSealedToo(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "svc", Version: "1"}, nil)
 	s.AddPrompt(&Prompt{Name: "brief"}, func(ctx context.Context, r *GetPromptRequest) (PromptResponse, error) {
 		if r.RequestState == "p" {
@@ -376,6 +388,7 @@ func TestPromptAndResourceStatesAreSealedToo(t *testing.T) {
 // Go's encoding/json maps both lone surrogates to U+FFFD; the state is
 // bound to the raw argument text, so one cannot stand in for the other.
 func TestLoneSurrogateArgumentsDoNotShareAState(t *testing.T) {
+	t.Parallel()
 	s := newStateServer(t, "svc", RequestStateOptions{})
 	st := round1(t, s, "flow", `{"x":"\ud800"}`)
 	if got := rawError(t, s.call(t, 2, "flow", `{"x":"\udfff"}`, &st)); got != fixedRejection {
@@ -387,6 +400,7 @@ func TestLoneSurrogateArgumentsDoNotShareAState(t *testing.T) {
 // binds, agree on every kind of request: a kind binding binds that
 // carriesState missed would pass the boundary unchecked.
 func TestCarriesStateAgreesWithBinding(t *testing.T) {
+	t.Parallel()
 	for _, p := range []Params{
 		&CallToolRequest{}, &GetPromptRequest{}, &ReadResourceRequest{},
 		&ExtensionRequest{}, &ExtensionRequest{m: &customMethod{spec: MethodSpec{Carrier: true}}},

@@ -256,6 +256,7 @@ func (c *streamConn) writeMsg(b []byte) error {
 // request to serve is returned as the work that serves it (its id is
 // already in flight, so a cancellation read next finds it).
 func (c *streamConn) handle(ctx context.Context, line []byte) (work func()) {
+	c.s.countDecode(false)
 	msg, e := jsonrpc.Decode(line)
 	if e != nil {
 		if jsonrpc.IsBatch(line) {

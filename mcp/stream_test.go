@@ -18,6 +18,7 @@ import (
 )
 
 func TestStreamServesManyRequestsInFlight(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	release := make(chan struct{})
 	var started atomic.Int32
@@ -40,13 +41,7 @@ func TestStreamServesManyRequestsInFlight(t *testing.T) {
 	if v := c.next(); v["id"] != float64(1) {
 		t.Fatalf("tools/list was not answered first: %v", v)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for started.Load() < n && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if started.Load() != n {
-		t.Fatalf("only %d of %d requests started concurrently", started.Load(), n)
-	}
+	testutil.Eventually(t, 5*time.Second, "all requests to start concurrently", func() bool { return started.Load() == n })
 	close(release)
 	seen := map[float64]bool{}
 	for i := 0; i < n; i++ {
@@ -62,6 +57,7 @@ func TestStreamServesManyRequestsInFlight(t *testing.T) {
 // the handler is blocked on its context, so the cancellation reaches a
 // request in flight however slow the machine.
 func TestStreamCancelledRequestGetsNoResponse(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s := newTestServer(t, nil)
 		started, cancelled := make(chan struct{}), make(chan struct{})
@@ -103,6 +99,7 @@ func TestStreamCancelledRequestGetsNoResponse(t *testing.T) {
 }
 
 func TestStreamReturnsOnEOFAfterAnsweringInFlight(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	in := strings.NewReader(req(1, MethodToolsCall, `"name":"echo","arguments":{"text":"bye"}`) + "\n")
 	var out testutil.Buffer
@@ -122,6 +119,7 @@ func TestStreamReturnsOnEOFAfterAnsweringInFlight(t *testing.T) {
 }
 
 func TestStreamOversizedLineIsRejectedAndReadingGoesOn(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	big := req(1, MethodToolsCall, `"name":"echo","arguments":{"text":"`+strings.Repeat("y", 5000)+`"}`)
 	in := strings.NewReader(big + "\n" + req(2, MethodToolsList, "") + "\n")
@@ -139,6 +137,7 @@ func TestStreamOversizedLineIsRejectedAndReadingGoesOn(t *testing.T) {
 }
 
 func TestStreamMalformedLinesGetErrorsNotPanics(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	c := newStreamClient(t, s)
 	c.send(`{not json`)
@@ -156,6 +155,7 @@ func TestStreamMalformedLinesGetErrorsNotPanics(t *testing.T) {
 }
 
 func TestListenAcknowledgesFirstThenDeliversFilteredChanges(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	c := newStreamClient(t, s)
 	c.send(req(10, methodSubscriptionsListen, `"notifications":{"toolsListChanged":true,"resourceSubscriptions":["test://static"]}`))
@@ -203,6 +203,7 @@ func TestListenAcknowledgesFirstThenDeliversFilteredChanges(t *testing.T) {
 // TestHTTPDisconnectCancelsHandler runs a real loopback server: closing
 // the connection must cancel the handler's context.
 func TestHTTPDisconnectCancelsHandler(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	started, cancelled := make(chan struct{}), make(chan struct{})
 	s.AddTool(&Tool{Name: "hang"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
@@ -238,6 +239,7 @@ func TestHTTPDisconnectCancelsHandler(t *testing.T) {
 }
 
 func TestHTTPListenStreamOverLoopback(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	srv := &http.Server{Handler: NewHTTPHandler(s, &HTTPOptions{KeepAlive: 20 * time.Millisecond})}
@@ -277,6 +279,7 @@ func TestHTTPListenStreamOverLoopback(t *testing.T) {
 }
 
 func TestStreamEndsStuckRequestsAfterTheGrace(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, nil)
 	s.AddTool(&Tool{Name: "stuck"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
 		<-ctx.Done()

@@ -117,6 +117,7 @@ func modernNames(t testing.TB, url, method, member, key string) ([]string, []str
 // Two principals see different tools, prompts, resources and templates
 // on 2026-07-28, page after page, and every filtered list is private.
 func TestTwoPrincipalsSeeDifferentFeatures(t *testing.T) {
+	t.Parallel()
 	s := newTenantServer(t, &ServerOptions{PageSize: 2, CacheScope: CachePublic})
 	h := NewHTTPHandler(s, nil)
 	a, b := asTenant(t, "a", h), asTenant(t, "b", h)
@@ -173,6 +174,7 @@ func hiddenAndAbsent(t *testing.T, url string, body string, hdr http.Header, rem
 // the answer is byte for byte the one for a feature that does not
 // exist, on 2026-07-28.
 func TestHiddenFeaturesAreAnsweredAsUnknown(t *testing.T) {
+	t.Parallel()
 	s := newTenantServer(t, nil)
 	a := asTenant(t, "a", NewHTTPHandler(s, nil))
 	call := req(1, MethodToolsCall, `"name":"b_secret","arguments":{}`)
@@ -225,6 +227,7 @@ func TestHiddenFeaturesAreAnsweredAsUnknown(t *testing.T) {
 // On a 2025-11-25 session too, two principals see different tools and
 // cannot call each other's.
 func TestTwoPrincipalsSeeDifferentToolsOnALegacySession(t *testing.T) {
+	t.Parallel()
 	s := newTenantServer(t, nil)
 	h := NewHTTPHandler(s, nil)
 	a := newLegacyClient(t, asTenant(t, "a", h), `{}`)
@@ -261,6 +264,7 @@ func TestTwoPrincipalsSeeDifferentToolsOnALegacySession(t *testing.T) {
 // visible to the request that opened the stream; no change names a
 // feature in any case.
 func TestListenStreamsAreToldOnlyOfChangesTheyCanSee(t *testing.T) {
+	t.Parallel()
 	s := newTenantServer(t, nil)
 	h := NewHTTPHandler(s, nil)
 	url := asTenant(t, "a", h)

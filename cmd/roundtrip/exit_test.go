@@ -305,13 +305,7 @@ func TestInterruptWhileAskingExits130(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, []string{"call", "--url", url, "provision", "name=db"}, pr, &out, &errw) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(errw.String(), "Which region?") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the question was never asked; stderr: %s", errw.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the question to be asked", func() bool { return strings.Contains(errw.String(), "Which region?") })
 	cancel() // what SIGINT does in main
 	select {
 	case code := <-done:

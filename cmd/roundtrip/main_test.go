@@ -551,13 +551,7 @@ func TestListen(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"listen", "--url", url, "--max", "1"}, strings.NewReader(""), &out, &errw)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(errw.String(), "listening") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no acknowledgement; stderr: %s", errw.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the acknowledgement", func() bool { return strings.Contains(errw.String(), "listening") })
 	srv.AddTool(&mcp.Tool{Name: "late", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (mcp.ToolResponse, error) {
 			return mcp.TextResult("late"), nil

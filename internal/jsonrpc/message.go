@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -156,9 +155,6 @@ var topKeys = [...]string{"jsonrpc", "id", "method", "params", "result", "error"
 // under the case folding encoding/json applies (EqualFold: "Method",
 // "paramſ") without being it, is rejected.
 func Decode(data []byte) (Message, *Error) {
-	if h := decodeHook.Load(); h != nil {
-		(*h)()
-	}
 	var m Message
 	if !Valid(data) {
 		return m, NewError(CodeParseError, "Parse error")
@@ -349,17 +345,3 @@ func AppendString(dst []byte, s string) []byte {
 }
 
 func decodeRune(s string) (rune, int) { return utf8.DecodeRuneInString(s) }
-
-// decodeHook, when set, is called by every Decode: tests count decodes
-// with it (SetDecodeHook).
-var decodeHook atomic.Pointer[func()]
-
-// SetDecodeHook makes every Decode call f (nil: nothing), for tests that
-// check that a message is decoded once.
-func SetDecodeHook(f func()) {
-	if f == nil {
-		decodeHook.Store(nil)
-		return
-	}
-	decodeHook.Store(&f)
-}

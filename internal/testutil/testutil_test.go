@@ -100,6 +100,35 @@ func runTB(t *testing.T, f func(tb testing.TB)) *recorder {
 	return r
 }
 
+func TestEventuallyReturnsOnceTheConditionHolds(t *testing.T) {
+	t.Parallel()
+	n := 0
+	r := runTB(t, func(tb testing.TB) {
+		Eventually(tb, time.Minute, "the third check", func() bool { n++; return n == 3 })
+	})
+	if r.Failed() || n != 3 {
+		t.Fatalf("failed %v after %d checks, want a pass after 3:\n%s", r.Failed(), n, r.log())
+	}
+}
+
+func TestEventuallyFailsAtItsTimeoutNamingWhatItWaitedFor(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	checks := 0
+	r := runTB(t, func(tb testing.TB) {
+		Eventually(tb, 50*time.Millisecond, "the impossible", func() bool { checks++; return false })
+	})
+	if took := time.Since(start); !r.Failed() || took < 50*time.Millisecond || took > 10*time.Second {
+		t.Fatalf("failed %v after %v, want a failure after 50ms", r.Failed(), took)
+	}
+	if !strings.Contains(r.log(), "waiting for the impossible") {
+		t.Fatalf("the failure does not say what it waited for: %q", r.log())
+	}
+	if checks < 2 || checks > 50 {
+		t.Fatalf("%d checks in 50ms, want a few (a short, growing pause)", checks)
+	}
+}
+
 func TestBuildCompilesAPackageOncePerTestBinary(t *testing.T) {
 	first := Build(t, "./testdata/announce")
 	info, err := os.Stat(first)

@@ -146,3 +146,17 @@ func (x *Exchanges) Held() (reading, writing int) {
 	defer x.mu.Unlock()
 	return len(x.reading), len(x.writing)
 }
+
+// InWrite reports how many of the SSE streams held are in a write now
+// (a stuck client's, for instance).
+func (x *Exchanges) InWrite() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n := 0
+	for w := range x.writing {
+		if w.Writing() {
+			n++
+		}
+	}
+	return n
+}

@@ -13,6 +13,7 @@ import (
 // between writes, and a stream idle for longer than its write timeout
 // (keep-alive comments come less often than that) lives on.
 func TestAnIdleStreamOutlivesItsWriteTimeoutOverHTTP2(t *testing.T) {
+	t.Parallel()
 	const timeout = 200 * time.Millisecond
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if r.ProtoMajor != 2 {

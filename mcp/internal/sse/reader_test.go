@@ -52,6 +52,7 @@ func wantDatas(t *testing.T, in string, want ...string) []Event {
 }
 
 func TestReaderStripsOneLeadingSpace(t *testing.T) {
+	t.Parallel()
 	wantDatas(t, "data:x\n\ndata: x\n\ndata:  x\n\ndata:\tx\n\n", "x", "x", " x", "\tx")
 	evs := readString(t, "event:  ping\nid:  7\ndata: d\n\n")
 	if evs[0].Name != " ping" || evs[0].ID != " 7" {
@@ -60,12 +61,14 @@ func TestReaderStripsOneLeadingSpace(t *testing.T) {
 }
 
 func TestReaderAcceptsLFCRLFAndCRLineEnds(t *testing.T) {
+	t.Parallel()
 	wantDatas(t, "data: a\n\ndata: b\r\n\r\ndata: c\r\rdata: d\n\r\ndata: e\r\n\n", "a", "b", "c", "d", "e")
 	// CR then LF is one line end, never two: no blank line here.
 	wantDatas(t, "data: a\r\ndata: b\r\n\r\n", "a\nb")
 }
 
 func TestReaderDispatchesAtACRWithoutWaitingForMore(t *testing.T) {
+	t.Parallel()
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	r := NewReader(pr, 0, 0)
@@ -92,10 +95,12 @@ func TestReaderDispatchesAtACRWithoutWaitingForMore(t *testing.T) {
 }
 
 func TestReaderIgnoresComments(t *testing.T) {
+	t.Parallel()
 	wantDatas(t, ": keep-alive\n\n:\ndata: a\n: in the middle\ndata: b\n\n", "a\nb")
 }
 
 func TestReaderTreatsAFieldWithoutColonAsEmptyValue(t *testing.T) {
+	t.Parallel()
 	evs := wantDatas(t, "data\ndata\n\nevent\ndata: x\n\n", "\n", "x")
 	if evs[1].Name != "message" {
 		t.Errorf("an empty event field: name %q, want message", evs[1].Name)
@@ -103,16 +108,19 @@ func TestReaderTreatsAFieldWithoutColonAsEmptyValue(t *testing.T) {
 }
 
 func TestReaderJoinsDataLinesWithNewline(t *testing.T) {
+	t.Parallel()
 	wantDatas(t, "data: a\ndata:\ndata: b\n\n", "a\n\nb")
 }
 
 func TestReaderDispatchesAnEventOnlyAtABlankLine(t *testing.T) {
+	t.Parallel()
 	wantDatas(t, "data: a\n\ndata: b\n", "a")
 	wantDatas(t, "data: a\n\ndata: b", "a")
 	wantDatas(t, "data: a")
 }
 
 func TestReaderDoesNotDispatchABlockWithoutData(t *testing.T) {
+	t.Parallel()
 	r := NewReader(strings.NewReader("id: 1-0\nretry: 250\nevent: e\n\ndata: x\n\n"), 0, 0)
 	ev, err := r.Next()
 	if err != nil {
@@ -127,6 +135,7 @@ func TestReaderDoesNotDispatchABlockWithoutData(t *testing.T) {
 }
 
 func TestReaderDispatchesAnEmptyDataLine(t *testing.T) {
+	t.Parallel()
 	// A priming event: an id and one empty data field.
 	evs := wantDatas(t, "id: 3-0\nretry: 1000\ndata: \n\n", "")
 	if evs[0].ID != "3-0" || evs[0].Retry != time.Second {
@@ -135,6 +144,7 @@ func TestReaderDispatchesAnEmptyDataLine(t *testing.T) {
 }
 
 func TestReaderKeepsTheLastEventIDAcrossEvents(t *testing.T) {
+	t.Parallel()
 	r := NewReader(strings.NewReader("id: 1\ndata: a\n\ndata: b\n\nid\ndata: c\n\nid: 9\n"), 0, 0)
 	evs, err := readEvents(t, r)
 	if err != io.EOF {
@@ -154,6 +164,7 @@ func TestReaderKeepsTheLastEventIDAcrossEvents(t *testing.T) {
 }
 
 func TestReaderIgnoresAnIDContainingNUL(t *testing.T) {
+	t.Parallel()
 	evs := readString(t, "id: a\ndata: 1\n\nid: b\x00c\ndata: 2\n\n")
 	if evs[1].ID != "a" {
 		t.Errorf("id %q, want a", evs[1].ID)
@@ -161,6 +172,7 @@ func TestReaderIgnoresAnIDContainingNUL(t *testing.T) {
 }
 
 func TestReaderIgnoresARetryThatIsNotDigits(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"", "1.5", "-1", "+1", " 1", "1s", "99999999999999999999"} {
 		r := NewReader(strings.NewReader("retry: 40\nretry: "+v+"\ndata: x\n\n"), 0, 0)
 		ev, err := r.Next()
@@ -184,6 +196,7 @@ func TestReaderIgnoresARetryThatIsNotDigits(t *testing.T) {
 }
 
 func TestReaderDefaultsTheEventNameToMessage(t *testing.T) {
+	t.Parallel()
 	evs := readString(t, "data: a\n\nevent: ping\ndata: b\n\ndata: c\n\nevent: message\ndata: d\n\n")
 	got := []string{evs[0].Name, evs[1].Name, evs[2].Name, evs[3].Name}
 	if strings.Join(got, ",") != "message,ping,message,message" {
@@ -192,10 +205,12 @@ func TestReaderDefaultsTheEventNameToMessage(t *testing.T) {
 }
 
 func TestReaderIgnoresUnknownFields(t *testing.T) {
+	t.Parallel()
 	wantDatas(t, "foo: bar\nData: no\ndata : no\ndata: yes\nx\n\n", "yes")
 }
 
 func TestReaderSkipsOneByteOrderMarkAtTheStart(t *testing.T) {
+	t.Parallel()
 	wantDatas(t, "\xEF\xBB\xBFdata: a\n\n", "a")
 	// Only one, and only at the start: a second is part of a field name.
 	wantDatas(t, "\xEF\xBB\xBF\xEF\xBB\xBFdata: a\n\ndata: b\n\n", "b")
@@ -205,6 +220,7 @@ func TestReaderSkipsOneByteOrderMarkAtTheStart(t *testing.T) {
 }
 
 func TestReaderHandlesLinesLongerThanItsBuffer(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 100)
 	in := ": " + long + "\nevent: " + long + "\nid: " + long + "\nretry: 0000000000000000000000000000000000000042\n" +
 		"data: " + long + "\ndata: " + long + "\n" + "unknown" + long + ": v\n\n"
@@ -237,6 +253,7 @@ func (e *endless) Read(p []byte) (int, error) {
 }
 
 func TestReaderReportsALineLongerThanItsBoundWithoutReadingItAll(t *testing.T) {
+	t.Parallel()
 	for _, prefix := range []string{"data: ", ": ", "id: ", "event: ", "junk: ", ""} {
 		src := &endless{pattern: []byte("y")}
 		r := NewReader(io.MultiReader(strings.NewReader(prefix), src), 1<<20, 1000)
@@ -253,6 +270,7 @@ func TestReaderReportsALineLongerThanItsBoundWithoutReadingItAll(t *testing.T) {
 }
 
 func TestReaderReportsAnEventLargerThanItsBound(t *testing.T) {
+	t.Parallel()
 	src := &endless{pattern: []byte("data: 0123456789\n")}
 	r := NewReader(src, 1000, 0)
 	if _, err := r.Next(); err != ErrEventTooLarge {
@@ -271,6 +289,7 @@ func TestReaderReportsAnEventLargerThanItsBound(t *testing.T) {
 }
 
 func TestReaderErrorsAreSticky(t *testing.T) {
+	t.Parallel()
 	r := NewReader(strings.NewReader("data: "+strings.Repeat("z", 20)+"\n\ndata: ok\n\n"), 10, 100)
 	for range 3 {
 		if _, err := r.Next(); err != ErrEventTooLarge {
@@ -289,6 +308,7 @@ type failingReader struct{ err error }
 func (f failingReader) Read([]byte) (int, error) { return 0, f.err }
 
 func TestReaderPassesOnTheSourceError(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("boom")
 	r := NewReader(io.MultiReader(strings.NewReader("data: a\n\ndata: b\n"), failingReader{boom}), 0, 0)
 	evs, err := readEvents(t, r)
@@ -302,6 +322,7 @@ func TestReaderPassesOnTheSourceError(t *testing.T) {
 }
 
 func TestReaderReusesNoMemoryOfALargeEvent(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("b", 200<<10)
 	r := NewReader(strings.NewReader("data: "+big+"\n\ndata: small\n\n"), 0, 0)
 	if _, err := r.Next(); err != nil {

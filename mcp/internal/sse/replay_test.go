@@ -32,6 +32,7 @@ func since(t *testing.T, l *ReplayLog, stream, seq uint64) (string, error) {
 }
 
 func TestReplayLogReturnsTheEventsOfTheStreamAfterAnID(t *testing.T) {
+	t.Parallel()
 	l := NewReplayLog(ReplayLimits{})
 	mustAppend(t, l, 1, 1, "a")
 	mustAppend(t, l, 2, 1, "x")
@@ -50,6 +51,7 @@ func TestReplayLogReturnsTheEventsOfTheStreamAfterAnID(t *testing.T) {
 }
 
 func TestReplayLogDropsTheOldestPastItsBound(t *testing.T) {
+	t.Parallel()
 	l := NewReplayLog(ReplayLimits{MaxBytes: 3 * (EntryOverhead + 10)})
 	for seq := uint64(1); seq <= 5; seq++ {
 		mustAppend(t, l, 1, seq, strings.Repeat("d", 10))
@@ -68,6 +70,7 @@ func TestReplayLogDropsTheOldestPastItsBound(t *testing.T) {
 }
 
 func TestReplayLogDropsTheOldestPastItsCount(t *testing.T) {
+	t.Parallel()
 	l := NewReplayLog(ReplayLimits{MaxEvents: 4})
 	for seq := uint64(1); seq <= 5; seq++ {
 		mustAppend(t, l, 0, seq, "")
@@ -84,6 +87,7 @@ func TestReplayLogDropsTheOldestPastItsCount(t *testing.T) {
 }
 
 func TestReplayLogReportsAnIDWhoseNextEventsWereDroppedAsTooOld(t *testing.T) {
+	t.Parallel()
 	l := NewReplayLog(ReplayLimits{MaxEvents: 2})
 	for seq := uint64(1); seq <= 4; seq++ {
 		mustAppend(t, l, 1, seq, "")
@@ -109,6 +113,7 @@ func TestReplayLogReportsAnIDWhoseNextEventsWereDroppedAsTooOld(t *testing.T) {
 }
 
 func TestReplayLogReportsAnUnknownStreamOrAFutureID(t *testing.T) {
+	t.Parallel()
 	l := NewReplayLog(ReplayLimits{})
 	mustAppend(t, l, 1, 1, "")
 	if _, err := since(t, l, 2, 0); err != ErrUnknownID {
@@ -120,6 +125,7 @@ func TestReplayLogReportsAnUnknownStreamOrAFutureID(t *testing.T) {
 }
 
 func TestReplayLogResumesAnOpenedStreamFromItsPrimingID(t *testing.T) {
+	t.Parallel()
 	l := NewReplayLog(ReplayLimits{})
 	l.Open(5)
 	if got, err := since(t, l, 5, 0); err != nil || got != "" {
@@ -137,6 +143,7 @@ func TestReplayLogResumesAnOpenedStreamFromItsPrimingID(t *testing.T) {
 }
 
 func TestReplayLogTreatsSkippedSequenceNumbersAsLost(t *testing.T) {
+	t.Parallel()
 	l := NewReplayLog(ReplayLimits{})
 	mustAppend(t, l, 1, 1, "")
 	mustAppend(t, l, 1, 4, "")
@@ -153,6 +160,7 @@ func TestReplayLogTreatsSkippedSequenceNumbersAsLost(t *testing.T) {
 }
 
 func TestReplayLogDoesNotKeepAnEventLargerThanItsBound(t *testing.T) {
+	t.Parallel()
 	l := NewReplayLog(ReplayLimits{MaxBytes: 2*EntryOverhead + 10})
 	mustAppend(t, l, 1, 1, "a")
 	mustAppend(t, l, 2, 1, strings.Repeat("h", EntryOverhead+100))
@@ -168,6 +176,7 @@ func TestReplayLogDoesNotKeepAnEventLargerThanItsBound(t *testing.T) {
 }
 
 func TestReplayLogRefusesIDsThatDoNotIncrease(t *testing.T) {
+	t.Parallel()
 	l := NewReplayLog(ReplayLimits{})
 	mustAppend(t, l, 1, 2, "")
 	for _, seq := range []uint64{2, 1} {
@@ -184,6 +193,7 @@ func TestReplayLogRefusesIDsThatDoNotIncrease(t *testing.T) {
 }
 
 func TestReplayLogForgetsAStream(t *testing.T) {
+	t.Parallel()
 	l := NewReplayLog(ReplayLimits{MaxEvents: 8})
 	for seq := uint64(1); seq <= 2; seq++ {
 		for stream := uint64(0); stream < 3; stream++ {
@@ -213,6 +223,7 @@ func TestReplayLogForgetsAStream(t *testing.T) {
 }
 
 func TestReplayLogForgetsTheLeastRecentlyUsedStreamPastMaxStreams(t *testing.T) {
+	t.Parallel()
 	l := NewReplayLog(ReplayLimits{MaxStreams: 3})
 	mustAppend(t, l, 1, 1, "")
 	mustAppend(t, l, 2, 1, "")
@@ -236,6 +247,7 @@ func TestReplayLogForgetsTheLeastRecentlyUsedStreamPastMaxStreams(t *testing.T) 
 }
 
 func TestEventIDTextIsStreamDashSeq(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		id   EventID
 		text string
@@ -250,6 +262,7 @@ func TestEventIDTextIsStreamDashSeq(t *testing.T) {
 }
 
 func TestParseEventIDRefusesAllButTheCanonicalText(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"", "1", "1-", "-1", "01-1", "1-01", "+1-1", "1-+1", " 1-1", "1-1 ", "1-2-3", "a-1", "1_0-1",
 		"18446744073709551616-1", fmt.Sprint(uint64(1<<63)) + "0-1"} {
 		if id, ok := ParseEventID(s); ok {
@@ -350,6 +363,7 @@ func (m *replayModel) since(id EventID) (string, error) {
 }
 
 func TestReplayLogAgreesWithASimpleModel(t *testing.T) {
+	t.Parallel()
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for round := range 50 {
 		lim := ReplayLimits{MaxBytes: EntryOverhead*4 + rnd.IntN(2000), MaxEvents: 1 + rnd.IntN(40), MaxStreams: 1 + rnd.IntN(6)}

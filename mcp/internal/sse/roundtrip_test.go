@@ -13,6 +13,7 @@ import (
 // (chunked transfer, one flush per event), every kind of event comes
 // back with its fields, line breaks in data becoming "\n".
 func TestWhatTheWriterWritesTheReaderReadsOverHTTP(t *testing.T) {
+	t.Parallel()
 	big := bytes.Repeat([]byte("0123456789"), 10_000)
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w, err := StartStream(rw, http.Header{"Mcp-Session-Id": {"s"}}, 10*time.Second)

@@ -102,6 +102,7 @@ func stalledStream(t *testing.T, timeout time.Duration) (*Writer, chan error) {
 }
 
 func TestAbortUnblocksAWriteToAClientThatDoesNotRead(t *testing.T) {
+	t.Parallel()
 	w, ended := stalledStream(t, time.Minute)
 	start := time.Now()
 	w.Abort()
@@ -119,6 +120,7 @@ func TestAbortUnblocksAWriteToAClientThatDoesNotRead(t *testing.T) {
 }
 
 func TestShortenCutsABlockedWriteToTheGrace(t *testing.T) {
+	t.Parallel()
 	w, ended := stalledStream(t, time.Minute)
 	w.Shorten(300 * time.Millisecond)
 	select {
@@ -133,6 +135,7 @@ func TestShortenCutsABlockedWriteToTheGrace(t *testing.T) {
 }
 
 func TestTheWriteTimeoutEndsAWriteToAClientThatDoesNotRead(t *testing.T) {
+	t.Parallel()
 	_, ended := stalledStream(t, time.Second)
 	select {
 	case err := <-ended:

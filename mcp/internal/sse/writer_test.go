@@ -70,6 +70,7 @@ type wrapped struct{ http.ResponseWriter }
 func (w wrapped) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func TestWriterSetsTheWriteDeadlineBeforeEachEvent(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		rec := newRecorder()
 		w := NewWriter(rec, 5*time.Second)
@@ -102,6 +103,7 @@ func TestWriterSetsTheWriteDeadlineBeforeEachEvent(t *testing.T) {
 }
 
 func TestWriterFindsTheDeadlineAndFlushThroughUnwrap(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		rec := newRecorder()
 		w, err := StartStream(wrapped{wrapped{rec}}, nil, time.Second)
@@ -116,6 +118,7 @@ func TestWriterFindsTheDeadlineAndFlushThroughUnwrap(t *testing.T) {
 }
 
 func TestWriterWritesWithoutADeadlineWhenTheResponseHasNone(t *testing.T) {
+	t.Parallel()
 	rr := httptest.NewRecorder()
 	w, err := StartStream(rr, nil, time.Second)
 	if err != nil {
@@ -130,6 +133,7 @@ func TestWriterWritesWithoutADeadlineWhenTheResponseHasNone(t *testing.T) {
 }
 
 func TestWriterStartSendsTheEventStreamHead(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	rec.header.Set("X-Kept", "yes")
 	rec.header.Set("Content-Type", "application/json")
@@ -148,6 +152,7 @@ func TestWriterStartSendsTheEventStreamHead(t *testing.T) {
 }
 
 func TestWriterStartFlushesTheHeadAtOnce(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w, err := StartStream(rw, nil, 10*time.Second)
@@ -170,6 +175,7 @@ func TestWriterStartFlushesTheHeadAtOnce(t *testing.T) {
 }
 
 func TestWriterSplitsDataAtEveryLineBreak(t *testing.T) {
+	t.Parallel()
 	rr := httptest.NewRecorder()
 	w, _ := StartStream(rr, nil, 0)
 	w.WriteEvent(Event{Data: []byte("a\nb\r\nc\rd\n")})
@@ -181,6 +187,7 @@ func TestWriterSplitsDataAtEveryLineBreak(t *testing.T) {
 }
 
 func TestWriterWritesFieldsInTheOrderEventIDRetryData(t *testing.T) {
+	t.Parallel()
 	rr := httptest.NewRecorder()
 	w, _ := StartStream(rr, nil, 0)
 	w.WriteEvent(Event{Name: "message", Data: []byte(`{"jsonrpc":"2.0"}`)})
@@ -207,6 +214,7 @@ func TestWriterWritesFieldsInTheOrderEventIDRetryData(t *testing.T) {
 }
 
 func TestWriterRefusesFieldsThatWouldBreakTheFraming(t *testing.T) {
+	t.Parallel()
 	rr := httptest.NewRecorder()
 	w, _ := StartStream(rr, nil, 0)
 	for _, e := range []Event{{ID: "a\nb"}, {ID: "a\rb"}, {ID: "a\x00b"}, {Name: "a\nb"}, {Name: "\r"}} {
@@ -229,6 +237,7 @@ func TestWriterRefusesFieldsThatWouldBreakTheFraming(t *testing.T) {
 }
 
 func TestWriterWritesNothingBeforeStart(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	w := NewWriter(rec, time.Second)
 	if err := w.WriteEvent(Event{Data: []byte("x")}); err != ErrNotStarted {
@@ -249,6 +258,7 @@ func TestWriterWritesNothingBeforeStart(t *testing.T) {
 }
 
 func TestWriterStopsAfterAFailedWrite(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	w, _ := StartStream(rec, nil, time.Second)
 	boom := errors.New("broken pipe")
@@ -270,6 +280,7 @@ func TestWriterStopsAfterAFailedWrite(t *testing.T) {
 }
 
 func TestWriterDoesNotWriteWhatItCouldNotBound(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	w, _ := StartStream(rec, nil, time.Second)
 	rec.dlErr = errors.New("use of closed connection")
@@ -283,6 +294,7 @@ func TestWriterDoesNotWriteWhatItCouldNotBound(t *testing.T) {
 }
 
 func TestWritesAfterAbortReturnErrAborted(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	w, _ := StartStream(rec, nil, time.Second)
 	w.Abort()
@@ -299,6 +311,7 @@ func TestWritesAfterAbortReturnErrAborted(t *testing.T) {
 }
 
 func TestShortenBoundsTheWriteInProgressAndEveryLaterOne(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		rec := newRecorder()
 		w, _ := StartStream(rec, nil, 10*time.Second)
@@ -330,6 +343,7 @@ func TestShortenBoundsTheWriteInProgressAndEveryLaterOne(t *testing.T) {
 }
 
 func TestReleaseArmsALastDeadlineForTheEndOfTheResponse(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		rec := newRecorder()
 		w, _ := StartStream(rec, nil, 3*time.Second)
@@ -344,6 +358,7 @@ func TestReleaseArmsALastDeadlineForTheEndOfTheResponse(t *testing.T) {
 }
 
 func TestAbortAndShortenLeaveAReleasedResponseAlone(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		rec := newRecorder()
 		w, _ := StartStream(rec, nil, time.Second)
@@ -392,6 +407,7 @@ func (d *discardRW) FlushError() error                   { return nil }
 func (d *discardRW) ReadFrom(r io.Reader) (int64, error) { return io.Copy(io.Discard, r) }
 
 func TestBatchFlushesWhatItWroteOnce(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		rec := newRecorder()
 		w := NewWriter(rec, 5*time.Second)

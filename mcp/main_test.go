@@ -1,0 +1,23 @@
+package mcp
+
+import (
+	"flag"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+)
+
+// TestMain runs the parallel tests four to a CPU (at least eight at
+// once) unless -test.parallel says otherwise: most of them wait on
+// sockets, timers and other goroutines, not on the CPU, so the default
+// of one per CPU leaves the CPUs idle while they wait.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(max(8, 4*runtime.GOMAXPROCS(0))))
+	}
+	os.Exit(m.Run())
+}
