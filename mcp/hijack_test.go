@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // hijackCounting serves h on a test server that counts the connections
@@ -64,17 +66,14 @@ func TestLegacyGETStreamOverHTTP1IsTakenOverFromNetHTTP(t *testing.T) {
 	// The client leaves: the session's stream is free again.
 	resp.Body.Close()
 	var again *http.Response
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	testutil.Eventually(t, 5*time.Second, "the stream freed after its client left", func() bool {
 		again = c.get("")
 		if again.StatusCode == http.StatusOK {
-			break
+			return true
 		}
 		again.Body.Close()
-		if time.Now().After(deadline) {
-			t.Fatalf("the stream was not freed after its client left: %d", again.StatusCode)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
 	ended := make(chan error, 1)
 	go func() { _, err := io.ReadAll(again.Body); ended <- err }()
 	s.Close()
@@ -136,12 +135,9 @@ func TestListenStreamOverHTTP1IsTakenOverAndEndsWhenTheClientLeaves(t *testing.T
 		t.Fatalf("then %v", m)
 	}
 	resp.Body.Close()
-	for deadline := time.Now().Add(5 * time.Second); log.count(EventStreamClosed) == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the listen stream did not end after its client left")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "the listen stream to end after its client left", func() bool {
+		return log.count(EventStreamClosed) != 0
+	})
 	s.hub.mu.Lock()
 	n := len(s.hub.listeners)
 	s.hub.mu.Unlock()

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	. "github.com/roundtrip-mcp/roundtrip/mcp"
-	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +12,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
+	. "github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 )
 
 // taskLog records the tasks requests a server receives over HTTP
@@ -321,10 +323,11 @@ func TestClientTaskManualUpdate(t *testing.T) {
 		h := pe.Task
 		for _, want := range []string{"First?", "Second?"} {
 			var st *tasks.Task
-			if !poll(func() bool {
+			testutil.Eventually(t, 5*time.Second, "the task to ask", func() bool {
 				st, err = h.Get(context.Background())
 				return err != nil || st.Status == tasks.InputRequired
-			}) || err != nil {
+			})
+			if err != nil {
 				t.Fatalf("no input_required: %+v %v", st, err)
 			}
 			if len(st.InputRequests) != 1 {

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -330,22 +329,4 @@ func resultText(t testing.TB, r *CallToolResult) string {
 		t.Fatalf("tool error: %s", tc.Text)
 	}
 	return tc.Text
-}
-
-// poll calls cond every 5 ms until it holds, for at most 5 s, and
-// reports whether it did: the bounded wait for a state that a real
-// loopback server reaches in its own time (no bubble's clock there).
-// (internal/testutil gains an Eventually helper in issue 21; this one is
-// its stand-in until the branches meet.)
-func poll(cond func() bool) bool {
-	deadline := time.Now().Add(5 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		<-tick.C
-	}
-	return true
 }

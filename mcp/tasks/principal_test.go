@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	. "github.com/roundtrip-mcp/roundtrip/mcp"
-	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +11,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
+	. "github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 )
 
 // withTestUser stands in for authentication middleware: the X-Test-User
@@ -92,16 +94,14 @@ func TestTasksOfAnotherPrincipalAreUnknown(t *testing.T) {
 	c := newAuthTaskClient(t, s)
 	asked := c.startAs("alice", "ask")
 	var key string
-	if !poll(func() bool {
+	testutil.Eventually(t, 5*time.Second, "the task to ask", func() bool {
 		r := result(t, c.getAs("alice", asked))
 		irs, _ := r["inputRequests"].(map[string]any) // absent while the task has not asked yet
 		for k := range irs {
 			key = k
 		}
 		return key != ""
-	}) {
-		t.Fatal("the task asked nothing")
-	}
+	})
 	job := c.startAs("alice", "job")
 	const unknown = "AAAAAAAAAAAAAAAAAAAAAA"
 	answer := `,"inputResponses":{` + quote(key) + `:{"action":"accept","content":{"name":"Mallory"}}}`

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	. "github.com/roundtrip-mcp/roundtrip/mcp"
-	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +12,10 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
+	. "github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
 )
 
 const tasksCaps = `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
@@ -132,9 +134,7 @@ func (c *taskClient) get(id string) map[string]any {
 func (c *taskClient) await(id string, cond func(map[string]any) bool) map[string]any {
 	c.t.Helper()
 	var r map[string]any
-	if !poll(func() bool { r = c.get(id); return cond(r) }) {
-		c.t.Fatalf("task %s: condition not reached; last state %v", id, r)
-	}
+	testutil.Eventually(c.t, 5*time.Second, "task "+id+" to reach the condition", func() bool { r = c.get(id); return cond(r) })
 	return r
 }
 
