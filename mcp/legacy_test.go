@@ -406,7 +406,9 @@ func TestLegacyDeleteCancelsWaitingQuestions(t *testing.T) {
 func TestLegacyIdleSessionsExpire(t *testing.T) {
 	t.Parallel()
 	s, _ := dualServer(t, nil)
-	ts, h := legacyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{IdleTimeout: 100 * time.Millisecond}})
+	// Long enough for both handshakes on a loaded machine (a session
+	// idle between initialize and notifications/initialized is gone).
+	ts, h := legacyServer(t, s, &HTTPOptions{Legacy: LegacyHTTPOptions{IdleTimeout: time.Second}})
 	idle := newLegacyClient(t, ts.URL, `{}`)
 	busy := newLegacyClient(t, ts.URL, `{}`)
 	// An open GET stream keeps a session alive.

@@ -24,7 +24,8 @@ func TestMain(m *testing.M) {
 // child's standard input and output.
 func TestStdioClientStartsItsServer(t *testing.T) {
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "EXAMPLE_STDIO_SERVE=1")
+	// A -race child sleeps 1 s at exit otherwise, past the client's ExitWait.
+	cmd.Env = append(os.Environ(), "EXAMPLE_STDIO_SERVE=1", "GORACE=atexit_sleep_ms=0")
 	var out strings.Builder
 	if err := callChild(t.Context(), cmd, &out); err != nil {
 		t.Fatal(err)
