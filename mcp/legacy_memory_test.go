@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -232,5 +233,25 @@ func TestLegacyMaxSessionsEndsTheLongestIdle(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("initialize with every session busy: %d", resp.StatusCode)
+	}
+}
+
+// A subscription request that reaches a session after it ended (it was
+// found, then DELETEd, expired or evicted before the request ran) fails
+// with the "Session not found" code; it used to answer {}.
+func TestSubscribeOnAnEndedSessionFails(t *testing.T) {
+	t.Parallel()
+	s, _ := dualServer(t, nil)
+	ts, h := legacyServer(t, s, nil)
+	c := newLegacyClient(t, ts.URL, `{}`)
+	hs := h.legacy.lookup(c.sid)
+	scope := hs.scope()
+	h.legacy.closeSession(hs)
+	for _, method := range []string{methodSubscribe, methodUnsubscribe} {
+		_, err := scope.extra(context.Background(), method, &SubscribeRequest{URI: "test://static"})
+		var e *Error
+		if !errors.As(err, &e) || e.Code != codeSessionNotFound {
+			t.Errorf("%s on an ended session: %v, want code %d", method, err, codeSessionNotFound)
+		}
 	}
 }
