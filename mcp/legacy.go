@@ -234,12 +234,14 @@ func (ls *legacySession) fillMeta(m *RequestMeta) {
 	m.ClientInfo = &info
 }
 
-// subscribe adds or removes a resource subscription.
+// subscribe adds or removes a resource subscription. On an ended
+// session it changes nothing and fails as a request naming an ended
+// session does (the "Session not found" code), never as a success.
 func (ls *legacySession) subscribe(uri string, on bool) *Error {
 	ls.mu.Lock()
 	if ls.closed {
 		ls.mu.Unlock()
-		return nil
+		return jsonrpcError(codeSessionNotFound, "Session not found (it ended): send initialize for a new one")
 	}
 	if on {
 		if _, ok := ls.subs[uri]; !ok && len(ls.subs) >= maxLegacySubscriptions {

@@ -354,8 +354,12 @@ func (hs *httpSession) versionAgrees(w http.ResponseWriter, r *http.Request, id 
 	return false
 }
 
+// codeSessionNotFound is the JSON-RPC code of the answer to a request
+// naming a session that ended, expired or never existed.
+const codeSessionNotFound = -32001
+
 func sessionNotFound(w http.ResponseWriter, id jsonrpc.ID) {
-	writeHTTPError(w, http.StatusNotFound, id, jsonrpcError(-32001, "Session not found (it ended, expired or never existed): send initialize for a new one"))
+	writeHTTPError(w, http.StatusNotFound, id, jsonrpcError(codeSessionNotFound, "Session not found (it ended, expired or never existed): send initialize for a new one"))
 }
 
 // initialize opens a session.
