@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil/wiretest"
 	"net/http"
 	"strings"
 	"testing"
@@ -499,7 +500,7 @@ func TestFormFieldsMustBePrimitive(t *testing.T) {
 	var schema map[string]any
 	json.Unmarshal(fs.raw, &schema)
 	elicit := map[string]any{"method": MethodElicit, "params": map[string]any{"message": "m", "requestedSchema": schema}}
-	if err := wireSchema(t, "ElicitRequest").Validate(elicit); err != nil {
+	if err := wiretest.Schema(t, "ElicitRequest").Validate(elicit); err != nil {
 		t.Errorf("derived schema is not a valid elicitation schema: %v\n%s", err, fs.raw)
 	}
 	if req := schema["required"].([]any); len(req) != 5 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil/wiretest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -102,7 +103,7 @@ func postTo(t testing.TB, url, body string, h http.Header) (int, [][]byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, splitMessages(t, resp.Header.Get("Content-Type"), b)
+	return resp.StatusCode, wiretest.SplitMessages(resp.Header.Get("Content-Type"), b)
 }
 
 func decodeMsg(t testing.TB, b []byte) map[string]any {
@@ -139,7 +140,7 @@ func TestCustomMethodIsServedOverHTTPAndStdio(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("HTTP status %d: %s", status, msgs)
 	}
-	checkWire(t, mQuery, msgs[0])
+	wiretest.CheckWire(t, mQuery, msgs[0])
 	want := `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"ext-server","version":"1"}},"query":"cats","hits":["cats-1"]}}`
 	if string(msgs[0]) != want {
 		t.Fatalf("HTTP answer\n%s\nwant\n%s", msgs[0], want)
@@ -166,7 +167,7 @@ func TestCustomMethodOfAnUndeclaredExtensionIsMissingCapability(t *testing.T) {
 	for _, caps := range []string{`{}`, `{"extensions":{"com.example/other":{}}}`} {
 		body := extRequest(1, mDelete, caps, `"index":"a"`)
 		status, msgs := postTo(t, url, body, extHeaders(t, body, "a"))
-		checkWire(t, mDelete, msgs[0])
+		wiretest.CheckWire(t, mDelete, msgs[0])
 		v := lastMsg(t, msgs)
 		if status != http.StatusBadRequest || errorCode(t, v) != CodeMissingRequiredCapability {
 			t.Fatalf("caps %s: status %d, %v", caps, status, v)
@@ -293,7 +294,7 @@ func TestCarrierCustomMethodAsksThenCompletesWithASealedState(t *testing.T) {
 	params := `"index":"logs","force":true`
 	body := extRequest(1, mDelete, extCaps, params)
 	_, msgs := postTo(t, url, body, extHeaders(t, body, "logs"))
-	checkWire(t, mDelete, msgs[0])
+	wiretest.CheckWire(t, mDelete, msgs[0])
 	r := result(t, lastMsg(t, msgs))
 	if r["resultType"] != "input_required" {
 		t.Fatalf("first leg: %v", r)
@@ -319,7 +320,7 @@ func TestCarrierCustomMethodAsksThenCompletesWithASealedState(t *testing.T) {
 
 	body = extRequest(3, mDelete, extCaps, params+answer)
 	_, msgs = postTo(t, url, body, extHeaders(t, body, "logs"))
-	checkWire(t, mDelete, msgs[0])
+	wiretest.CheckWire(t, mDelete, msgs[0])
 	r = result(t, lastMsg(t, msgs))
 	if r["resultType"] != "complete" || r["deleted"] != true || r["index"] != "logs" {
 		t.Fatalf("second leg: %v", r)

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil/wiretest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -62,7 +63,7 @@ func FuzzHTTPHandler(f *testing.F) {
 		if w.Code == 202 {
 			return
 		}
-		msgs := splitMessages(t, w.Header().Get("Content-Type"), w.Body.Bytes())
+		msgs := wiretest.SplitMessages(w.Header().Get("Content-Type"), w.Body.Bytes())
 		if len(msgs) == 0 {
 			t.Fatalf("status %d with no message", w.Code)
 		}

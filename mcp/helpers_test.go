@@ -4,132 +4,16 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil/wiretest"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
-
-// ---- wire schema ----
-
-var (
-	wireOnce   sync.Once
-	wireRoot   *jsonschema.Schema
-	wireErr    error
-	wireMu     sync.Mutex
-	wireByName = map[string]*jsonschema.Resolved{}
-)
-
-// wireSchema returns the 2026-07-28 schema definition name, resolved.
-func wireSchema(t testing.TB, def string) *jsonschema.Resolved {
-	t.Helper()
-	wireOnce.Do(func() {
-		b, err := os.ReadFile("testdata/schema-2026-07-28.json")
-		if err != nil {
-			wireErr = err
-			return
-		}
-		wireRoot = new(jsonschema.Schema)
-		wireErr = json.Unmarshal(b, wireRoot)
-	})
-	if wireErr != nil {
-		t.Fatalf("loading wire schema: %v", wireErr)
-	}
-	wireMu.Lock()
-	defer wireMu.Unlock()
-	if r := wireByName[def]; r != nil {
-		return r
-	}
-	if wireRoot.Defs[def] == nil {
-		t.Fatalf("no $defs/%s in the wire schema", def)
-	}
-	s := &jsonschema.Schema{Schema: wireRoot.Schema, Ref: "#/$defs/" + def, Defs: wireRoot.Defs}
-	r, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatalf("resolving %s: %v", def, err)
-	}
-	wireByName[def] = r
-	return r
-}
-
-// responseDefs maps a method to the schema of its success response.
-var responseDefs = map[string]string{
-	MethodDiscover:              "DiscoverResultResponse",
-	MethodToolsList:             "ListToolsResultResponse",
-	MethodToolsCall:             "CallToolResultResponse",
-	methodPromptsList:           "ListPromptsResultResponse",
-	MethodPromptsGet:            "GetPromptResultResponse",
-	MethodResourcesList:         "ListResourcesResultResponse",
-	methodResourceTemplatesList: "ListResourceTemplatesResultResponse",
-	MethodResourcesRead:         "ReadResourceResultResponse",
-	methodComplete:              "CompleteResultResponse",
-}
-
-var notificationDefs = map[string]string{
-	notificationProgress:            "ProgressNotification",
-	notificationMessage:             "LoggingMessageNotification",
-	NotificationToolListChanged:     "ToolListChangedNotification",
-	notificationPromptListChanged:   "PromptListChangedNotification",
-	notificationResourceListChanged: "ResourceListChangedNotification",
-	NotificationResourceUpdated:     "ResourceUpdatedNotification",
-	NotificationSubscriptionsAck:    "SubscriptionsAcknowledgedNotification",
-	notificationCancelled:           "CancelledNotification",
-}
-
-// checkWire validates one message the server emitted, answering a request
-// of method (empty for notifications), against the wire schema.
-func checkWire(t testing.TB, method string, msg []byte) {
-	t.Helper()
-	var v map[string]any
-	if err := json.Unmarshal(msg, &v); err != nil {
-		t.Fatalf("server emitted invalid JSON %q: %v", msg, err)
-	}
-	var def string
-	switch {
-	case v["method"] != nil:
-		def = notificationDefs[v["method"].(string)]
-		if def == "" {
-			t.Fatalf("server emitted a message with unexpected method: %s", msg)
-		}
-	case v["error"] != nil:
-		def = "JSONRPCErrorResponse"
-		code, _ := v["error"].(map[string]any)["code"].(float64)
-		switch int(code) {
-		case CodeHeaderMismatch:
-			def = "HeaderMismatchError"
-		case CodeMissingRequiredCapability:
-			def = "MissingRequiredClientCapabilityError"
-		case CodeUnsupportedProtocolVersion:
-			def = "UnsupportedProtocolVersionError"
-		}
-	default:
-		def = responseDefs[method]
-		if def == "" {
-			def = "JSONRPCResultResponse"
-		}
-		res, _ := v["result"].(map[string]any)
-		if res == nil || res["resultType"] == nil {
-			t.Fatalf("result without resultType: %s", msg)
-		}
-		if method == methodSubscriptionsListen {
-			def = "JSONRPCResultResponse"
-			if err := wireSchema(t, "SubscriptionsListenResult").Validate(res); err != nil {
-				t.Fatalf("listen result does not match the schema: %v\n%s", err, msg)
-			}
-		}
-	}
-	if err := wireSchema(t, def).Validate(v); err != nil {
-		t.Fatalf("message does not match %s: %v\n%s", def, err, msg)
-	}
-}
 
 // ---- requests ----
 
@@ -206,27 +90,8 @@ func doHTTP(t testing.TB, h http.Handler, body string, hdr http.Header) *httpRes
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	res := &httpResult{status: w.Code, header: w.Header(), body: w.Body.Bytes()}
-	res.messages = splitMessages(t, w.Header().Get("Content-Type"), w.Body.Bytes())
+	res.messages = wiretest.SplitMessages(w.Header().Get("Content-Type"), w.Body.Bytes())
 	return res
-}
-
-func splitMessages(t testing.TB, ct string, body []byte) [][]byte {
-	t.Helper()
-	if strings.HasPrefix(ct, "text/event-stream") {
-		var out [][]byte
-		sc := bufio.NewScanner(strings.NewReader(string(body)))
-		sc.Buffer(nil, 8<<20)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				out = append(out, []byte(d))
-			}
-		}
-		return out
-	}
-	if len(body) == 0 {
-		return nil
-	}
-	return [][]byte{body}
 }
 
 // post sends body with matching headers and validates every message.
@@ -238,7 +103,7 @@ func post(t testing.TB, h http.Handler, body string) *httpResult {
 	}
 	_ = json.Unmarshal([]byte(body), &m)
 	for _, msg := range res.messages {
-		checkWire(t, m.Method, msg)
+		wiretest.CheckWire(t, m.Method, msg)
 	}
 	return res
 }

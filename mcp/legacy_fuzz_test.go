@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil/wiretest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -69,7 +70,7 @@ func FuzzLegacyHTTP(f *testing.F) {
 		if w.Code == 202 || w.Body.Len() == 0 {
 			return
 		}
-		for _, m := range splitMessages(t, w.Header().Get("Content-Type"), w.Body.Bytes()) {
+		for _, m := range wiretest.SplitMessages(w.Header().Get("Content-Type"), w.Body.Bytes()) {
 			if strings.TrimSpace(string(m)) == "" {
 				continue // the priming event of a resumable stream has no data
 			}
@@ -130,7 +131,7 @@ func FuzzLegacyBatch(f *testing.F) {
 		if w.Code == 202 || w.Body.Len() == 0 {
 			return
 		}
-		for _, m := range splitMessages(t, w.Header().Get("Content-Type"), w.Body.Bytes()) {
+		for _, m := range wiretest.SplitMessages(w.Header().Get("Content-Type"), w.Body.Bytes()) {
 			m = []byte(strings.TrimSpace(string(m)))
 			if len(m) == 0 {
 				continue // the priming event of a resumable stream has no data

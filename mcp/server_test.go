@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil/wiretest"
 	"net/http"
 	"strings"
 	"testing"
@@ -106,7 +107,7 @@ func TestMissingMetaIsInvalidParamsWith400(t *testing.T) {
 		if errorCode(t, v) != CodeInvalidParams || v["id"] != float64(7) {
 			t.Errorf("%s: %s", name, res.body)
 		}
-		checkWire(t, "", res.messages[0])
+		wiretest.CheckWire(t, "", res.messages[0])
 	}
 }
 
@@ -189,7 +190,7 @@ func TestBadInputGetsClearJSONRPCErrors(t *testing.T) {
 		if c.mention != "" && !strings.Contains(msg, c.mention) {
 			t.Errorf("%s: message %q does not name %q", c.name, msg, c.mention)
 		}
-		checkWire(t, "", res.messages[0])
+		wiretest.CheckWire(t, "", res.messages[0])
 	}
 }
 
@@ -504,7 +505,7 @@ func TestHeadersMustMatchBody(t *testing.T) {
 		if res.status != 400 || errorCode(t, res.last(t)) != CodeHeaderMismatch {
 			t.Errorf("%s: %d %s", name, res.status, res.body)
 		}
-		checkWire(t, "", res.messages[0])
+		wiretest.CheckWire(t, "", res.messages[0])
 	}
 	ok := map[string]func(http.Header){
 		"base64 name":        func(h http.Header) { h.Set(HeaderName, "=?base64?ZWNobw==?=") },

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil/wiretest"
 	"io"
 	"net"
 	"net/http"
@@ -164,7 +165,7 @@ func TestListenAcknowledgesFirstThenDeliversFilteredChanges(t *testing.T) {
 		t.Fatalf("first message is not the ack: %v", ack)
 	}
 	b, _ := json.Marshal(ack)
-	checkWire(t, "", b)
+	wiretest.CheckWire(t, "", b)
 	p := ack["params"].(map[string]any)
 	if p["_meta"].(map[string]any)[metaSubscriptionID] != float64(10) || p["notifications"].(map[string]any)["toolsListChanged"] != true {
 		t.Errorf("ack %v", ack)
@@ -184,7 +185,7 @@ func TestListenAcknowledgesFirstThenDeliversFilteredChanges(t *testing.T) {
 	}
 	for _, m := range []map[string]any{n} {
 		b, _ := json.Marshal(m)
-		checkWire(t, "", b)
+		wiretest.CheckWire(t, "", b)
 		if m["params"].(map[string]any)["_meta"].(map[string]any)[metaSubscriptionID] != float64(10) {
 			t.Errorf("no subscriptionId: %v", m)
 		}
@@ -197,7 +198,7 @@ func TestListenAcknowledgesFirstThenDeliversFilteredChanges(t *testing.T) {
 		t.Errorf("listen result %v", res)
 	}
 	b, _ = json.Marshal(res)
-	checkWire(t, methodSubscriptionsListen, b)
+	wiretest.CheckWire(t, methodSubscriptionsListen, b)
 }
 
 // TestHTTPDisconnectCancelsHandler runs a real loopback server: closing

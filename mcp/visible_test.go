@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil/wiretest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -94,7 +95,7 @@ func modernNames(t testing.TB, url, method, member, key string) ([]string, []str
 		}
 		body := req(i+1, method, p)
 		_, msgs := postTo(t, url, body, headersFor(t, body))
-		checkWire(t, method, msgs[0])
+		wiretest.CheckWire(t, method, msgs[0])
 		r := result(t, lastMsg(t, msgs))
 		scopes = append(scopes, r["cacheScope"].(string))
 		items := r[member].([]any)

@@ -1,19 +1,14 @@
 package tasks_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
-	"sync"
 	"testing"
-
-	"github.com/google/jsonschema-go/jsonschema"
 
 	. "github.com/roundtrip-mcp/roundtrip/mcp"
 	"github.com/roundtrip-mcp/roundtrip/mcp/tasks"
@@ -42,14 +37,6 @@ func encodeHeaderValue(v string) string {
 	}
 	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
 }
-
-var (
-	wireOnce   sync.Once
-	wireErr    error
-	wireRoot   *jsonschema.Schema
-	wireMu     sync.Mutex
-	wireByName = map[string]*jsonschema.Resolved{}
-)
 
 type rpcIn struct {
 	ID     json.RawMessage `json:"id"`
@@ -90,125 +77,6 @@ func headersFor(t testing.TB, body string) http.Header {
 		h.Set(HeaderName, encodeHeaderValue(*m.Params.URI))
 	}
 	return h
-}
-
-func splitMessages(t testing.TB, ct string, body []byte) [][]byte {
-	t.Helper()
-	if strings.HasPrefix(ct, "text/event-stream") {
-		var out [][]byte
-		sc := bufio.NewScanner(strings.NewReader(string(body)))
-		sc.Buffer(nil, 8<<20)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				out = append(out, []byte(d))
-			}
-		}
-		return out
-	}
-	if len(body) == 0 {
-		return nil
-	}
-	return [][]byte{body}
-}
-
-// responseDefs maps a method to the schema of its success response.
-var responseDefs = map[string]string{
-	MethodDiscover:             "DiscoverResultResponse",
-	MethodToolsList:            "ListToolsResultResponse",
-	MethodToolsCall:            "CallToolResultResponse",
-	"prompts/list":             "ListPromptsResultResponse",
-	MethodPromptsGet:           "GetPromptResultResponse",
-	MethodResourcesList:        "ListResourcesResultResponse",
-	"resources/templates/list": "ListResourceTemplatesResultResponse",
-	MethodResourcesRead:        "ReadResourceResultResponse",
-	"completion/complete":      "CompleteResultResponse",
-}
-
-var notificationDefs = map[string]string{
-	"notifications/progress":               "ProgressNotification",
-	"notifications/message":                "LoggingMessageNotification",
-	NotificationToolListChanged:            "ToolListChangedNotification",
-	"notifications/prompts/list_changed":   "PromptListChangedNotification",
-	"notifications/resources/list_changed": "ResourceListChangedNotification",
-	NotificationResourceUpdated:            "ResourceUpdatedNotification",
-	NotificationSubscriptionsAck:           "SubscriptionsAcknowledgedNotification",
-	"notifications/cancelled":              "CancelledNotification",
-}
-
-func checkWire(t testing.TB, method string, msg []byte) {
-	t.Helper()
-	var v map[string]any
-	if err := json.Unmarshal(msg, &v); err != nil {
-		t.Fatalf("server emitted invalid JSON %q: %v", msg, err)
-	}
-	var def string
-	switch {
-	case v["method"] != nil:
-		def = notificationDefs[v["method"].(string)]
-		if def == "" {
-			t.Fatalf("server emitted a message with unexpected method: %s", msg)
-		}
-	case v["error"] != nil:
-		def = "JSONRPCErrorResponse"
-		code, _ := v["error"].(map[string]any)["code"].(float64)
-		switch int(code) {
-		case CodeHeaderMismatch:
-			def = "HeaderMismatchError"
-		case CodeMissingRequiredCapability:
-			def = "MissingRequiredClientCapabilityError"
-		case CodeUnsupportedProtocolVersion:
-			def = "UnsupportedProtocolVersionError"
-		}
-	default:
-		def = responseDefs[method]
-		if def == "" {
-			def = "JSONRPCResultResponse"
-		}
-		res, _ := v["result"].(map[string]any)
-		if res == nil || res["resultType"] == nil {
-			t.Fatalf("result without resultType: %s", msg)
-		}
-		if method == "subscriptions/listen" {
-			def = "JSONRPCResultResponse"
-			if err := wireSchema(t, "SubscriptionsListenResult").Validate(res); err != nil {
-				t.Fatalf("listen result does not match the schema: %v\n%s", err, msg)
-			}
-		}
-	}
-	if err := wireSchema(t, def).Validate(v); err != nil {
-		t.Fatalf("message does not match %s: %v\n%s", def, err, msg)
-	}
-}
-
-func wireSchema(t testing.TB, def string) *jsonschema.Resolved {
-	t.Helper()
-	wireOnce.Do(func() {
-		b, err := os.ReadFile("../testdata/schema-2026-07-28.json")
-		if err != nil {
-			wireErr = err
-			return
-		}
-		wireRoot = new(jsonschema.Schema)
-		wireErr = json.Unmarshal(b, wireRoot)
-	})
-	if wireErr != nil {
-		t.Fatalf("loading wire schema: %v", wireErr)
-	}
-	wireMu.Lock()
-	defer wireMu.Unlock()
-	if r := wireByName[def]; r != nil {
-		return r
-	}
-	if wireRoot.Defs[def] == nil {
-		t.Fatalf("no $defs/%s in the wire schema", def)
-	}
-	s := &jsonschema.Schema{Schema: wireRoot.Schema, Ref: "#/$defs/" + def, Defs: wireRoot.Defs}
-	r, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatalf("resolving %s: %v", def, err)
-	}
-	wireByName[def] = r
-	return r
 }
 
 func metaJSON(caps string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil/wiretest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -72,7 +73,7 @@ func (c *taskClient) do(body string, edit func(http.Header)) (int, map[string]an
 		edit(h)
 	}
 	code, ct, b := c.roundTrip(body, h)
-	msgs := splitMessages(c.t, ct, b)
+	msgs := wiretest.SplitMessages(ct, b)
 	if len(msgs) == 0 {
 		c.t.Fatalf("no message (status %d, body %q)", code, b)
 	}
@@ -86,7 +87,7 @@ func (c *taskClient) do(body string, edit func(http.Header)) (int, map[string]an
 		if r, _ := v["result"].(map[string]any); r != nil && r["resultType"] == string(tasks.ResultType) {
 			wireMethod = ""
 		}
-		checkWire(c.t, wireMethod, msg)
+		wiretest.CheckWire(c.t, wireMethod, msg)
 	}
 	return code, v
 }
@@ -175,7 +176,7 @@ func (c *taskClient) startTask(tool, args string) string {
 func toolText(t *testing.T, res any) string {
 	t.Helper()
 	b, _ := json.Marshal(res)
-	if err := wireSchema(t, "CallToolResult").Validate(res); err != nil {
+	if err := wiretest.Schema(t, "CallToolResult").Validate(res); err != nil {
 		t.Fatalf("inlined result does not match CallToolResult: %v\n%s", err, b)
 	}
 	var r struct {
