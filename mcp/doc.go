@@ -54,15 +54,10 @@
 //
 // # How it is built
 //
-// A transport reads a message, decodes its JSON-RPC envelope once and chooses
-// its protocol era once; the era decodes the params and checks the bindings;
-// the request runs down one middleware chain (the request-state boundary, the
-// asking API, ServerOptions.Middleware, the handler) and its Result is encoded
-// as its era prescribes. On a modern request the server keeps nothing between
-// requests, so any instance of a fleet serves any round. A Client settles the
-// era once and answers InputRequiredResult rounds with its handlers. The
-// request path, the client's loop and where each part lives:
-// docs/design/architecture.md in the repository.
+// A request is decoded once, in the era it was sent in, and runs down one
+// middleware chain; a modern request leaves nothing on the server, and with
+// ServerOptions.SessionStore a 2025 session lives where every instance finds
+// it. The request path and where each part lives: docs/design/architecture.md.
 //
 // # Asking for input
 //

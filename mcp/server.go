@@ -37,6 +37,10 @@ type ServerOptions struct {
 	// the other instances of a fleet (see Fanout; mcp/redisfanout). Nil
 	// means this instance's changes reach only its own streams.
 	Fanout Fanout
+	// SessionStore keeps the 2025-era sessions (Streamable HTTP and
+	// HTTP+SSE) where every instance of a fleet finds them (see
+	// SessionStore). Nil means each session lives in this process.
+	SessionStore SessionStore
 	// PageSize is the number of items per page of the list methods.
 	// Zero means 100.
 	PageSize int
