@@ -1,10 +1,13 @@
 package mcp
 
 import (
+	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -74,6 +77,24 @@ func TestTheExportedAPIStaysWithinItsBudget(t *testing.T) {
 	}
 	if len(errorNames) > maxErrorNames {
 		t.Errorf("package mcp exports %d error names, more than its budget of %d: %v", len(errorNames), maxErrorNames, errorNames)
+	}
+}
+
+// TestGoDocOfTheAPIStaysWithinItsBudget: what `go doc` prints for the
+// package (its doc and one line per exported declaration) stays within
+// 330 lines (issue 21), so that the package's front page reads in one
+// sitting; a new feature finds its lines by making others shorter.
+func TestGoDocOfTheAPIStaysWithinItsBudget(t *testing.T) {
+	t.Parallel()
+	const maxLines = 330
+	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "doc", ".").Output()
+	if err != nil {
+		t.Fatalf("go doc: %v", err)
+	}
+	if n := bytes.Count(out, []byte("\n")); n > maxLines {
+		t.Errorf("go doc ./mcp prints %d lines, more than its budget of %d", n, maxLines)
+	} else if n < 100 {
+		t.Errorf("go doc ./mcp prints only %d lines: not the package's doc", n)
 	}
 }
 
