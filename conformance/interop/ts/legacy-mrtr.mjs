@@ -7,7 +7,12 @@
 // low-level handler built by hand.
 //
 //   node legacy-mrtr.mjs --sdk DIR --http URL
+//   node legacy-mrtr.mjs --sdk DIR --sse URL
 //   node legacy-mrtr.mjs --sdk DIR --stdio /path/to/everything-server
+//
+// --http is Streamable HTTP (the server's /mcp), --sse the HTTP+SSE
+// transport of 2024-11-05 (the server's /sse: the SDK's
+// SSEClientTransport, the answers POSTed to the endpoint it announces).
 //
 // DIR is the installed @modelcontextprotocol/sdk package. Prints one
 // JSON line per call and exits non-zero when any call failed.
@@ -61,6 +66,9 @@ let transport;
 if (opt('--http')) {
   const { StreamableHTTPClientTransport } = await load('client/streamableHttp.js');
   transport = new StreamableHTTPClientTransport(new URL(opt('--http')));
+} else if (opt('--sse')) {
+  const { SSEClientTransport } = await load('client/sse.js');
+  transport = new SSEClientTransport(new URL(opt('--sse')));
 } else {
   const { StdioClientTransport } = await load('client/stdio.js');
   transport = new StdioClientTransport({ command: opt('--stdio'), args: ['-stdio'] });
