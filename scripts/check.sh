@@ -167,6 +167,12 @@ step "go test -race" race_tests
 # Allocation guards run without -race (the race detector changes counts).
 step "alloc guards" go test -count=1 -run 'Allocs' ./...
 step "conformance" bash scripts/conformance.sh
+# 2025 sessions through three everything-servers sharing one Redis session
+# store behind a plain round-robin nginx: the TypeScript SDK v1 client over
+# Streamable HTTP and HTTP+SSE, the conformance suite at 2025-11-25,
+# 2025-06-18 and 2025-03-26, GET resumption and kill -9 of the stream
+# holder (scripts/conformance-fleet.sh).
+step "conformance (fleet)" bash scripts/conformance-fleet.sh
 # The MCP Apps example's page in headless Chromium (examples/apps): the
 # demo host loads it through its sandbox proxy, feeds it the tool result
 # over postMessage, relays its tools/call; the test reads the page's DOM
@@ -189,7 +195,7 @@ step "docs" bash scripts/docs.sh test
 bench_tests() { (cd bench && go test -race -count=1 ./...); }
 step "interop (bench module)" bench_tests
 
-total=10
+total=11
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "FAILED: ${failed[*]}"
   echo "check: $((total - ${#failed[@]})) passed, ${#failed[@]} failed (the whole output: $LOG)"

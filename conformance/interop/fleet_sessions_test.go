@@ -736,6 +736,29 @@ func TestFleetTypeScriptClientCompletesEveryMultiRoundTripTool(t *testing.T) {
 	}
 }
 
+// failingChecks lists the FAILURE and WARNING checks of the suite's
+// checks.json files under dir.
+func failingChecks(dir string) string {
+	var lines []string
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "checks.json" {
+			return nil
+		}
+		b, _ := os.ReadFile(path)
+		var checks []struct {
+			ID, Status, ErrorMessage string
+		}
+		json.Unmarshal(b, &checks)
+		for _, c := range checks {
+			if c.Status == "FAILURE" || c.Status == "WARNING" {
+				lines = append(lines, fmt.Sprintf("  %s: [%s] %s: %.300s", filepath.Base(filepath.Dir(path)), c.ID, c.Status, c.ErrorMessage))
+			}
+		}
+		return nil
+	})
+	return strings.Join(lines, "\n")
+}
+
 // The official conformance suite at 2025-11-25, 2025-06-18 and
 // 2025-03-26 through the round robin, with the baseline of expected
 // failures that a single process is held to.
@@ -766,7 +789,7 @@ func TestFleetPassesTheConformanceSuiteThroughRoundRobin(t *testing.T) {
 				if i := strings.Index(log, "=== SUMMARY ==="); i >= 0 {
 					log = log[i:]
 				}
-				t.Fatalf("the suite at %s through the fleet: %v\n%s", v, err, log)
+				t.Fatalf("the suite at %s through the fleet: %v\n%s\nfailing checks:\n%s", v, err, log, failingChecks(filepath.Join(out, "fleet-"+v)))
 			}
 		})
 	}
