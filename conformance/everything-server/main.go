@@ -48,8 +48,9 @@ func main() {
 	flag.StringVar(&sf.keyFile, "state-key-file", "", "file of base64url request-state keys, one per line, sealing key first; re-read on SIGHUP and when it changes (rotation without a restart)")
 	flag.DurationVar(&sf.ttl, "state-ttl", 0, "lifetime of one round's requestState, e.g. 3s (default 10m)")
 	flag.StringVar(&sf.guard, "guard", "", `single-use request state: "memory", or a Redis URL (redis://HOST:PORT/DB, unix:///PATH.sock); with -guard-sentinels, the Sentinel master name`)
-	flag.StringVar(&sf.sentinels, "guard-sentinels", "", "comma-separated Redis Sentinel addresses (HOST:PORT); -guard then names the master")
+	flag.StringVar(&sf.sentinels, "guard-sentinels", "", "comma-separated Redis Sentinel addresses (HOST:PORT); -guard and -session-store then name the master")
 	flag.IntVar(&sf.replicas, "guard-replicas", 0, "replicas that must acknowledge each single-use record (WAIT) before it counts")
+	flag.StringVar(&sf.sessions, "session-store", "", `keep the 2025-era sessions in Redis, shared by every process given the same store: a Redis URL (redis://HOST:PORT/DB, rediss://, unix:///PATH.sock); with -guard-sentinels, the Sentinel master name`)
 	flag.DurationVar(&sf.lease, "guard-lease", 0, "how long a running leg holds its single-use claim without renewal (default 10s)")
 	flag.Parse()
 
@@ -72,7 +73,12 @@ func main() {
 	if keyFile != nil {
 		go reloadKeys(ctx, keyFile)
 	}
-	srv := newServer(logger, rs)
+	store, err := sessionStoreOf(sf)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "everything-server:", err)
+		os.Exit(2)
+	}
+	srv := newServer(logger, rs, store)
 
 	if *stdio {
 		err = srv.ServeStdio(ctx)
