@@ -262,3 +262,25 @@ func TestSessionMovesBetweenProcessesThroughTheSessionStoreFlag(t *testing.T) {
 		t.Errorf("tools/list on the first process: %s %s", res["result"], res["error"])
 	}
 }
+
+// -session-store takes what -guard takes: a URL, or with
+// -guard-sentinels the master's name; a bad URL is named in the error.
+func TestSessionStoreFlagBuildsTheStore(t *testing.T) {
+	if s, err := sessionStoreOf(stateFlags{}); s != nil || err != nil {
+		t.Errorf("no flag: %v %v, want no store", s, err)
+	}
+	for _, url := range []string{"redis://127.0.0.1:1/2", "rediss://127.0.0.1:1", "unix:///tmp/none.sock"} {
+		if s, err := sessionStoreOf(stateFlags{sessions: url}); s == nil || err != nil {
+			t.Errorf("%s: %v %v", url, s, err)
+		}
+	}
+	if s, err := sessionStoreOf(stateFlags{sessions: "mymaster", sentinels: "127.0.0.1:1,127.0.0.1:2"}); s == nil || err != nil {
+		t.Errorf("a Sentinel master: %v %v", s, err)
+	}
+	if _, err := sessionStoreOf(stateFlags{sessions: "http://x"}); err == nil || !strings.Contains(err.Error(), "-session-store") {
+		t.Errorf("a bad URL: %v, want an error naming -session-store", err)
+	}
+	if _, err := guardOf(stateFlags{guard: "http://x"}); err == nil || !strings.Contains(err.Error(), "-guard") {
+		t.Errorf("a bad -guard URL: %v, want an error naming -guard", err)
+	}
+}

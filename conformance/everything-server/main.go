@@ -14,6 +14,10 @@
 // on the same address (GET for the event stream, POSTs to the URL its
 // endpoint event names), with the same tools.
 //
+// With -session-store a Redis URL, the 2025-era sessions (Streamable HTTP
+// and HTTP+SSE) live in Redis, so that processes sharing it serve each
+// other's sessions (-guard-sentinels: the URL is then the master's name).
+//
 // With the standard OpenTelemetry variables set (for example
 // OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318, and
 // OTEL_EXPORTER_OTLP_PROTOCOL=grpc for gRPC), every request is a span,

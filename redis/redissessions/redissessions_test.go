@@ -265,3 +265,25 @@ func BenchmarkTouch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTouchParallel is Touch from many goroutines (one instance's
+// concurrent requests) over the client's pool.
+func BenchmarkTouchParallel(b *testing.B) {
+	srv := redistest.StartServer(b, false)
+	s := New(srv.Client(), Options{})
+	ctx := context.Background()
+	if _, err := s.Create(ctx, rec("s", "p"), 5, 0); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Touch(ctx, "s"); err != nil {
+		b.Fatal(err)
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Touch(ctx, "s"); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
