@@ -316,6 +316,9 @@ func (s *Store) encode(rec *mcp.SessionRecord) (string, error) {
 
 // Create records rec (see mcp.SessionStore).
 func (s *Store) Create(ctx context.Context, rec *mcp.SessionRecord, maxPerParty, maxSessions int) ([]string, error) {
+	if rec.ID == "" {
+		return nil, errors.New("redissessions: a record without an id")
+	}
 	j, err := s.encode(rec)
 	if err != nil {
 		return nil, err
@@ -503,11 +506,26 @@ func (s *Store) EventsAfter(ctx context.Context, id string, stream, seq uint64, 
 	}
 	// XREAD BLOCK wakes this up when an event comes; the range script
 	// then reads what came, within its bounds. go-redis does not end a
-	// blocked read with ctx, so the wait runs apart and ctx is watched.
+	// blocked read with ctx, so the wait runs apart, in blocks of at most
+	// a second (a wait given up holds a connection no longer), and this
+	// returns as soon as ctx ends.
 	woke := make(chan error, 1)
 	go func() {
-		woke <- s.c.XRead(context.WithoutCancel(ctx), &redis.XReadArgs{
-			Streams: []string{key, "0-" + strconv.FormatUint(seq, 10)}, Count: 1, Block: wait}).Err()
+		wctx := context.WithoutCancel(ctx)
+		deadline := time.Now().Add(wait)
+		from := "0-" + strconv.FormatUint(seq, 10)
+		for {
+			block := min(time.Until(deadline), time.Second)
+			if block < time.Millisecond || ctx.Err() != nil {
+				woke <- redis.Nil
+				return
+			}
+			err := s.c.XRead(wctx, &redis.XReadArgs{Streams: []string{key, from}, Count: 1, Block: block}).Err()
+			if !errors.Is(err, redis.Nil) {
+				woke <- err
+				return
+			}
+		}
 	}()
 	select {
 	case <-ctx.Done():

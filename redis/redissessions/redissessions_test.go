@@ -200,6 +200,27 @@ func TestOversizeAndMalformedRecordsAreRefused(t *testing.T) {
 	if err := s.Publish(ctx, "i", make([]byte, 17)); err == nil {
 		t.Error("a message over MaxMessageBytes was published")
 	}
+	// A message over the bound that reaches the channel is ignored.
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ready, got := make(chan struct{}), make(chan string, 4)
+	go s.Receive(rctx, "i", func() { close(ready) }, func(m []byte) { got <- string(m) })
+	<-ready
+	c.Publish(ctx, s.channel("i"), string(make([]byte, 17)))
+	if err := s.Publish(ctx, "i", []byte("small")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-got:
+		if m != "small" {
+			t.Errorf("received %d bytes, want only the message within the bound", len(m))
+		}
+	case <-time.After(3 * time.Second):
+		t.Error("the message within the bound never came")
+	}
+	if _, err := s.Create(ctx, rec("", "p"), 5, 0); err == nil {
+		t.Error("a record without an id was created")
+	}
 	// An event not past the stream's last one is refused.
 	if _, err := s.Create(ctx, rec("e", "p"), 5, 0); err != nil {
 		t.Fatal(err)
@@ -286,4 +307,35 @@ func BenchmarkTouchParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A wait given up (ctx cancelled, no deadline) ends at once, and the
+// blocked read it started frees its connection within a second.
+func TestCancelledWaitEndsAtOnce(t *testing.T) {
+	srv := redistest.StartServer(t, false)
+	c := srv.Client()
+	s := New(c, Options{})
+	ctx := context.Background()
+	if _, err := s.Create(ctx, rec("s", "p"), 5, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendEvent(ctx, "s", mcp.SessionEvent{Stream: 1, Seq: 1, Data: []byte(`1`)}); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	if _, _, err := s.EventsAfter(wctx, "s", 1, 1, 30*time.Second); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled wait: %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("a wait cancelled after 100ms took %v", d)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for c.PoolStats().TotalConns-c.PoolStats().IdleConns > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := c.PoolStats(); st.TotalConns != st.IdleConns {
+		t.Errorf("a connection still in use 3 s after the wait ended: %+v", st)
+	}
 }
