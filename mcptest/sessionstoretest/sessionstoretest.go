@@ -212,14 +212,14 @@ func testNotFound(t *testing.T, s mcp.SessionStore) {
 
 func testTouchRefreshes(t *testing.T, s mcp.SessionStore) {
 	rec := record("t", "p")
-	rec.IdleTimeout = 300 * time.Millisecond
+	rec.IdleTimeout = 400 * time.Millisecond
 	create(t, s, rec, 10, 0)
-	for range 4 { // 600 ms in all: alive only because each Touch restarts the timeout
-		time.Sleep(150 * time.Millisecond)
+	for range 6 { // 600 ms in all: alive only because each Touch restarts the timeout
+		time.Sleep(100 * time.Millisecond)
 		touch(t, s, "t")
 	}
 	load(t, s, "t")
-	time.Sleep(450 * time.Millisecond)
+	time.Sleep(600 * time.Millisecond)
 	gone(t, s, "t", "once Touch stopped")
 }
 
