@@ -20,15 +20,15 @@
 //     Options.MaxEvents entries, living the idle timeout after its last
 //     event; and PREFIX{ID}:st, the streams a session has (at most
 //     Options.MaxStreams; the oldest stream is dropped past it).
-//   - the party index PREFIX p:DIGEST (a sorted set of the party's
+//   - the party index PREFIXp:DIGEST (a sorted set of the party's
 //     sessions by last use, for the per-party bound and its least recently
-//     used eviction) and the fleet index PREFIX all (every session by the
+//     used eviction) and the fleet index PREFIXall (every session by the
 //     time it expires, for the fleet bound). Both expire with their
 //     longest-lived session; stale members are removed as Create meets
 //     them.
 //
 // The bus between instances is Redis pub/sub: one channel per instance,
-// PREFIX i:INSTANCE. It is best effort, as the interface allows: a
+// PREFIXi:INSTANCE. It is best effort, as the interface allows: a
 // message published while its instance is reconnecting is lost.
 //
 // # Restarts and failover
@@ -50,9 +50,9 @@
 // Delete also change the party and fleet indexes in the same script, so
 // on a Redis Cluster every key of the store must share one slot: given a
 // *redis.ClusterClient, New wraps a Prefix that has no hash tag in braces
-// ("{mcp:sess:}"), and the whole store lives on the shard of that slot.
-// Run one store (one Prefix) per few thousand requests per second per
-// shard, or several fleets under several prefixes.
+// ("{mcp:sess:}"), and the whole store lives on the shard of that slot:
+// a cluster adds no capacity to one store (fleets under several prefixes
+// spread over several slots).
 package redissessions
 
 import (

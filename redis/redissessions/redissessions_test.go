@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -337,5 +338,40 @@ func TestCancelledWaitEndsAtOnce(t *testing.T) {
 	}
 	if st := c.PoolStats(); st.TotalConns != st.IdleConns {
 		t.Errorf("a connection still in use 3 s after the wait ended: %+v", st)
+	}
+}
+
+// The contract on a Redis Cluster (one node holding every slot): a
+// cluster refuses a script whose keys are in several slots, so this is
+// the test that every script keeps to one.
+func TestContractOnACluster(t *testing.T) {
+	srv := redistest.StartServer(t, true, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+	ctx := context.Background()
+	node := srv.Client()
+	if err := node.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, _ := node.ClusterInfo(ctx).Result()
+		if strings.Contains(info, "cluster_state:ok") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cluster did not come up: %s", info)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, addr := srv.Addr()
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}})
+	t.Cleanup(func() { c.Close() })
+	var n atomic.Int64
+	sessionstoretest.Run(t, func(t *testing.T) mcp.SessionStore {
+		return New(c, Options{Prefix: "c" + strconv.FormatInt(n.Add(1), 10) + ":", MaxEvents: 50})
+	})
+	// Without the prefix's hash tag a cluster refuses the scripts.
+	bare := &Store{c: c, prefix: "bare:", o: New(c, Options{}).o}
+	if _, err := bare.Create(ctx, rec("x", "p"), 5, 0); err == nil || !strings.Contains(err.Error(), "slot") {
+		t.Errorf("a store whose keys span slots: %v, want the cluster's refusal", err)
 	}
 }
