@@ -14,6 +14,10 @@
 // on the same address (GET for the event stream, POSTs to the URL its
 // endpoint event names), with the same tools.
 //
+// With -session-store a Redis URL, the 2025-era sessions (Streamable HTTP
+// and HTTP+SSE) live in Redis, so that processes sharing it serve each
+// other's sessions (-guard-sentinels: the URL is then the master's name).
+//
 // With the standard OpenTelemetry variables set (for example
 // OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318, and
 // OTEL_EXPORTER_OTLP_PROTOCOL=grpc for gRPC), every request is a span,
@@ -48,8 +52,9 @@ func main() {
 	flag.StringVar(&sf.keyFile, "state-key-file", "", "file of base64url request-state keys, one per line, sealing key first; re-read on SIGHUP and when it changes (rotation without a restart)")
 	flag.DurationVar(&sf.ttl, "state-ttl", 0, "lifetime of one round's requestState, e.g. 3s (default 10m)")
 	flag.StringVar(&sf.guard, "guard", "", `single-use request state: "memory", or a Redis URL (redis://HOST:PORT/DB, unix:///PATH.sock); with -guard-sentinels, the Sentinel master name`)
-	flag.StringVar(&sf.sentinels, "guard-sentinels", "", "comma-separated Redis Sentinel addresses (HOST:PORT); -guard then names the master")
+	flag.StringVar(&sf.sentinels, "guard-sentinels", "", "comma-separated Redis Sentinel addresses (HOST:PORT); -guard and -session-store then name the master")
 	flag.IntVar(&sf.replicas, "guard-replicas", 0, "replicas that must acknowledge each single-use record (WAIT) before it counts")
+	flag.StringVar(&sf.sessions, "session-store", "", `keep the 2025-era sessions in Redis, shared by every process given the same store: a Redis URL (redis://HOST:PORT/DB, rediss://, unix:///PATH.sock); with -guard-sentinels, the Sentinel master name`)
 	flag.DurationVar(&sf.lease, "guard-lease", 0, "how long a running leg holds its single-use claim without renewal (default 10s)")
 	flag.Parse()
 
@@ -72,7 +77,12 @@ func main() {
 	if keyFile != nil {
 		go reloadKeys(ctx, keyFile)
 	}
-	srv := newServer(logger, rs)
+	store, err := sessionStoreOf(sf)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "everything-server:", err)
+		os.Exit(2)
+	}
+	srv := newServer(logger, rs, store)
 
 	if *stdio {
 		err = srv.ServeStdio(ctx)
