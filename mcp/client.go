@@ -240,8 +240,9 @@ type Client struct {
 	outputs toolOutputs  // output schemas learned from tools/list (client_validate.go)
 
 	mu       sync.RWMutex
-	tools    map[string][]paramHeader // x-mcp-header annotations learned from tools/list
-	badTools map[string]string        // tools dropped for invalid annotations, with the reason
+	tools    map[string][]paramHeader   // x-mcp-header annotations learned from tools/list
+	badTools map[string]string          // tools dropped for invalid annotations, with the reason
+	listed   map[string]json.RawMessage // tools/list entries, by name, for ClientExtensions.LegacyParams
 }
 
 // clientEra is the era in use: a modern one is the negotiated version
@@ -257,6 +258,8 @@ type clientEra struct {
 
 	session string       // Mcp-Session-Id (HTTP), "" when the server gave none
 	hello   *serverHello // what initialize returned
+	// helloRaw is the result of initialize as received.
+	helloRaw json.RawMessage
 }
 
 // NewClient returns a client that talks to a server through t. The
