@@ -28,6 +28,11 @@ var schema2025 = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	return s, json.Unmarshal(b, s)
 })
 
+var (
+	resolvedMu   sync.Mutex
+	resolved2025 = map[string]*jsonschema.Resolved{}
+)
+
 // check2025 validates msg against the 2025-11-25 definition def.
 func check2025(t testing.TB, def string, msg []byte) {
 	t.Helper()
@@ -38,11 +43,17 @@ func check2025(t testing.TB, def string, msg []byte) {
 	if root.Defs[def] == nil {
 		t.Fatalf("no $defs/%s in the 2025-11-25 schema", def)
 	}
-	s := &jsonschema.Schema{Schema: root.Schema, Ref: "#/$defs/" + def, Defs: root.Defs}
-	r, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatal(err)
+	resolvedMu.Lock()
+	r := resolved2025[def]
+	if r == nil {
+		s := &jsonschema.Schema{Schema: root.Schema, Ref: "#/$defs/" + def, Defs: root.Defs}
+		if r, err = s.Resolve(nil); err != nil {
+			resolvedMu.Unlock()
+			t.Fatal(err)
+		}
+		resolved2025[def] = r
 	}
+	resolvedMu.Unlock()
 	var v any
 	if err := json.Unmarshal(msg, &v); err != nil {
 		t.Fatalf("invalid JSON %q", msg)

@@ -30,6 +30,11 @@ var schema2025 = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	return s, json.Unmarshal(b, s)
 })
 
+var (
+	resolvedMu   sync.Mutex
+	resolved2025 = map[string]*jsonschema.Resolved{}
+)
+
 // check2025 validates msg against the 2025-11-25 definition def.
 func check2025(t testing.TB, def string, msg []byte) {
 	t.Helper()
@@ -40,11 +45,17 @@ func check2025(t testing.TB, def string, msg []byte) {
 	if root.Defs[def] == nil {
 		t.Fatalf("no $defs/%s in the 2025-11-25 schema", def)
 	}
-	s := &jsonschema.Schema{Schema: root.Schema, Ref: "#/$defs/" + def, Defs: root.Defs}
-	r, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatal(err)
+	resolvedMu.Lock()
+	r := resolved2025[def]
+	if r == nil {
+		s := &jsonschema.Schema{Schema: root.Schema, Ref: "#/$defs/" + def, Defs: root.Defs}
+		if r, err = s.Resolve(nil); err != nil {
+			resolvedMu.Unlock()
+			t.Fatal(err)
+		}
+		resolved2025[def] = r
 	}
+	resolvedMu.Unlock()
 	var v any
 	if err := json.Unmarshal(msg, &v); err != nil {
 		t.Fatalf("invalid JSON %q", msg)
@@ -153,7 +164,8 @@ func (s *taskServer2025) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.reply(w, in.ID, "JSONRPCResultResponse", `{"tools":[`+
 			`{"name":"slow","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}},`+
 			`{"name":"broken","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},`+
-			`{"name":"plain","inputSchema":{"type":"object"}}]}`)
+			`{"name":"plain","inputSchema":{"type":"object"}},`+
+			`{"name":"bogus","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`)
 	case "tools/call":
 		if in.Params.Name == "plain" {
 			if in.Params.Task != nil {
@@ -164,6 +176,11 @@ func (s *taskServer2025) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if in.Params.Task == nil {
 			s.fail(w, in.ID, -32601, "Method not found: tool "+in.Params.Name+" must be called as a task")
+			return
+		}
+		if in.Params.Name == "bogus" { // a CreateTaskResult without a taskId
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(in.ID)+`,"result":{"task":{"status":"working"}}}`)
 			return
 		}
 		id := "task-" + in.Params.Name
@@ -358,5 +375,24 @@ func TestLegacyTaskNeedsTheListingAndTheCapability(t *testing.T) {
 	}
 	if p := srv.request("tools/call")["params"].(map[string]any); p["task"] != nil {
 		t.Fatalf("an unlisted tool was called as a task: %v", p)
+	}
+}
+
+// A CreateTaskResult the client cannot follow (no taskId) fails the call
+// with an invalid response, at once.
+func TestLegacyTaskInvalidCreateTaskResult(t *testing.T) {
+	t.Parallel()
+	c, srv := newTaskClient2025(t, nil)
+	ctx := context.Background()
+	if _, err := c.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.CallTool(ctx, "bogus", nil, nil)
+	var ir *InvalidResponseError
+	if !errors.As(err, &ir) || ir.Method != MethodToolsCall || !strings.Contains(err.Error(), "taskId") {
+		t.Fatalf("got %v", err)
+	}
+	if got := strings.Join(srv.methods(), " "); strings.Contains(got, "tasks/") {
+		t.Fatalf("requests after an invalid seed: %s", got)
 	}
 }
