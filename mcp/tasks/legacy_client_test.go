@@ -91,7 +91,6 @@ type taskServer2025 struct {
 	gets    map[string]int   // tasks/get per task
 	status  map[string]string
 	answers chan json.RawMessage
-	sent    int
 }
 
 func (s *taskServer2025) task(id, status string) string {
