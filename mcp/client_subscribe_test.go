@@ -248,15 +248,34 @@ func TestClientModernSubscribeAndPingAreUnsupported(t *testing.T) {
 	}
 }
 
-// Ping on a 2025 byte stream (the in-memory pair) is answered too.
-func TestClientLegacyPingOnAByteStream(t *testing.T) {
+// On a 2025 byte stream (the in-memory pair) Ping is answered, and a
+// subscription's updates, which name no request there, reach
+// OnSessionNotification.
+func TestClientLegacyPingAndSubscribeOnAByteStream(t *testing.T) {
 	t.Parallel()
 	s := NewServer(Implementation{Name: "p", Version: "1"}, nil)
-	c := memClient(t, s, &ClientOptions{Mode: ModeLegacy})
-	if err := c.Ping(context.Background()); err != nil {
+	s.AddResource(&Resource{URI: "test://a", Name: "a"}, func(ctx context.Context, r *ReadResourceRequest) (*ReadResourceResult, error) {
+		return &ReadResourceResult{Contents: []*ResourceContents{{URI: r.URI, Text: "x"}}}, nil
+	})
+	notes := make(chan *ListenNotification, 4)
+	c := memClient(t, s, &ClientOptions{Mode: ModeLegacy, OnSessionNotification: func(n *ListenNotification) { notes <- n }})
+	ctx := context.Background()
+	if err := c.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if c.ProtocolVersion() != LegacyProtocolVersion {
 		t.Fatalf("version %q", c.ProtocolVersion())
+	}
+	if err := c.Subscribe(ctx, "test://a"); err != nil {
+		t.Fatal(err)
+	}
+	s.ResourceUpdated("test://a")
+	select {
+	case n := <-notes:
+		if n.Method != NotificationResourceUpdated || n.URI != "test://a" {
+			t.Fatalf("got %+v", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no resources/updated on the byte stream")
 	}
 }
