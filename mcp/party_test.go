@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -270,5 +271,51 @@ func TestInProcessRateLimiterAllowsTheBurstThenTheRate(t *testing.T) {
 	}
 	if n := len(l.tat); n > maxRateParties {
 		t.Errorf("%d parties tracked", n)
+	}
+}
+
+// On the HTTP+SSE handler: a stream's party is the forwarded client
+// behind a trusted proxy, and its POSTs past the rate get 429 with the
+// request's id, nothing on the stream.
+func TestSSEPartiesBehindATrustedProxyAndTheirRate(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, nil)
+	lim := NewRateLimiter(0.01, 3)
+	h := NewSSEHandler(s, &SSEOptions{HTTPOptions: HTTPOptions{TrustedProxies: prefixes(t, "127.0.0.0/8"), RateLimit: lim,
+		Legacy: LegacyHTTPOptions{MaxSessionsPerPrincipal: 1}}}).(*sseHandler)
+	mux := http.NewServeMux()
+	mux.Handle("/sse", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The test's stand-in for the proxy: X-User is the forwarded client.
+		if u := r.Header.Get("X-User"); u != "" {
+			r.Header.Set("X-Forwarded-For", u)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	u := ts.URL + "/sse"
+	one := openRawSSE(t, u, "198.51.100.1")
+	two := openRawSSE(t, u, "198.51.100.2")
+	one.initialize(LegacyProtocolVersion, `{}`) // POSTs 1 and 2 of 198.51.100.1
+	two.initialize(LegacyProtocolVersion, `{}`)
+	if n := h.sessionCount(); n != 2 {
+		t.Fatalf("%d sessions, want one per forwarded client", n)
+	}
+	one.mustPost(`{"jsonrpc":"2.0","id":5,"method":"ping"}`) // 3
+	if m := one.next(); m["id"] != 5.0 {
+		t.Fatalf("ping: %v", m)
+	}
+	st, m := one.postTo(one.endpoint, `{"jsonrpc":"2.0","id":6,"method":"ping"}`, nil)
+	if e, _ := m["error"].(map[string]any); st != http.StatusTooManyRequests || m["id"] != 6.0 || e["code"] != float64(codeTemporarilyUnavailable) {
+		t.Fatalf("past the rate: %d %v", st, m)
+	}
+	two.mustPost(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	if m := two.next(); m["id"] != 7.0 {
+		t.Fatalf("the other client's ping: %v", m)
+	}
+	select {
+	case m := <-one.msgs:
+		t.Errorf("the refused request was answered on the stream: %v", m)
+	case <-time.After(50 * time.Millisecond):
 	}
 }
