@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -351,13 +352,20 @@ type rateLimiter struct {
 	tat map[string]time.Time // each party's theoretical arrival time (GCRA)
 }
 
-// NewRateLimiter returns an in-process HTTPOptions.RateLimit: perSecond requests a second per party, up to burst at once (at least 1).
+// NewRateLimiter returns an in-process HTTPOptions.RateLimit: each party
+// may make perSecond requests a second, and up to burst (at least 1) at
+// once (the generic cell rate algorithm). A refused request is told when
+// its next one would be allowed. It tracks at most 65536 parties; past
+// that it forgets those back at their full burst, and all of them when
+// that frees less than a quarter. For a fleet, share one limit through
+// Redis instead (redis/redisrate). It panics when perSecond is not
+// positive.
 func NewRateLimiter(perSecond float64, burst int) func(ctx context.Context, party string) (time.Duration, error) {
 	return newRateLimiter(perSecond, burst, time.Now).allow
 }
 
 func newRateLimiter(perSecond float64, burst int, now func() time.Time) *rateLimiter {
-	if perSecond <= 0 {
+	if !(perSecond > 0) || math.IsInf(perSecond, 0) {
 		panic("mcp: NewRateLimiter: the rate must be positive")
 	}
 	interval := time.Duration(float64(time.Second) / perSecond)
@@ -368,8 +376,8 @@ func newRateLimiter(perSecond float64, burst int, now func() time.Time) *rateLim
 // allow is the GCRA: a request is allowed when the party's theoretical
 // arrival time is at most burst ahead of now, and moves it one interval
 // on. At maxRateParties, parties back at their full burst are forgotten,
-// and when none is, all are (the bound holds memory, at the price of
-// one amnesty).
+// and all are when that frees too little (the bound holds memory, at the
+// price of an amnesty).
 func (l *rateLimiter) allow(_ context.Context, party string) (time.Duration, error) {
 	now := l.now()
 	l.mu.Lock()
@@ -387,8 +395,8 @@ func (l *rateLimiter) allow(_ context.Context, party string) (time.Duration, err
 				delete(l.tat, p)
 			}
 		}
-		if len(l.tat) >= maxRateParties {
-			clear(l.tat)
+		if len(l.tat) > maxRateParties*3/4 {
+			clear(l.tat) // so that a sweep frees a quarter at least: amortised O(1)
 		}
 	}
 	l.tat[party] = tat.Add(l.interval)

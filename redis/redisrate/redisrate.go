@@ -71,6 +71,7 @@ func New(c redis.UniversalClient, o Options) *Limiter {
 // ARGV[1] the interval, ARGV[2] the tolerance (µs). It returns 0 when
 // allowed, else the µs to wait.
 var gcra = redis.NewScript(`
+if redis.replicate_commands then redis.replicate_commands() end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local interval = tonumber(ARGV[1])
