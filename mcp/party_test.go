@@ -208,6 +208,15 @@ func TestRateLimitRefusesAPartyPastItsRateWith429AndNothingRuns(t *testing.T) {
 	if st, _, _ := alice.do("", `{"jsonrpc":"2.0","id":8,"method":"ping"}`, http.Header{HeaderProtocolVersion: {LatestProtocolVersion}}); st != http.StatusTooManyRequests {
 		t.Errorf("a modern request past the rate: %d", st)
 	}
+	// So is a DELETE: the session is still there afterwards.
+	del, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
+	del.Header.Set("Mcp-Session-Id", sid)
+	del.Header.Set("X-User", "alice")
+	if resp, err := http.DefaultClient.Do(del); err != nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a DELETE past the rate: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	mu.Lock()
 	first := asked[0]
 	mu.Unlock()
