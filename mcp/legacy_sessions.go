@@ -108,17 +108,9 @@ func (lh *legacyHTTP) principal(r *http.Request) (string, error) {
 }
 
 // quotaKey names the party the caller's sessions count against: QuotaKey,
-// else the verified principal, else the remote address.
+// else the verified principal, else the client's address (party.go).
 func (lh *legacyHTTP) quotaKey(r *http.Request, principal string) string {
-	if f := lh.opts.QuotaKey; f != nil {
-		if k := f(r); k != "" {
-			return "key " + k
-		}
-	}
-	if principal != "" {
-		return "principal " + principal
-	}
-	return "address " + remoteParty(r.RemoteAddr)
+	return partyOf(r, lh.opts.QuotaKey, principal)
 }
 
 // remoteParty is the address part of a RemoteAddr that names one client:

@@ -140,6 +140,7 @@ func (sh *sseHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Not found: HTTP+SSE carries sessions of protocol revision 2024-11-05 and later 2025 revisions, and this server serves "+LatestProtocolVersion+" only"))
 		return
 	}
+	r = withClientAddress(r, sh.h.opts.TrustedProxies)
 	switch r.Method {
 	case http.MethodGet:
 		sh.open(w, r)
@@ -303,6 +304,9 @@ func (sh *sseHandler) post(w http.ResponseWriter, r *http.Request) {
 	msg, e := jsonrpc.Decode(body)
 	if e != nil {
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
+		return
+	}
+	if !msg.IsResponse() && sh.h.rateLimited(w, r, msg.ID) {
 		return
 	}
 	sh.touch(ss)

@@ -56,6 +56,7 @@ func main() {
 	flag.IntVar(&sf.replicas, "guard-replicas", 0, "replicas that must acknowledge each single-use record (WAIT) before it counts")
 	flag.StringVar(&sf.sessions, "session-store", "", `keep the 2025-era sessions in Redis, shared by every process given the same store: a Redis URL (redis://HOST:PORT/DB, rediss://, unix:///PATH.sock); with -guard-sentinels, the Sentinel master name`)
 	flag.DurationVar(&sf.lease, "guard-lease", 0, "how long a running leg holds its single-use claim without renewal (default 10s)")
+	pf := partyFlagsOf(flag.CommandLine) // party.go
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -82,6 +83,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "everything-server:", err)
 		os.Exit(2)
 	}
+	hopts, err := pf.httpOptions(flag.CommandLine, sf)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "everything-server:", err)
+		os.Exit(2)
+	}
 	srv := newServer(logger, rs, store)
 
 	if *stdio {
@@ -90,7 +96,7 @@ func main() {
 			err = nil
 		}
 	} else {
-		err = serveHTTP(ctx, srv, *httpAddr, logger)
+		err = serveHTTP(ctx, srv, *httpAddr, hopts, logger)
 	}
 	// Export what is still buffered before exiting.
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -122,14 +128,14 @@ func reloadKeys(ctx context.Context, kf *requeststate.KeyFile) {
 
 // serveHTTP listens on addr, announces the endpoint on stdout and serves
 // until ctx ends, then shuts down gracefully.
-func serveHTTP(ctx context.Context, srv *mcp.Server, addr string, logger *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *mcp.Server, addr string, hopts mcp.HTTPOptions, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewHTTPHandler(srv, nil))
-	mux.Handle("/sse", mcp.NewSSEHandler(srv, nil)) // HTTP+SSE (2024-11-05)
+	mux.Handle("/mcp", mcp.NewHTTPHandler(srv, &hopts))
+	mux.Handle("/sse", mcp.NewSSEHandler(srv, &mcp.SSEOptions{HTTPOptions: hopts})) // HTTP+SSE (2024-11-05)
 	mux.Handle("/livez", mcp.HealthHandler(srv))
 	mux.Handle("/readyz", mcp.HealthHandler(srv))
 	hs := &http.Server{
