@@ -175,6 +175,13 @@ func (lh *legacyHTTP) openGET(w http.ResponseWriter, hs *httpSession, done <-cha
 	c.queueLocked(outFrame{kind: frameStart})
 	c.queueLocked(outFrame{kind: framePrime, id: sse.EventID{Stream: st.num, Seq: st.seq}})
 	st.mu.Unlock()
+	if f := lh.s.fleet; f != nil {
+		// This instance now holds the session's GET stream: the record
+		// says so, and changes made elsewhere are announced here.
+		if _, err := hs.storeUpdate(SessionUpdate{SetInstance: true, Instance: f.name}); err != nil {
+			lh.s.log.Warn("mcp: session store update", "err", err, "session", hs.id)
+		}
+	}
 	st.hold(c, done, lh.opts.StreamLifetime)
 }
 

@@ -1,0 +1,358 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+)
+
+// A Server's part of a fleet sharing 2025-era sessions
+// (ServerOptions.SessionStore, session_store.go). The instance has a
+// random 20-bit tag: its name on the store's bus is derived from it, and
+// it is the high bits of the JSON-RPC ids of the server-to-client
+// requests its handlers send (tag<<32 | counter, below 2^53) and of its
+// stream numbers, so that a client's answer POSTed to any instance names
+// the instance waiting for it, and event ids of different instances never
+// collide. The bus carries small JSON messages (fleetMessage); what does
+// not decode, or is larger than maxFleetMessage, is ignored.
+
+const (
+	fleetTagBits = 20
+	// fleetBroadcast is the bus name every instance also receives on:
+	// what concerns instances not known by name (a session ended, a
+	// cancellation of a request running somewhere).
+	fleetBroadcast  = "mcp-fleet"
+	maxFleetMessage = 4 << 20
+	// fleetStoreTimeout bounds one store round trip of a request.
+	fleetStoreTimeout = 5 * time.Second
+)
+
+// Kinds of fleet messages.
+const (
+	fleetReply   = "reply"   // a client's answer (Msg) to a request the instance sent
+	fleetClose   = "close"   // the session ended: drop the replica
+	fleetChanged = "changed" // the session's record changed: reload it
+	fleetCancel  = "cancel"  // notifications/cancelled (Msg: its params)
+)
+
+type fleetMessage struct {
+	Kind    string          `json:"k"`
+	Session string          `json:"s"`
+	Msg     json.RawMessage `json:"m,omitempty"`
+}
+
+// sessionFleet is a Server's membership of a fleet.
+type sessionFleet struct {
+	s     *Server
+	store SessionStore
+	tag   uint64
+	name  string
+	stop  context.CancelFunc
+}
+
+func fleetInstanceName(tag uint64) string { return fmt.Sprintf("mcp-%05x", tag) }
+
+// startFleet makes the server an instance of the fleet of store and
+// receives on the bus until Close.
+func (s *Server) startFleet(store SessionStore) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	tag := binary.LittleEndian.Uint64(b[:])&(1<<fleetTagBits-1) | 1 // never 0
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &sessionFleet{s: s, store: store, tag: tag, name: fleetInstanceName(tag), stop: cancel}
+	s.fleet = f
+	ready := make(chan struct{}, 2)
+	for _, name := range []string{f.name, fleetBroadcast} {
+		go func() {
+			wait := 100 * time.Millisecond
+			for {
+				err := store.Receive(ctx, name, func() { ready <- struct{}{} }, f.receive)
+				if ctx.Err() != nil {
+					return
+				}
+				s.log.Warn("mcp: session bus receive ended; receiving again", "err", err, "in", wait)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+				wait = min(2*wait, 30*time.Second)
+			}
+		}()
+	}
+	// Messages published once NewServer returns reach this instance
+	// (bounded: a store that does not answer does not hold it up).
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
+	for range 2 {
+		select {
+		case <-ready:
+		case <-t.C:
+			return
+		}
+	}
+}
+
+func (f *sessionFleet) close() { f.stop() }
+
+func (f *sessionFleet) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), fleetStoreTimeout)
+}
+
+// publish sends a message on the bus (best effort, off the caller's path).
+func (f *sessionFleet) publish(to, kind, session string, msg []byte) {
+	b, err := json.Marshal(&fleetMessage{Kind: kind, Session: session, Msg: msg})
+	if err != nil || len(b) > maxFleetMessage {
+		return
+	}
+	go func() {
+		ctx, cancel := f.ctx()
+		defer cancel()
+		if err := f.store.Publish(ctx, to, b); err != nil {
+			f.s.log.Warn("mcp: session bus publish", "err", err, "to", to)
+		}
+	}()
+}
+
+// receive handles one message of the bus.
+func (f *sessionFleet) receive(b []byte) {
+	if len(b) > maxFleetMessage {
+		return
+	}
+	var m fleetMessage
+	if json.Unmarshal(b, &m) != nil || m.Session == "" {
+		return
+	}
+	for _, lh := range f.s.legacy.liveHandlers() {
+		hs := lh.lookup(m.Session)
+		if hs == nil {
+			continue
+		}
+		switch m.Kind {
+		case fleetReply:
+			var msg jsonrpc.Message
+			if json.Unmarshal(m.Msg, &msg) == nil && msg.IsResponse() {
+				hs.deliver(msg)
+			}
+		case fleetClose:
+			lh.closeSession(hs)
+		case fleetChanged:
+			if _, err := lh.reload(hs); errors.Is(err, ErrSessionNotFound) {
+				lh.closeSession(hs)
+			}
+		case fleetCancel:
+			hs.cancelled(m.Msg)
+		}
+	}
+}
+
+// requestID is the JSON-RPC id of the n-th server-to-client request of a
+// session on this instance.
+func (f *sessionFleet) requestID(n int64) int64 {
+	if f == nil {
+		return n
+	}
+	return int64(f.tag)<<32 | n&(1<<32-1)
+}
+
+// forwardReply sends a client's answer that no local question waits for
+// to the instance whose tag its id carries.
+func (f *sessionFleet) forwardReply(session string, msg jsonrpc.Message) {
+	id, ok := msg.ID.Int()
+	if !ok || id < 0 || uint64(id)>>32 == f.tag || uint64(id)>>32 >= 1<<fleetTagBits {
+		return
+	}
+	raw, err := json.Marshal(msg)
+	if err != nil {
+		return
+	}
+	f.publish(fleetInstanceName(uint64(id)>>32), fleetReply, session, raw)
+}
+
+// ---- the Streamable HTTP side ----
+
+// storeUnavailable answers a request the store could not serve: 503,
+// retryable, never "session not found" (the session may well exist).
+func storeUnavailable(w http.ResponseWriter, id jsonrpc.ID) {
+	w.Header().Set("Retry-After", retryAfterBusy)
+	writeHTTPError(w, http.StatusServiceUnavailable, id, ErrTemporarilyUnavailable)
+}
+
+// fleetSession returns the session id names for the caller of r on a
+// server with a store: the local replica after one Touch (reloaded when
+// its record changed), or a replica made from the store's record. It
+// answers w itself (404 or 503) when it returns nil.
+func (lh *legacyHTTP) fleetSession(w http.ResponseWriter, r *http.Request, id string, msgID jsonrpc.ID) *httpSession {
+	f := lh.s.fleet
+	principal, err := lh.principal(r)
+	if err != nil {
+		sessionNotFound(w, msgID)
+		return nil
+	}
+	hs := lh.lookup(id)
+	if hs != nil {
+		if principal != hs.principal {
+			lh.s.log.Warn("mcp: legacy session presented by another principal", "session", id)
+			sessionNotFound(w, msgID)
+			return nil
+		}
+		ctx, cancel := f.ctx()
+		v, err := f.store.Touch(ctx, id)
+		cancel()
+		switch {
+		case errors.Is(err, ErrSessionNotFound):
+			lh.closeSession(hs)
+			sessionNotFound(w, msgID)
+			return nil
+		case err != nil:
+			lh.s.log.Warn("mcp: session store touch", "err", err, "session", id)
+			storeUnavailable(w, msgID)
+			return nil
+		case v != hs.version.Load():
+			if _, err := lh.reload(hs); err != nil {
+				if errors.Is(err, ErrSessionNotFound) {
+					lh.closeSession(hs)
+					sessionNotFound(w, msgID)
+				} else {
+					storeUnavailable(w, msgID)
+				}
+				return nil
+			}
+		}
+		return hs
+	}
+	ctx, cancel := f.ctx()
+	rec, err := f.store.Load(ctx, id)
+	if err == nil {
+		_, err = f.store.Touch(ctx, id)
+	}
+	cancel()
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		sessionNotFound(w, msgID)
+		return nil
+	case err != nil:
+		lh.s.log.Warn("mcp: session store load", "err", err, "session", id)
+		storeUnavailable(w, msgID)
+		return nil
+	case rec.Principal != principal || rec.Transport != TransportHTTP:
+		lh.s.log.Warn("mcp: legacy session presented by another principal", "session", id)
+		sessionNotFound(w, msgID)
+		return nil
+	}
+	p := &legacyInitParams{ProtocolVersion: rec.ProtocolVersion, Capabilities: rec.ClientCapabilities, ClientInfo: rec.ClientInfo}
+	hs = lh.newHTTPSession(id, p, sessionOrigin{ctx: r.Context(), transport: TransportHTTP, req: r}, principal)
+	hs.apply(rec)
+	switch lh.register(hs, lh.quotaKey(r, principal), false) {
+	case registered:
+	case raced:
+		hs.legacySession.close()
+		if hs = lh.lookup(id); hs == nil || hs.principal != principal {
+			sessionNotFound(w, msgID)
+			return nil
+		}
+		return hs
+	default:
+		hs.legacySession.close()
+		w.Header().Set("Retry-After", retryAfterBusy)
+		writeHTTPError(w, http.StatusServiceUnavailable, msgID, jsonrpcError(-32000, "Too many sessions: try again later"))
+		return nil
+	}
+	hs.startTimer()
+	return hs
+}
+
+// reload reads the session's record again and applies it.
+func (lh *legacyHTTP) reload(hs *httpSession) (*SessionRecord, error) {
+	ctx, cancel := lh.s.fleet.ctx()
+	defer cancel()
+	rec, err := lh.s.fleet.store.Load(ctx, hs.id)
+	if err != nil {
+		return nil, err
+	}
+	hs.apply(rec)
+	return rec, nil
+}
+
+// apply makes the replica say what rec says.
+func (hs *httpSession) apply(rec *SessionRecord) {
+	ls := hs.legacySession
+	ls.mu.Lock()
+	if ls.closed {
+		ls.mu.Unlock()
+		return
+	}
+	if rec.LogLevel != "" {
+		ls.level = rec.LogLevel
+	}
+	if rec.Initialized {
+		ls.initialized = true
+	}
+	ls.subs = make(map[string]struct{}, len(rec.Subscriptions))
+	for _, u := range rec.Subscriptions {
+		ls.subs[u] = struct{}{}
+	}
+	ls.mu.Unlock()
+	uris := slices.Clone(rec.Subscriptions)
+	slices.Sort(uris)
+	ls.s.hub.mu.Lock()
+	ls.listener.filter.ResourceSubscriptions = uris
+	ls.s.hub.mu.Unlock()
+	hs.version.Store(rec.Version)
+}
+
+// storeUpdate is the legacySession's update hook on a server with a
+// store: the change goes to the record, the replica takes the record as
+// returned, and the instance holding the session's GET stream is told.
+func (hs *httpSession) storeUpdate(u SessionUpdate) (*SessionRecord, error) {
+	f := hs.lh.s.fleet
+	ctx, cancel := f.ctx()
+	rec, err := f.store.Update(ctx, hs.id, u)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	hs.apply(rec)
+	if rec.Instance != "" && rec.Instance != f.name {
+		f.publish(rec.Instance, fleetChanged, hs.id, nil)
+	}
+	return rec, nil
+}
+
+// createInStore records a new session with the fleet's bounds; the
+// sessions it evicted end wherever they are held.
+func (lh *legacyHTTP) createInStore(hs *httpSession, party string) error {
+	f := lh.s.fleet
+	rec := &SessionRecord{
+		ID: hs.id, ProtocolVersion: hs.rev.version, ClientInfo: hs.client, ClientCapabilities: hs.caps,
+		Principal: hs.principal, Party: party, Transport: TransportHTTP, IdleTimeout: lh.opts.IdleTimeout,
+	}
+	ctx, cancel := f.ctx()
+	evicted, err := f.store.Create(ctx, rec, lh.opts.MaxSessionsPerPrincipal, lh.opts.MaxSessions)
+	cancel()
+	for _, id := range evicted {
+		lh.s.log.Info("mcp: legacy session evicted to make room", "session", id)
+		lh.endEverywhere(id)
+	}
+	if err != nil {
+		return err
+	}
+	hs.version.Store(rec.Version)
+	return nil
+}
+
+// endEverywhere ends the session id on this instance and tells the others.
+func (lh *legacyHTTP) endEverywhere(id string) {
+	if hs := lh.lookup(id); hs != nil {
+		lh.closeSession(hs)
+	}
+	lh.s.fleet.publish(fleetBroadcast, fleetClose, id, nil)
+}
