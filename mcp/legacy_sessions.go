@@ -39,6 +39,15 @@ type httpSession struct {
 	principal string        // who opened the session (see legacyHTTP.session)
 	last      atomic.Int64  // UnixNano of the last exchange
 	version   atomic.Uint64 // the store record's Version this replica reflects (session_fleet.go)
+	// With a store (session_fleet.go): whether this instance writes the
+	// session's notifications related to no request, the instance the
+	// record names for that, and the events waiting to be appended to
+	// the store's log, in order.
+	holder   atomic.Bool
+	fmu      sync.Mutex
+	instance string
+	outbox   []SessionEvent
+	flushing bool
 
 	// under lh.mu
 	q                          *quota
@@ -403,6 +412,9 @@ func (hs *httpSession) standalone() *legacyStream {
 // sendUnrelated writes a notification related to no request on the GET
 // stream (kept for replay when no GET stream is open).
 func (hs *httpSession) sendUnrelated(method string, params any) {
+	if hs.lh.s.fleet != nil && !hs.holder.Load() {
+		return // the instance holding the session's GET stream writes it
+	}
 	b, err := encodeNotification(nil, method, params)
 	if err != nil {
 		return

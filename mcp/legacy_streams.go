@@ -159,6 +159,10 @@ func (lh *legacyHTTP) openGET(w http.ResponseWriter, hs *httpSession, done <-cha
 		sessionNotFound(w, jsonrpc.ID{})
 		return
 	}
+	var seen uint64 // with a store, the last event another instance wrote on it
+	if lh.s.fleet != nil {
+		seen = lh.s.fleet.lastGETEvent(hs)
+	}
 	st.mu.Lock()
 	if st.conn != nil {
 		st.mu.Unlock()
@@ -172,6 +176,7 @@ func (lh *legacyHTTP) openGET(w http.ResponseWriter, hs *httpSession, done <-cha
 		return
 	}
 	hs.openLog(st.num)
+	st.seq = max(st.seq, seen)
 	c.queueLocked(outFrame{kind: frameStart})
 	c.queueLocked(outFrame{kind: framePrime, id: sse.EventID{Stream: st.num, Seq: st.seq}})
 	st.mu.Unlock()
@@ -194,6 +199,12 @@ func (lh *legacyHTTP) resume(w http.ResponseWriter, hs *httpSession, last string
 	id, ok := sse.ParseEventID(last)
 	var st *legacyStream
 	if ok {
+		if lh.s.fleet.resumesElsewhere(hs, id) {
+			// Another instance's stream, or the GET stream held elsewhere:
+			// from the store's log (session_fleet.go).
+			lh.resumeFromStore(w, hs, id, last, done)
+			return
+		}
 		hs.smu.Lock()
 		st = hs.streams[id.Stream]
 		hs.smu.Unlock()
@@ -429,6 +440,9 @@ func (st *legacyStream) emit(msg []byte, final bool) error {
 	id := sse.EventID{Stream: st.num, Seq: st.seq}
 	if st.hs != nil {
 		st.hs.keep(id, msg)
+		if st.lh.s.fleet != nil {
+			st.hs.replicate(SessionEvent{Stream: id.Stream, Seq: id.Seq, Data: msg, End: final})
+		}
 	}
 	if c != nil {
 		c.queueLocked(outFrame{kind: frameEvent, id: id, msg: msg})
@@ -488,6 +502,10 @@ func (st *legacyStream) abandon() {
 		st.conn.endLocked()
 	}
 	streaming := st.streaming
+	if streaming && st.hs != nil && st.lh.s.fleet != nil {
+		// The stream's end, for a client following it elsewhere.
+		st.hs.replicate(SessionEvent{Stream: st.num, Seq: st.seq + 1, End: true})
+	}
 	st.mu.Unlock()
 	if st.hs != nil {
 		st.hs.streamDone(st, streaming)

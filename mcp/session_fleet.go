@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/mcp/internal/sse"
 )
 
 // A Server's part of a fleet sharing 2025-era sessions
@@ -306,6 +307,10 @@ func (hs *httpSession) apply(rec *SessionRecord) {
 	ls.s.hub.mu.Lock()
 	ls.listener.filter.ResourceSubscriptions = uris
 	ls.s.hub.mu.Unlock()
+	hs.fmu.Lock()
+	hs.instance = rec.Instance
+	hs.holder.Store(rec.Instance == hs.lh.s.fleet.name)
+	hs.fmu.Unlock()
 	hs.version.Store(rec.Version)
 }
 
@@ -314,6 +319,9 @@ func (hs *httpSession) apply(rec *SessionRecord) {
 // returned, and the instance holding the session's GET stream is told.
 func (hs *httpSession) storeUpdate(u SessionUpdate) (*SessionRecord, error) {
 	f := hs.lh.s.fleet
+	hs.fmu.Lock()
+	prev := hs.instance
+	hs.fmu.Unlock()
 	ctx, cancel := f.ctx()
 	rec, err := f.store.Update(ctx, hs.id, u)
 	cancel()
@@ -323,6 +331,10 @@ func (hs *httpSession) storeUpdate(u SessionUpdate) (*SessionRecord, error) {
 	hs.apply(rec)
 	if rec.Instance != "" && rec.Instance != f.name {
 		f.publish(rec.Instance, fleetChanged, hs.id, nil)
+	}
+	if prev != "" && prev != rec.Instance && prev != f.name {
+		// The former holder stops writing the session's notifications.
+		f.publish(prev, fleetChanged, hs.id, nil)
 	}
 	return rec, nil
 }
@@ -334,6 +346,9 @@ func (lh *legacyHTTP) createInStore(hs *httpSession, party string) error {
 	rec := &SessionRecord{
 		ID: hs.id, ProtocolVersion: hs.rev.version, ClientInfo: hs.client, ClientCapabilities: hs.caps,
 		Principal: hs.principal, Party: party, Transport: TransportHTTP, IdleTimeout: lh.opts.IdleTimeout,
+		// Until a GET stream opens somewhere, the notifications related
+		// to no request are written here (into the log, for a later GET).
+		Instance: f.name,
 	}
 	ctx, cancel := f.ctx()
 	evicted, err := f.store.Create(ctx, rec, lh.opts.MaxSessionsPerPrincipal, lh.opts.MaxSessions)
@@ -346,6 +361,8 @@ func (lh *legacyHTTP) createInStore(hs *httpSession, party string) error {
 		return err
 	}
 	hs.version.Store(rec.Version)
+	hs.instance = f.name
+	hs.holder.Store(true)
 	return nil
 }
 
@@ -355,4 +372,219 @@ func (lh *legacyHTTP) endEverywhere(id string) {
 		lh.closeSession(hs)
 	}
 	lh.s.fleet.publish(fleetBroadcast, fleetClose, id, nil)
+}
+
+// ---- the streams' events in the store's log ----
+
+// maxOutbox bounds the events of a session waiting for the store; past
+// it the oldest are dropped (a client resuming elsewhere then gets 404
+// for the gap rather than a stream with a hole in it: the store's log
+// never had them, and the store reports the stream unknown or the
+// events missing).
+const maxOutbox = 4096
+
+// replicate queues an event of the session's streams for the store's
+// log. The response's bytes do not wait for it: one goroutine per
+// session appends, in order, whatever is queued.
+func (hs *httpSession) replicate(ev SessionEvent) {
+	hs.fmu.Lock()
+	defer hs.fmu.Unlock()
+	if len(hs.outbox) >= maxOutbox {
+		hs.lh.s.log.Warn("mcp: session store behind: event dropped from its log", "session", hs.id)
+		hs.outbox = hs.outbox[1:]
+	}
+	hs.outbox = append(hs.outbox, ev)
+	if !hs.flushing {
+		hs.flushing = true
+		go hs.flush()
+	}
+}
+
+func (hs *httpSession) flush() {
+	f := hs.lh.s.fleet
+	for {
+		hs.fmu.Lock()
+		batch := hs.outbox
+		hs.outbox = nil
+		if len(batch) == 0 {
+			hs.flushing = false
+			hs.fmu.Unlock()
+			return
+		}
+		hs.fmu.Unlock()
+		for _, ev := range batch {
+			ctx, cancel := f.ctx()
+			err := f.store.AppendEvent(ctx, hs.id, ev)
+			cancel()
+			if err != nil && !errors.Is(err, ErrSessionNotFound) {
+				f.s.log.Warn("mcp: session store append", "err", err, "session", hs.id)
+			}
+		}
+	}
+}
+
+// resumesElsewhere reports whether a Last-Event-ID names a stream whose
+// events this instance does not hold: another instance's response
+// stream, or the GET stream while another instance holds it.
+func (f *sessionFleet) resumesElsewhere(hs *httpSession, id sse.EventID) bool {
+	if f == nil {
+		return false
+	}
+	if id.Stream == 0 {
+		return !hs.holder.Load()
+	}
+	return id.Stream>>32 != f.tag
+}
+
+// resumeFromStore answers a GET with Last-Event-ID from the store's log:
+// the events after it, then, for a response stream, the rest of it as
+// the store receives it until its end; the GET stream is taken over
+// (this instance becomes its holder) and goes on live from here.
+func (lh *legacyHTTP) resumeFromStore(w http.ResponseWriter, hs *httpSession, id sse.EventID, last string, done <-chan struct{}) {
+	f := lh.s.fleet
+	ctx, cancel := f.ctx()
+	evs, kept, err := f.store.EventsAfter(ctx, hs.id, id.Stream, id.Seq, 0)
+	cancel()
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		sessionNotFound(w, jsonrpc.ID{})
+		return
+	case err != nil:
+		storeUnavailable(w, jsonrpc.ID{})
+		return
+	case !kept && (id.Stream != 0 || id.Seq != 0):
+		unknownEventID(w, last, "Unknown or expired Last-Event-ID ")
+		return
+	}
+	if id.Stream == 0 {
+		lh.takeOverGET(w, hs, evs, done)
+		return
+	}
+	st := &legacyStream{lh: lh, hs: hs, num: id.Stream, streaming: true, ctx: hs.ctx}
+	st.mu.Lock()
+	c := st.attachLocked(w)
+	if c == nil {
+		st.mu.Unlock()
+		sessionNotFound(w, jsonrpc.ID{})
+		return
+	}
+	c.queueLocked(outFrame{kind: frameStart})
+	seq, end := queueStored(c, evs, id.Seq)
+	if end {
+		c.endLocked()
+	}
+	st.mu.Unlock()
+	if !end {
+		fctx, stop := context.WithCancel(hs.ctx)
+		defer stop()
+		go lh.follow(fctx, st, c, seq)
+	}
+	st.hold(c, done, lh.opts.StreamLifetime)
+}
+
+// queueStored queues the store's events after seq on c (under its
+// stream's mu); it returns the last sequence number and whether the
+// stream's end was among them.
+func queueStored(c *sseConn, evs []SessionEvent, seq uint64) (uint64, bool) {
+	for _, ev := range evs {
+		if ev.Seq <= seq {
+			continue
+		}
+		seq = ev.Seq
+		if len(ev.Data) > 0 {
+			c.queueLocked(outFrame{kind: frameEvent, id: sse.EventID{Stream: ev.Stream, Seq: ev.Seq}, msg: ev.Data})
+		}
+		if ev.End {
+			return seq, true
+		}
+	}
+	return seq, false
+}
+
+// follow queues on c the events of st's stream the store receives after
+// seq, until the stream's end, a gap, or ctx's end.
+func (lh *legacyHTTP) follow(ctx context.Context, st *legacyStream, c *sseConn, seq uint64) {
+	f := lh.s.fleet
+	for ctx.Err() == nil {
+		evs, kept, err := f.store.EventsAfter(ctx, st.hs.id, st.num, seq, 10*time.Second)
+		if ctx.Err() != nil {
+			return
+		}
+		st.mu.Lock()
+		if c.gone || c.closed {
+			st.mu.Unlock()
+			return
+		}
+		if err != nil || !kept && len(evs) == 0 && seq > 0 {
+			// The rest cannot be told without a gap: the client resumes
+			// again from the last id it has.
+			c.endLocked()
+			st.mu.Unlock()
+			return
+		}
+		var end bool
+		seq, end = queueStored(c, evs, seq)
+		if end {
+			c.endLocked()
+		}
+		st.mu.Unlock()
+		if end {
+			return
+		}
+	}
+}
+
+// takeOverGET makes this instance the holder of the session's GET
+// stream, resumed after the events evs the client missed.
+func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, evs []SessionEvent, done <-chan struct{}) {
+	st := hs.standalone()
+	if st == nil {
+		sessionNotFound(w, jsonrpc.ID{})
+		return
+	}
+	if _, err := hs.storeUpdate(SessionUpdate{SetInstance: true, Instance: lh.s.fleet.name}); err != nil {
+		storeUnavailable(w, jsonrpc.ID{})
+		return
+	}
+	st.mu.Lock()
+	if st.conn != nil {
+		st.mu.Unlock()
+		writeHTTPError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Conflict: the session's GET stream is already open"))
+		return
+	}
+	c := st.attachLocked(w)
+	if c == nil {
+		st.mu.Unlock()
+		sessionNotFound(w, jsonrpc.ID{})
+		return
+	}
+	hs.openLog(0)
+	c.queueLocked(outFrame{kind: frameStart})
+	for _, ev := range evs {
+		if len(ev.Data) == 0 {
+			continue
+		}
+		id := sse.EventID{Seq: ev.Seq}
+		hs.keep(id, ev.Data)
+		c.queueLocked(outFrame{kind: frameEvent, id: id, msg: ev.Data})
+		st.seq = max(st.seq, ev.Seq) // what is written from here follows on
+	}
+	st.mu.Unlock()
+	st.hold(c, done, lh.opts.StreamLifetime)
+}
+
+// lastGETEvent returns the last sequence number of the session's GET
+// stream in the store's log when this instance is not its holder, so that
+// the stream's events keep one numbering fleet-wide.
+func (f *sessionFleet) lastGETEvent(hs *httpSession) uint64 {
+	if hs.holder.Load() {
+		return 0
+	}
+	ctx, cancel := f.ctx()
+	evs, _, err := f.store.EventsAfter(ctx, hs.id, 0, 0, 0)
+	cancel()
+	if err != nil || len(evs) == 0 {
+		return 0
+	}
+	return evs[len(evs)-1].Seq
 }

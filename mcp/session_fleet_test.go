@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -452,5 +453,108 @@ func TestABusMessageThatDoesNotDecodeIsIgnored(t *testing.T) {
 	f.route(0)
 	if v := c.request(MethodToolsList, ""); v["result"] == nil {
 		t.Errorf("the session after junk on the bus: %v", v)
+	}
+}
+
+func TestAResponseStreamResumesOnAnotherInstance(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	f := newTestFleet(t, 2, nil, func(s *Server) {
+		s.AddTool(&Tool{Name: "poll"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+			ReportProgress(ctx, 1, 3, "started")
+			if !CloseLegacySSEStream(ctx) {
+				return nil, errors.New("no stream to close")
+			}
+			ReportProgress(ctx, 2, 3, "while disconnected")
+			<-release
+			return TextResult("finished after the reconnection"), nil
+		})
+	})
+	c := f.client(t, 0, legacyCaps)
+	var ids []string
+	f.route(0)
+	if v, _ := c.post(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"poll","_meta":{"progressToken":1}}}`, &ids); v != nil {
+		t.Fatalf("the stream carried the response: %v", v)
+	}
+	if len(ids) != 2 || len(c.notes) != 1 {
+		t.Fatalf("event ids %v, notifications %v", ids, c.notes)
+	}
+	f.route(1)
+	resp := c.get(ids[1])
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET with Last-Event-ID on B: %d", resp.StatusCode)
+	}
+	events := readSSE(resp.Body)
+	if m := events.next(t); m["method"] != notificationProgress || m["params"].(map[string]any)["message"] != "while disconnected" {
+		t.Fatalf("replayed on B: %v", m)
+	}
+	close(release) // the result is written on A, and followed on B
+	if m := events.next(t); legacyText(t, m) != "finished after the reconnection" || m["id"] != float64(7) {
+		t.Fatalf("got %v", m)
+	}
+	if _, ok := <-events.msgs; ok {
+		t.Error("the resumed stream went on after its result")
+	}
+	f.route(1)
+	if bad := c.get(strings.Replace(ids[1], "-", "9-", 1)); bad.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown stream of another instance: %d", bad.StatusCode)
+	}
+}
+
+func TestTheGETStreamResumedOnAnotherInstanceReplaysExactlyWhatWasMissed(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, nil)
+	c := f.client(t, 0, `{}`)
+	for _, u := range []string{"test://1", "test://2", "test://3", "test://4"} {
+		f.route(0)
+		if v := c.request(methodSubscribe, `{"uri":"`+u+`"}`); v["result"] == nil {
+			t.Fatalf("subscribe: %v", v)
+		}
+	}
+	f.route(0)
+	resp := c.get("")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET on A: %d", resp.StatusCode)
+	}
+	events := readSSE(resp.Body)
+	for _, u := range []string{"test://1", "test://2", "test://3"} {
+		f.servers[0].ResourceUpdated(u)
+	}
+	<-events.ids // the priming event's
+	events.next(t)
+	last := <-events.ids
+	resp.Body.Close() // the client saw one update; two more were written
+	// The store has A's events (they are appended off the response's path).
+	waitFor(t, "A's events in the store", func() bool {
+		evs, _, _ := f.store.EventsAfter(context.Background(), c.sid, 0, 0, 0)
+		return len(evs) == 3
+	})
+	f.route(1)
+	again := c.get(last)
+	defer again.Body.Close()
+	if again.StatusCode != http.StatusOK {
+		t.Fatalf("GET with Last-Event-ID on B: %d", again.StatusCode)
+	}
+	ev := readSSE(again.Body)
+	var got []string
+	for range 2 {
+		ev.next(t)
+		got = append(got, <-ev.ids)
+	}
+	if want := []string{"0-2", "0-3"}; last != "0-1" || strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("resumed after %s with %v, want %v", last, got, want)
+	}
+	// B now holds the GET stream: what changes there goes on it, numbered on.
+	waitFor(t, "the record to name B", func() bool {
+		rec, err := f.store.Load(context.Background(), c.sid)
+		return err == nil && rec.Instance == f.servers[1].fleet.name
+	})
+	f.servers[1].ResourceUpdated("test://4")
+	if m := ev.next(t); m["params"].(map[string]any)["uri"] != "test://4" {
+		t.Fatalf("live on B: %v", m)
+	}
+	if id := <-ev.ids; id != "0-4" {
+		t.Errorf("the next event on B is %s, want 0-4", id)
 	}
 }
