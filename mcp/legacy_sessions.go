@@ -81,6 +81,30 @@ func (lh *legacyHTTP) closeAll() {
 	}
 }
 
+// getStreamsOpen reports the GET streams with a connection attached.
+func (lh *legacyHTTP) getStreamsOpen() int {
+	lh.mu.Lock()
+	all := make([]*httpSession, 0, len(lh.sessions))
+	for _, hs := range lh.sessions {
+		all = append(all, hs)
+	}
+	lh.mu.Unlock()
+	n := 0
+	for _, hs := range all {
+		hs.smu.Lock()
+		st := hs.get
+		hs.smu.Unlock()
+		if st != nil {
+			st.mu.Lock()
+			if st.conn != nil {
+				n++
+			}
+			st.mu.Unlock()
+		}
+	}
+	return n
+}
+
 // sessionCount reports the sessions open (for tests and benchmarks).
 func (lh *legacyHTTP) sessionCount() int {
 	lh.mu.Lock()

@@ -322,7 +322,16 @@ func (st *legacyStream) hold(c *sseConn, done <-chan struct{}, lifetime time.Dur
 		case <-sessionDone:
 			return
 		case <-serverClosed:
-			return
+			// Drain or Close: the stream ends with its last event id and
+			// the retry interval, for the client to reconnect (on another
+			// instance of a fleet) with Last-Event-ID.
+			serverClosed = nil
+			st.mu.Lock()
+			if !c.gone && !c.ending {
+				c.queueLocked(outFrame{kind: framePrime, id: sse.EventID{Stream: st.num, Seq: st.seq}})
+				c.endLocked()
+			}
+			st.mu.Unlock()
 		case <-changes:
 			from.sendPending(func(b []byte) { _ = st.emit(b, false) })
 		case <-tick:

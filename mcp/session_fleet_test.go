@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -557,4 +558,37 @@ func TestTheGETStreamResumedOnAnotherInstanceReplaysExactlyWhatWasMissed(t *test
 	if id := <-ev.ids; id != "0-4" {
 		t.Errorf("the next event on B is %s, want 0-4", id)
 	}
+}
+
+func TestADrainingInstanceEndsItsGETStreamsWithARetryHintAndTheSessionGoesOnElsewhere(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, nil)
+	c := f.client(t, 0, `{}`)
+	f.route(0)
+	resp := c.get("")
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET on A: %d", resp.StatusCode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := f.servers[0].Drain(ctx); err != nil {
+		t.Fatalf("Drain: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body) // the stream ends
+	text := string(body)
+	if strings.Count(text, "id: 0-0") != 2 || !strings.Contains(text, "retry: ") || !strings.HasSuffix(text, "\n\n") {
+		t.Fatalf("the drained GET stream: %q, want its priming event and a closing one with the last id and retry", text)
+	}
+	f.route(1)
+	again := c.get("0-0")
+	defer again.Body.Close()
+	if again.StatusCode != http.StatusOK {
+		t.Fatalf("GET with Last-Event-ID on B: %d", again.StatusCode)
+	}
+	f.servers[1].CompleteElicitation("none") // nothing: B just holds the stream
+	waitFor(t, "B to hold the GET stream", func() bool {
+		rec, err := f.store.Load(context.Background(), c.sid)
+		return err == nil && rec.Instance == f.servers[1].fleet.name
+	})
 }
