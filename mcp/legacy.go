@@ -508,6 +508,30 @@ type legacyState struct {
 	// Server.Close can end their sessions; weak, so that a handler
 	// dropped by its user is not kept alive by the server.
 	handlers []weak.Pointer[legacyHTTP]
+	// sse are the HTTP+SSE handlers of a server with a SessionStore,
+	// for what the fleet's bus brings them (session_fleet.go).
+	sse []weak.Pointer[sseHandler]
+}
+
+// addSSEHandler records sh for the fleet's bus.
+func (st *legacyState) addSSEHandler(sh *sseHandler) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.sse = slices.DeleteFunc(st.sse, func(p weak.Pointer[sseHandler]) bool { return p.Value() == nil })
+	st.sse = append(st.sse, weak.Make(sh))
+}
+
+// liveSSEHandlers returns the HTTP+SSE handlers still alive.
+func (st *legacyState) liveSSEHandlers() []*sseHandler {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make([]*sseHandler, 0, len(st.sse))
+	for _, p := range st.sse {
+		if sh := p.Value(); sh != nil {
+			out = append(out, sh)
+		}
+	}
+	return out
 }
 
 // addHandler records lh for closeAll, forgetting collected handlers.

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
@@ -42,12 +44,15 @@ const (
 	fleetClose   = "close"   // the session ended: drop the replica
 	fleetChanged = "changed" // the session's record changed: reload it
 	fleetCancel  = "cancel"  // notifications/cancelled (Msg: its params)
+	fleetPost    = "post"    // a message POSTed to an HTTP+SSE session held here (Msg)
 )
 
 type fleetMessage struct {
 	Kind    string          `json:"k"`
 	Session string          `json:"s"`
 	Msg     json.RawMessage `json:"m,omitempty"`
+	// Header is what a forwarded HTTP+SSE POST carried (fleetPost).
+	Header map[string]string `json:"h,omitempty"`
 }
 
 // sessionFleet is a Server's membership of a fleet.
@@ -131,6 +136,11 @@ func (f *sessionFleet) receive(b []byte) {
 	var m fleetMessage
 	if json.Unmarshal(b, &m) != nil || m.Session == "" {
 		return
+	}
+	if m.Kind == fleetPost || m.Kind == fleetClose {
+		for _, sh := range f.s.legacy.liveSSEHandlers() {
+			sh.fromFleet(&m)
+		}
 	}
 	for _, lh := range f.s.legacy.liveHandlers() {
 		hs := lh.lookup(m.Session)
@@ -588,3 +598,155 @@ func (f *sessionFleet) lastGETEvent(hs *httpSession) uint64 {
 	}
 	return evs[len(evs)-1].Seq
 }
+
+// ---- HTTP+SSE (2024-11-05) ----
+
+// sseRecordTTL is the idle timeout of an HTTP+SSE session's record: the
+// instance holding the stream touches it a few times within it, so that
+// the record of an instance that died goes within that time.
+const sseRecordTTL = 30 * time.Second
+
+// recordInStore records the HTTP+SSE session ss, whose stream this
+// instance holds, and keeps it alive while the stream lasts; false when
+// the store refused it (the fleet's bounds) or failed.
+func (sh *sseHandler) recordInStore(ss *sseSession, party string) bool {
+	f := sh.s.fleet
+	rec := &SessionRecord{ID: ss.id, Principal: ss.principal, Party: party, Transport: TransportHTTPSSE, Instance: f.name, IdleTimeout: sseRecordTTL}
+	ctx, cancel := f.ctx()
+	evicted, err := f.store.Create(ctx, rec, sh.opts.Legacy.MaxSessionsPerPrincipal, sh.opts.Legacy.MaxSessions)
+	cancel()
+	for _, id := range evicted {
+		f.publish(fleetBroadcast, fleetClose, id, nil)
+	}
+	if err != nil {
+		sh.s.log.Warn("mcp: session store create", "err", err)
+		return false
+	}
+	go func() {
+		t := time.NewTicker(sseRecordTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ss.done:
+				return
+			case <-t.C:
+				ctx, cancel := f.ctx()
+				_, err := f.store.Touch(ctx, ss.id)
+				cancel()
+				if errors.Is(err, ErrSessionNotFound) {
+					ss.end(true) // evicted elsewhere
+					return
+				}
+			}
+		}
+	}()
+	return true
+}
+
+// forgetInStore removes the record of an HTTP+SSE session whose stream
+// ended: POSTs naming it get 404 on every instance.
+func (sh *sseHandler) forgetInStore(ss *sseSession) {
+	f := sh.s.fleet
+	ctx, cancel := f.ctx()
+	defer cancel()
+	if _, err := f.store.Delete(ctx, ss.id); err != nil {
+		sh.s.log.Warn("mcp: session store delete", "err", err, "session", ss.id)
+	}
+}
+
+// maxForwardedHeaders bounds the headers a forwarded POST carries.
+const maxForwardedHeaders = 16
+
+// forward hands a POST naming an HTTP+SSE session held by another
+// instance to that instance, which runs it and answers on its stream;
+// the POST gets 202 as it would there. It reports whether it answered
+// (false: the session is not found anywhere).
+func (sh *sseHandler) forward(w http.ResponseWriter, r *http.Request, sid string) bool {
+	f := sh.s.fleet
+	principal, err := sh.principal(r)
+	if err != nil {
+		return false
+	}
+	ctx, cancel := f.ctx()
+	rec, err := f.store.Load(ctx, sid)
+	cancel()
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		return false
+	case err != nil:
+		storeUnavailable(w, jsonrpc.ID{})
+		return true
+	case rec.Transport != TransportHTTPSSE || rec.Principal != principal || rec.Instance == "" || rec.Instance == f.name:
+		// Another principal, another kind of session, or a stream this
+		// instance held and lost.
+		return false
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "application/json") {
+		writeHTTPError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Invalid request: Content-Type must be application/json"))
+		return true
+	}
+	body, ok := sh.h.body(w, r)
+	if !ok {
+		return true
+	}
+	if msg, e := jsonrpc.Decode(body); e != nil {
+		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
+		return true
+	}
+	hdr := make(map[string]string)
+	for k, vs := range r.Header {
+		if len(hdr) < maxForwardedHeaders && len(vs) == 1 && (k == "Content-Type" || strings.HasPrefix(k, "Mcp-")) && len(vs[0]) <= 1024 {
+			hdr[k] = vs[0]
+		}
+	}
+	b, err := json.Marshal(&fleetMessage{Kind: fleetPost, Session: sid, Msg: body, Header: hdr})
+	if err != nil || len(b) > maxFleetMessage {
+		writeHTTPError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Invalid request: the message is too large to forward"))
+		return true
+	}
+	ctx, cancel = f.ctx()
+	err = f.store.Publish(ctx, rec.Instance, b)
+	cancel()
+	if err != nil {
+		storeUnavailable(w, jsonrpc.ID{})
+		return true
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return true
+}
+
+// fromFleet handles what the bus brings an HTTP+SSE handler: a message
+// POSTed to one of its sessions on another instance (run as if POSTed
+// here; the answers go on the stream, the caller already had its 202),
+// or the end of a session evicted elsewhere.
+func (sh *sseHandler) fromFleet(m *fleetMessage) {
+	sh.mu.Lock()
+	ss := sh.sessions[m.Session]
+	sh.mu.Unlock()
+	if ss == nil {
+		return
+	}
+	if m.Kind == fleetClose {
+		sh.remove(ss)
+		ss.end(true)
+		return
+	}
+	r, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "/", bytes.NewReader(m.Msg))
+	if err != nil {
+		return
+	}
+	for k, v := range m.Header {
+		if len(r.Header) < maxForwardedHeaders {
+			r.Header.Set(k, v)
+		}
+	}
+	sh.postTo(discardResponse{h: make(http.Header)}, r, ss)
+}
+
+// discardResponse is the ResponseWriter of a forwarded POST: its client
+// was answered by the instance that forwarded it.
+type discardResponse struct{ h http.Header }
+
+func (d discardResponse) Header() http.Header         { return d.h }
+func (d discardResponse) Write(b []byte) (int, error) { return len(b), nil }
+func (d discardResponse) WriteHeader(int)             {}

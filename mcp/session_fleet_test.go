@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -590,5 +591,47 @@ func TestADrainingInstanceEndsItsGETStreamsWithARetryHintAndTheSessionGoesOnElse
 	waitFor(t, "B to hold the GET stream", func() bool {
 		rec, err := f.store.Load(context.Background(), c.sid)
 		return err == nil && rec.Instance == f.servers[1].fleet.name
+	})
+}
+
+func TestAnHTTPSSEPostToAnInstanceNotHoldingTheStreamIsRunByTheHolder(t *testing.T) {
+	t.Parallel()
+	store := NewMemorySessionStore()
+	var urls []string
+	for range 2 {
+		s := samplingServer(t, &ServerOptions{SessionStore: store})
+		t.Cleanup(func() { s.Close() })
+		u, _ := sseServer(t, s, nil)
+		urls = append(urls, u)
+	}
+	c := openRawSSE(t, urls[0], "") // A holds the stream
+	a, _ := url.Parse(urls[0])
+	b, _ := url.Parse(urls[1])
+	c.endpoint = strings.Replace(c.endpoint, a.Host, b.Host, 1) // every POST goes to B
+	if v := c.initialize("2024-11-05", `{"sampling":{}}`); v != "2024-11-05" {
+		t.Fatalf("negotiated %q", v)
+	}
+	c.mustPost(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"haiku","arguments":{}}}`)
+	q := c.next()
+	if q["method"] != MethodCreateMessage {
+		t.Fatalf("expected sampling/createMessage on A's stream, got %v", q)
+	}
+	id, _ := json.Marshal(q["id"])
+	c.mustPost(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"role":"assistant","model":"m","content":{"type":"text","text":"waves"}}}`)
+	if got := legacyText(t, c.next()); got != "model said: waves" {
+		t.Fatalf("result %q", got)
+	}
+	if st := c.post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"`); st != http.StatusBadRequest {
+		t.Errorf("a body that does not decode, on B: %d, want 400", st)
+	}
+	// Another principal presenting the id on B is told it does not exist.
+	if st, _ := c.postTo(c.endpoint, `{"jsonrpc":"2.0","id":3,"method":"ping"}`, http.Header{"X-User": {"mallory"}}); st != http.StatusNotFound {
+		t.Errorf("another principal on B: %d, want 404", st)
+	}
+	// The stream ends: the session is gone on every instance.
+	c.resp.Body.Close()
+	waitFor(t, "the session to end", func() bool {
+		st, _ := c.postTo(c.endpoint, `{"jsonrpc":"2.0","id":4,"method":"ping"}`, nil)
+		return st == http.StatusNotFound
 	})
 }
