@@ -635,3 +635,49 @@ func TestAnHTTPSSEPostToAnInstanceNotHoldingTheStreamIsRunByTheHolder(t *testing
 		return st == http.StatusNotFound
 	})
 }
+
+func TestACancellationPostedToOneInstanceStopsTheRequestRunningOnAnother(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{}, 1)
+	stopped := make(chan error, 1)
+	f := newTestFleet(t, 2, nil, func(s *Server) {
+		s.AddTool(&Tool{Name: "wait"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+			started <- struct{}{}
+			select {
+			case <-ctx.Done():
+				stopped <- ctx.Err()
+				return nil, ctx.Err()
+			case <-time.After(10 * time.Second):
+				stopped <- nil
+				return TextResult("not cancelled"), nil
+			}
+		})
+	})
+	c := f.client(t, 0, `{}`)
+	c.quiet = true
+	f.route(0)
+	go func() {
+		r, _ := http.NewRequest(http.MethodPost, f.ts[0].URL, strings.NewReader(`{"jsonrpc":"2.0","id":"w1","method":"tools/call","params":{"name":"wait"}}`))
+		c.headers(r)
+		if resp, err := http.DefaultClient.Do(r); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the tool did not start")
+	}
+	f.route(1)
+	if st := c.postRaw(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w1"}}`); st != http.StatusAccepted {
+		t.Fatalf("notifications/cancelled on B: %d", st)
+	}
+	select {
+	case err := <-stopped:
+		if err == nil {
+			t.Fatal("the request on A ran to its end")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request on A was not cancelled")
+	}
+}
