@@ -541,10 +541,10 @@ func TestTheGETStreamResumedOnAnotherInstanceReplaysExactlyWhatWasMissed(t *test
 	ev := readSSE(again.Body)
 	var got []string
 	for range 2 {
-		ev.next(t)
-		got = append(got, <-ev.ids)
+		m := ev.next(t)
+		got = append(got, <-ev.ids+" "+m["params"].(map[string]any)["uri"].(string))
 	}
-	if want := []string{"0-2", "0-3"}; last != "0-1" || strings.Join(got, ",") != strings.Join(want, ",") {
+	if want := []string{"0-2 test://2", "0-3 test://3"}; last != "0-1" || strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("resumed after %s with %v, want %v", last, got, want)
 	}
 	// B now holds the GET stream: what changes there goes on it, numbered on.
@@ -587,7 +587,6 @@ func TestADrainingInstanceEndsItsGETStreamsWithARetryHintAndTheSessionGoesOnElse
 	if again.StatusCode != http.StatusOK {
 		t.Fatalf("GET with Last-Event-ID on B: %d", again.StatusCode)
 	}
-	f.servers[1].CompleteElicitation("none") // nothing: B just holds the stream
 	waitFor(t, "B to hold the GET stream", func() bool {
 		rec, err := f.store.Load(context.Background(), c.sid)
 		return err == nil && rec.Instance == f.servers[1].fleet.name
