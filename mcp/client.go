@@ -165,6 +165,16 @@ type ClientOptions struct {
 	// reading goroutine: it must return quickly and must not wait for
 	// another request of the same Client.
 	OnLog func(*LoggingMessageParams)
+	// OnSessionNotification receives what a 2025 session's server says
+	// changed: notifications/resources/updated (of a Client.Subscribe)
+	// and the list-changed notifications of tools, prompts and
+	// resources, sent on the session's GET stream, on a byte stream or
+	// on a response stream (a Listen's notifications go to Listen's
+	// callback instead). A 2026-07-28 server sends them only on a Listen
+	// stream. It runs on the transport's reading goroutine: it must
+	// return quickly and must not wait for another request of the same
+	// Client.
+	OnSessionNotification func(*ListenNotification)
 	// Logger receives the client's own warnings. Nil means slog.Default().
 	Logger *slog.Logger
 
@@ -230,8 +240,9 @@ type Client struct {
 	outputs toolOutputs  // output schemas learned from tools/list (client_validate.go)
 
 	mu       sync.RWMutex
-	tools    map[string][]paramHeader // x-mcp-header annotations learned from tools/list
-	badTools map[string]string        // tools dropped for invalid annotations, with the reason
+	tools    map[string][]paramHeader   // x-mcp-header annotations learned from tools/list
+	badTools map[string]string          // tools dropped for invalid annotations, with the reason
+	listed   map[string]json.RawMessage // tools/list entries, by name, for ClientExtensions.LegacyParams
 }
 
 // clientEra is the era in use: a modern one is the negotiated version
@@ -247,6 +258,8 @@ type clientEra struct {
 
 	session string       // Mcp-Session-Id (HTTP), "" when the server gave none
 	hello   *serverHello // what initialize returned
+	// helloRaw is the result of initialize as received.
+	helloRaw json.RawMessage
 }
 
 // NewClient returns a client that talks to a server through t. The
@@ -545,7 +558,7 @@ func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 		c.invalidateFor(method, params)
 		if l.onNotify != nil {
 			l.onNotify(method, params)
-		} else {
+		} else if !c.sessionNotification(method, params) {
 			c.extensionNotification(method, params)
 		}
 	}
@@ -558,6 +571,9 @@ func (c *Client) deliver(l *wireRequest, method string, params []byte) {
 // legacy session's streams (which make cached results stale).
 func (c *Client) unrouted(method string, params []byte) {
 	c.invalidateFor(method, params)
+	if c.sessionNotification(method, params) {
+		return
+	}
 	if method == notificationCancelled {
 		if c.servesRequests() {
 			c.cancelServing(params)
@@ -588,4 +604,19 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// sessionNotification hands a change notification (resources/updated, a
+// list-changed) to ClientOptions.OnSessionNotification; false when
+// method is none of them.
+func (c *Client) sessionNotification(method string, params []byte) bool {
+	switch method {
+	case NotificationResourceUpdated, notificationResourceListChanged, NotificationToolListChanged, notificationPromptListChanged:
+	default:
+		return false
+	}
+	if c.opts.OnSessionNotification != nil {
+		c.opts.OnSessionNotification(newListenNotification(method, params))
+	}
+	return true
 }

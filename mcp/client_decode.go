@@ -128,6 +128,7 @@ func (c *Client) decodeToolsPage(raw []byte) (*ListToolsResult, error) {
 			}
 		}
 		c.learnOutput(t)
+		c.learnListed(t.Name, tr)
 		res.Tools = append(res.Tools, t)
 	}
 	return res, nil

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -227,7 +228,7 @@ func (c *Client) handshake(ctx context.Context) (*clientEra, error) {
 		return nil, err
 	}
 	p = append(p, `,"capabilities":`...)
-	p = append(p, caps...)
+	p = append(p, c.appendLegacyCapabilities(caps)...)
 	info, err := json.Marshal(c.opts.Info)
 	if err != nil {
 		return nil, err
@@ -252,7 +253,7 @@ func (c *Client) handshake(ctx context.Context) (*clientEra, error) {
 		c.t.endSession(ctx, hello.ProtocolVersion, l.hook.sessionID)
 		return nil, &UnsupportedVersionError{Requested: offer, Supported: []string{hello.ProtocolVersion}}
 	}
-	era := &clientEra{clientProtocol: legacyProtocol{}, version: hello.ProtocolVersion, session: l.hook.sessionID, hello: hello}
+	era := &clientEra{clientProtocol: legacyProtocol{}, version: hello.ProtocolVersion, session: l.hook.sessionID, hello: hello, helloRaw: bytes.Clone(raw)}
 	// Stored before initialized goes out: from then on the server may
 	// send requests, which are answered only on a legacy session.
 	c.era.Store(era)

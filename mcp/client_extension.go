@@ -1,11 +1,13 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -46,6 +48,113 @@ type ClientExtensions struct {
 	// params is the notification's params object ({} when it had none),
 	// valid only during the call.
 	OnNotification func(method string, params json.RawMessage)
+
+	// Sessions of earlier revisions (2025-11-25 and before) have no
+	// extensions; an extension that rides there on members the revision
+	// defines (mcp/tasks: the task-augmented tools/call of 2025-11-25)
+	// adapts the session with these.
+	//
+	// LegacyCapabilities are members added to the capabilities of
+	// initialize (each value a JSON object, e.g. "tasks": {}); one the
+	// client declares itself is not replaced.
+	LegacyCapabilities map[string]json.RawMessage
+	// LegacyParams, when set, returns members to add to the params of a
+	// tools/call on such a session (a JSON object, {"task":{}}; nil adds
+	// none), given the tool's entry as the last tools/list listed it
+	// (nil when it was not listed) and the result of initialize.
+	LegacyParams func(ctx context.Context, tool, initialize json.RawMessage) json.RawMessage
+	// LegacyResult, when set, names the result type (a key of Results)
+	// of an answer to a tools/call on such a session that is not a
+	// CallToolResult (2025-11-25's CreateTaskResult), "" for one that is;
+	// Results[type] then follows the call as for a 2026-07-28 answer
+	// of that resultType.
+	LegacyResult func(result json.RawMessage) ResultType
+}
+
+// legacyParams returns the members an extension adds to a tools/call of
+// tool on the legacy era era (without the braces), or nil.
+func (c *Client) legacyParams(ctx context.Context, era *clientEra, tool string) []byte {
+	x := c.opts.Extensions
+	if x == nil || x.LegacyParams == nil || era == nil || !era.servesRequests() {
+		return nil
+	}
+	c.mu.Lock()
+	entry := c.listed[tool]
+	c.mu.Unlock()
+	obj := x.LegacyParams(ctx, entry, era.helloRaw)
+	if jsonrpc.KindOf(obj) != jsonrpc.KindObject || !jsonrpc.Valid(obj) {
+		return nil
+	}
+	obj, err := compactJSON(obj)
+	if err != nil {
+		return nil
+	}
+	inner := jsonrpc.TrimSpace(obj)
+	inner = jsonrpc.TrimSpace(inner[1 : len(inner)-1])
+	if len(inner) == 0 {
+		return nil
+	}
+	return inner
+}
+
+// legacyResultType is the result type an extension gives a complete
+// legacy answer to tools/call ("" for a CallToolResult).
+func (c *Client) legacyResultType(era *clientEra, method string, raw []byte) ResultType {
+	x := c.opts.Extensions
+	if x == nil || x.LegacyResult == nil || method != MethodToolsCall || era == nil || !era.servesRequests() {
+		return ""
+	}
+	return x.LegacyResult(json.RawMessage(raw))
+}
+
+// learnListed keeps a tool's entry of tools/list for LegacyParams (only
+// when an extension asks for it).
+func (c *Client) learnListed(name string, raw []byte) {
+	if x := c.opts.Extensions; x == nil || x.LegacyParams == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.listed == nil {
+		c.listed = map[string]json.RawMessage{}
+	}
+	if _, ok := c.listed[name]; ok || len(c.listed) < maxListedTools {
+		c.listed[name] = bytes.Clone(raw)
+	}
+	c.mu.Unlock()
+}
+
+// maxListedTools bounds the tools/list entries kept for LegacyParams (a
+// server whose tools churn cannot grow the map without end).
+const maxListedTools = 4096
+
+// appendLegacyCapabilities adds ClientExtensions.LegacyCapabilities to
+// the encoded capabilities caps (a JSON object).
+func (c *Client) appendLegacyCapabilities(caps []byte) []byte {
+	x := c.opts.Extensions
+	if x == nil || len(x.LegacyCapabilities) == 0 {
+		return caps
+	}
+	have := map[string]bool{}
+	_ = jsonrpc.Fields(caps, func(k, _ []byte) error { have[string(jsonrpc.Key(k))] = true; return nil })
+	names := make([]string, 0, len(x.LegacyCapabilities))
+	for k := range x.LegacyCapabilities {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	out := append([]byte(nil), caps[:len(caps)-1]...)
+	for _, k := range names {
+		v, err := compactJSON(x.LegacyCapabilities[k])
+		if have[k] || err != nil || jsonrpc.KindOf(v) != jsonrpc.KindObject {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = jsonrpc.AppendString(out, k)
+		out = append(out, ':')
+		out = append(out, v...)
+	}
+	return append(out, '}')
 }
 
 // MethodCall is one call of a custom method: a method of an extension

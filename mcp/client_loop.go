@@ -231,8 +231,15 @@ func (c *Client) loop(ctx context.Context, cc *carrierCall, opts *CallOptions, r
 		}
 	}()
 	l.params = *pp
+	var augment []byte // an extension's members of a legacy tools/call
+	if cc.method == MethodToolsCall {
+		augment = c.legacyParams(ctx, c.era.Load(), cc.target)
+	}
 	for retries := 0; ; {
 		l.params = cc.appendParams(l.params[:0], responses, state)
+		if augment != nil {
+			l.params = append(append(l.params, ','), augment...)
+		}
 		l.headers = headers
 		if ci != nil {
 			ci.Round = retries + 1
@@ -260,6 +267,11 @@ func (c *Client) loop(ctx context.Context, cc *carrierCall, opts *CallOptions, r
 			}
 			return nil, err
 		case rt == ResultComplete:
+			if lt := c.legacyResultType(c.era.Load(), cc.method, raw); lt != "" {
+				if h := c.resultHandler(lt, ErrUnknownResultType); h != nil {
+					return h(ctx, &ResultCall{Method: cc.method, Target: cc.target, ResultType: lt, Result: raw, Manual: opts.Manual, Client: c, extra: l.extra})
+				}
+			}
 			cc.firstLeg = retries == 0 && responses == nil && state == nil
 			return raw, nil
 		}

@@ -335,6 +335,20 @@ type ListenNotification struct {
 	Params json.RawMessage
 }
 
+// newListenNotification copies a notification's params (which belong to
+// the transport's buffer) and reads the URI of resources/updated.
+func newListenNotification(method string, params []byte) *ListenNotification {
+	n := &ListenNotification{Method: method, Params: bytes.Clone(params)}
+	if method == NotificationResourceUpdated {
+		var p struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(params, &p)
+		n.URI = p.URI
+	}
+	return n
+}
+
 // listenQueue bounds the notifications waiting for a slow Listen
 // callback; beyond it they are dropped (list-changed and updated
 // notifications only say "look again", so a burst loses nothing).
@@ -352,14 +366,7 @@ func (c *Client) Listen(ctx context.Context, filter SubscriptionFilter, fn func(
 	}
 	q := make(chan *ListenNotification, listenQueue)
 	l := &wireRequest{method: methodSubscriptionsListen, params: f, onNotify: func(method string, params []byte) {
-		n := &ListenNotification{Method: method, Params: bytes.Clone(params)}
-		if method == NotificationResourceUpdated {
-			var p struct {
-				URI string `json:"uri"`
-			}
-			_ = json.Unmarshal(params, &p)
-			n.URI = p.URI
-		}
+		n := newListenNotification(method, params)
 		select {
 		case q <- n:
 		default:
@@ -452,3 +459,53 @@ func compactJSON(raw []byte) ([]byte, error) {
 }
 
 func isBytes(v any) bool { _, ok := v.([]byte); return ok }
+
+// Subscribe asks the server of a 2025 session (2025-11-25 down to
+// 2024-11-05) for notifications/resources/updated of uri
+// (resources/subscribe); they arrive on the session's GET stream (or
+// the byte stream) and go to ClientOptions.OnSessionNotification. The
+// server must advertise resources.subscribe. 2026-07-28 has no
+// resources/subscribe: there Subscribe fails with an error wrapping
+// errors.ErrUnsupported, without a request, and the same updates come
+// from Client.Listen with SubscriptionFilter.ResourceSubscriptions
+// (subscriptions/listen), for as long as Listen runs.
+func (c *Client) Subscribe(ctx context.Context, uri string) error {
+	return c.legacyOnly(ctx, methodSubscribe, jsonrpc.AppendString([]byte(`,"uri":`), uri),
+		"subscribe with Client.Listen (subscriptions/listen, SubscriptionFilter.ResourceSubscriptions)")
+}
+
+// Unsubscribe ends a subscription of Subscribe (resources/unsubscribe)
+// on a 2025 session. On 2026-07-28 it fails like Subscribe: a Listen
+// subscription ends with Listen's context.
+func (c *Client) Unsubscribe(ctx context.Context, uri string) error {
+	return c.legacyOnly(ctx, methodUnsubscribe, jsonrpc.AppendString([]byte(`,"uri":`), uri),
+		"end the Client.Listen call (subscriptions/listen) instead")
+}
+
+// Ping sends ping on a 2025 session and waits for the server's empty
+// answer: a check that the session is alive (a 404 opens a new session
+// first, as for every request of a session). 2026-07-28 removed ping
+// (its requests stand alone, there is no session to keep alive): there
+// Ping fails with an error wrapping errors.ErrUnsupported, without a
+// request; Discover with WithoutCache asks a modern server for a fresh
+// answer.
+func (c *Client) Ping(ctx context.Context) error {
+	return c.legacyOnly(ctx, methodPing, nil, "use Client.Discover to reach a modern server")
+}
+
+// legacyOnly sends a request of a method only 2025 sessions have, after
+// settling the era, and checks that its result is an object.
+func (c *Client) legacyOnly(ctx context.Context, method string, params []byte, instead string) error {
+	if err := c.Connect(ctx); err != nil {
+		return err
+	}
+	if era := c.era.Load(); era == nil || !era.servesRequests() {
+		return fmt.Errorf("%w: %s does not exist in protocol revision %s (%s)", errors.ErrUnsupported, method, c.ProtocolVersion(), instead)
+	}
+	raw, err := c.do(ctx, &wireRequest{method: method, params: params})
+	if err != nil {
+		return err
+	}
+	_, err = decodeComplete[struct{}](method, raw)
+	return err
+}

@@ -75,7 +75,10 @@ func (s *Server) InFlight() int { return int(max(s.drain.inflight.Load(), 0)) }
 // Drain stops the server gracefully: readiness turns off at once (see
 // HealthHandler), every new request is answered with
 // ErrTemporarilyUnavailable (HTTP 503 with Retry-After, retried by
-// clients and proxies elsewhere), listen streams end, and Drain waits for
+// clients and proxies elsewhere), listen streams end (a 2025-11-25 GET
+// stream with its last event id and the retry interval, so that its
+// client resumes with Last-Event-ID, on another instance of a fleet with
+// ServerOptions.SessionStore), and Drain waits for
 // the requests in flight to finish or for ctx to end, whichever comes
 // first; then it closes the server (Close) and returns ctx's error if it
 // gave up waiting. Call it on SIGTERM before http.Server.Shutdown.
@@ -98,9 +101,30 @@ func (s *Server) Drain(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
+	s.legacy.waitGETStreams(ctx)
 	s.Close()
 	return err
 }
+
+// waitGETStreams gives the 2025-11-25 GET streams, which end with the
+// hub (their last event id and the retry interval, for the client to
+// reconnect elsewhere), up to drainGETWait to write that ending before
+// Close lets their connections go.
+func (st *legacyState) waitGETStreams(ctx context.Context) {
+	deadline := time.Now().Add(drainGETWait)
+	for {
+		n := 0
+		for _, lh := range st.liveHandlers() {
+			n += lh.getStreamsOpen()
+		}
+		if n == 0 || ctx.Err() != nil || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+const drainGETWait = time.Second
 
 // HealthHandler serves liveness and readiness for health checks and
 // orchestrators, on GET or HEAD of a path ending in /livez or /readyz:

@@ -6,10 +6,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
@@ -67,6 +69,30 @@ type HTTPOptions struct {
 	// only: the deadline is cleared once a write is through, so a stream
 	// may stay idle for longer (HTTP/2 too). Zero means 10 s.
 	StreamWriteTimeout time.Duration
+	// TrustedProxies are the reverse proxies in front of the handler.
+	// When a request's peer (RemoteAddr) is in one of them, its client's
+	// address, which names its party for the per-party bounds (the
+	// sessions, requests in flight and RateLimit of both HTTP handlers),
+	// is the right-most address of X-Forwarded-For, or of the for= of
+	// Forwarded (RFC 7239), that is not itself in TrustedProxies. With
+	// both headers, both must agree. A chain of more than 32 hops or
+	// 4 KiB, a hop that is not an address ("unknown", an obfuscated
+	// identifier), or no header at all leaves the peer's address. The
+	// headers of any other peer are ignored: a client cannot pick its
+	// party. Empty means no proxy is trusted.
+	TrustedProxies []netip.Prefix
+	// RateLimit, when set, is asked about every request before it runs
+	// (every POST but one carrying a JSON-RPC response, every GET and
+	// DELETE; on the HTTP+SSE handler, every POST), with its party:
+	// LegacyHTTPOptions.QuotaKey, else the verified principal, else
+	// "address " and the client's address (see TrustedProxies). A
+	// positive delay refuses the request: 429 with Retry-After (whole
+	// seconds, at least 1) and ErrTemporarilyUnavailable for its id
+	// (data.retryAfterMs), and nothing runs. An error (the limiter's
+	// store unreachable) lets the request through, logged at most once a
+	// minute. NewRateLimiter is one in process; the redis module's
+	// redisrate one is shared by a fleet. Nil means no limit.
+	RateLimit func(ctx context.Context, party string) (retryAfter time.Duration, err error)
 	// Legacy configures the 2025-11-25 sessions (initialize,
 	// Mcp-Session-Id, the GET stream, DELETE, resumable SSE) the handler
 	// serves next to 2026-07-28 unless ServerOptions.DisableLegacy.
@@ -130,6 +156,8 @@ type httpHandler struct {
 	origins  []string
 	legacy   *legacyHTTP   // 2025-11-25 sessions (legacy_http.go); nil when disabled
 	bindings []httpBinding // the eras served, in the order they are asked; the last (modern) claims everything
+
+	rateLogged atomic.Int64 // when a failing RateLimit was last logged (unix ns; party.go)
 }
 
 // An httpBinding is one protocol era's side of the Streamable HTTP
@@ -160,7 +188,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.NewError(CodeInvalidRequest, "Forbidden: Host or Origin not allowed"))
 		return
 	}
+	r = withClientAddress(r, h.opts.TrustedProxies)
 	if r.Method != http.MethodPost {
+		if h.rateLimited(w, r, jsonrpc.ID{}) {
+			return
+		}
 		if h.other(w, r, nil) {
 			return
 		}
@@ -179,10 +211,13 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.s.countDecode(false)
 	msg, e := jsonrpc.Decode(body)
 	if e != nil {
-		if jsonrpc.IsBatch(body) && h.other(w, r, body) { // legacy_batch.go
+		if jsonrpc.IsBatch(body) && (h.rateLimited(w, r, jsonrpc.ID{}) || h.other(w, r, body)) { // legacy_batch.go
 			return
 		}
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
+		return
+	}
+	if !msg.IsResponse() && h.rateLimited(w, r, msg.ID) {
 		return
 	}
 	for _, b := range h.bindings {

@@ -146,6 +146,9 @@ type legacySession struct {
 	elicits     []string // URL elicitation ids asked on this session, newest last
 	// unrelated delivers a notification related to no request.
 	unrelated func(method string, params any)
+	// update, on a session kept in a SessionStore, records a change of
+	// the session's state there (session_fleet.go); nil otherwise.
+	update func(SessionUpdate) (*SessionRecord, error)
 }
 
 // sessionOrigin is the initialize request that opened a legacy session:
@@ -212,8 +215,36 @@ func (ls *legacySession) close() {
 
 func (ls *legacySession) setInitialized() {
 	ls.mu.Lock()
+	was := ls.initialized
 	ls.initialized = true
 	ls.mu.Unlock()
+	if ls.update != nil && !was {
+		if _, err := ls.update(SessionUpdate{Initialized: true}); err != nil {
+			ls.s.log.Warn("mcp: session store update", "err", err, "session", ls.id)
+		}
+	}
+}
+
+// setLevel sets the session's log level (logging/setLevel).
+func (ls *legacySession) setLevel(level LoggingLevel) *Error {
+	ls.mu.Lock()
+	ls.level = level
+	ls.mu.Unlock()
+	if ls.update != nil {
+		if _, err := ls.update(SessionUpdate{LogLevel: level}); err != nil {
+			return storeError(err)
+		}
+	}
+	return nil
+}
+
+// storeError is the answer to a request whose change the session store
+// did not take.
+func storeError(err error) *Error {
+	if errors.Is(err, ErrSessionNotFound) {
+		return jsonrpcError(codeSessionNotFound, "Session not found (it ended): send initialize for a new one")
+	}
+	return ErrTemporarilyUnavailable
 }
 
 func (ls *legacySession) isInitialized() bool {
@@ -255,6 +286,21 @@ func (ls *legacySession) subscribe(uri string, on bool) *Error {
 	} else {
 		delete(ls.subs, uri)
 	}
+	if ls.update != nil {
+		ls.mu.Unlock()
+		u := SessionUpdate{Unsubscribe: uri}
+		if on {
+			u = SessionUpdate{Subscribe: uri, MaxSubscriptions: maxLegacySubscriptions}
+		}
+		rec, err := ls.update(u) // the replica takes the record as the store returns it
+		if err != nil {
+			return storeError(err)
+		}
+		if on && !slices.Contains(rec.Subscriptions, uri) {
+			return jsonrpcError(CodeInvalidParams, "Invalid params: too many resource subscriptions on this session (at most "+strconv.Itoa(maxLegacySubscriptions)+")")
+		}
+		return nil
+	}
 	uris := make([]string, 0, len(ls.subs))
 	for u := range ls.subs {
 		uris = append(uris, u)
@@ -269,18 +315,19 @@ func (ls *legacySession) subscribe(uri string, on bool) *Error {
 }
 
 // deliver routes a client's response to the question waiting for it.
-// Responses to unknown or abandoned requests are dropped.
-func (ls *legacySession) deliver(msg jsonrpc.Message) {
+// Responses to unknown or abandoned requests are dropped; it reports
+// whether a question was waiting.
+func (ls *legacySession) deliver(msg jsonrpc.Message) bool {
 	id, ok := msg.ID.Int()
 	if !ok {
-		return
+		return false
 	}
 	ls.mu.Lock()
 	ch := ls.pending[id]
 	delete(ls.pending, id)
 	ls.mu.Unlock()
 	if ch == nil {
-		return
+		return false
 	}
 	var r legacyReply
 	if msg.Error != nil {
@@ -293,6 +340,7 @@ func (ls *legacySession) deliver(msg jsonrpc.Message) {
 		r.result = append(json.RawMessage(nil), msg.Result...)
 	}
 	ch <- r
+	return true
 }
 
 // requestSender is implemented by the outbound of a legacy request that
@@ -337,6 +385,9 @@ func (ls *legacySession) send(ctx context.Context, rs requestSender, method stri
 	}
 	ls.nextID++
 	id := ls.nextID
+	if ls.update != nil {
+		id = ls.s.fleet.requestID(id) // the answer finds this instance
+	}
 	ls.pending[id] = ch
 	ls.mu.Unlock()
 	defer func() {
@@ -457,6 +508,30 @@ type legacyState struct {
 	// Server.Close can end their sessions; weak, so that a handler
 	// dropped by its user is not kept alive by the server.
 	handlers []weak.Pointer[legacyHTTP]
+	// sse are the HTTP+SSE handlers of a server with a SessionStore,
+	// for what the fleet's bus brings them (session_fleet.go).
+	sse []weak.Pointer[sseHandler]
+}
+
+// addSSEHandler records sh for the fleet's bus.
+func (st *legacyState) addSSEHandler(sh *sseHandler) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.sse = slices.DeleteFunc(st.sse, func(p weak.Pointer[sseHandler]) bool { return p.Value() == nil })
+	st.sse = append(st.sse, weak.Make(sh))
+}
+
+// liveSSEHandlers returns the HTTP+SSE handlers still alive.
+func (st *legacyState) liveSSEHandlers() []*sseHandler {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make([]*sseHandler, 0, len(st.sse))
+	for _, p := range st.sse {
+		if sh := p.Value(); sh != nil {
+			out = append(out, sh)
+		}
+	}
+	return out
 }
 
 // addHandler records lh for closeAll, forgetting collected handlers.
@@ -465,6 +540,19 @@ func (st *legacyState) addHandler(lh *legacyHTTP) {
 	defer st.mu.Unlock()
 	st.handlers = slices.DeleteFunc(st.handlers, func(p weak.Pointer[legacyHTTP]) bool { return p.Value() == nil })
 	st.handlers = append(st.handlers, weak.Make(lh))
+}
+
+// liveHandlers returns the HTTP handlers still alive.
+func (st *legacyState) liveHandlers() []*legacyHTTP {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make([]*legacyHTTP, 0, len(st.handlers))
+	for _, p := range st.handlers {
+		if lh := p.Value(); lh != nil {
+			out = append(out, lh)
+		}
+	}
+	return out
 }
 
 // closeAll ends every session of every live HTTP handler.

@@ -135,8 +135,7 @@ func (lh *legacyHTTP) batch(w http.ResponseWriter, r *http.Request, body []byte)
 	var rev *revision
 	switch {
 	case sid != "":
-		if hs = lh.session(r, sid); hs == nil {
-			sessionNotFound(w, jsonrpc.ID{})
+		if hs = lh.sessionFor(w, r, sid, jsonrpc.ID{}); hs == nil {
 			return true
 		}
 		hs.enter()
@@ -171,11 +170,15 @@ func (lh *legacyHTTP) batch(w http.ResponseWriter, r *http.Request, body []byte)
 		note = func(m jsonrpc.Message) {
 			switch {
 			case m.IsResponse():
-				hs.deliver(m)
+				if !hs.deliver(m) && lh.s.fleet != nil {
+					lh.s.fleet.forwardReply(hs.id, m)
+				}
 			case m.Method == notificationInitialized:
 				hs.setInitialized()
 			case m.Method == notificationCancelled:
-				hs.cancelled(m.Params)
+				if !hs.cancelled(m.Params) && lh.s.fleet != nil {
+					lh.s.fleet.publish(fleetBroadcast, fleetCancel, hs.id, m.Params)
+				}
 			}
 		}
 	}

@@ -213,9 +213,9 @@ func (scope *legacyScope) extra(ctx context.Context, method string, params Param
 		return EmptyResult{}, nil
 	case *SetLevelRequest:
 		if ls != nil {
-			ls.mu.Lock()
-			ls.level = p.Level
-			ls.mu.Unlock()
+			if e := ls.setLevel(p.Level); e != nil {
+				return nil, e
+			}
 		}
 		return EmptyResult{}, nil
 	case *SubscribeRequest:

@@ -224,9 +224,8 @@ func (lh *legacyHTTP) serve(w http.ResponseWriter, r *http.Request, msg jsonrpc.
 		return
 	}
 	if sid != "" {
-		hs := lh.session(r, sid)
+		hs := lh.sessionFor(w, r, sid, msg.ID)
 		if hs == nil {
-			sessionNotFound(w, msg.ID)
 			return
 		}
 		if msg.IsNotification() {
@@ -258,7 +257,10 @@ func (lh *legacyHTTP) notification(w http.ResponseWriter, hs *httpSession, msg j
 	case notificationInitialized:
 		hs.setInitialized()
 	case notificationCancelled:
-		hs.cancelled(msg.Params)
+		if !hs.cancelled(msg.Params) && lh.s.fleet != nil {
+			// The request may run on another instance of the fleet.
+			lh.s.fleet.publish(fleetBroadcast, fleetCancel, hs.id, msg.Params)
+		}
 	}
 	w.Header()[headerSessionID] = []string{hs.id}
 	w.WriteHeader(http.StatusAccepted)
@@ -285,15 +287,24 @@ func (lh *legacyHTTP) other(w http.ResponseWriter, r *http.Request) bool {
 	if sid == "" {
 		return false // a modern client: 405
 	}
-	hs := lh.session(r, sid)
+	hs := lh.sessionFor(w, r, sid, jsonrpc.ID{})
 	if hs == nil {
-		sessionNotFound(w, jsonrpc.ID{})
 		return true
 	}
 	if !hs.versionAgrees(w, r, jsonrpc.ID{}) {
 		return true
 	}
 	if r.Method == http.MethodDelete {
+		if f := lh.s.fleet; f != nil {
+			ctx, cancel := f.ctx()
+			_, err := f.store.Delete(ctx, hs.id)
+			cancel()
+			if err != nil {
+				storeUnavailable(w, jsonrpc.ID{})
+				return true
+			}
+			lh.endEverywhere(hs.id)
+		}
 		lh.closeSession(hs)
 		w.WriteHeader(http.StatusNoContent)
 		return true
@@ -326,6 +337,19 @@ func (lh *legacyHTTP) serveGET(w http.ResponseWriter, hs *httpSession, last stri
 		return
 	}
 	lh.openGET(w, hs, done)
+}
+
+// sessionFor returns the session id names for the caller of r, or
+// answers w (404; with a store, 503 when the store fails) and returns nil.
+func (lh *legacyHTTP) sessionFor(w http.ResponseWriter, r *http.Request, id string, msgID jsonrpc.ID) *httpSession {
+	if lh.s.fleet != nil {
+		return lh.fleetSession(w, r, id, msgID)
+	}
+	hs := lh.session(r, id)
+	if hs == nil {
+		sessionNotFound(w, msgID)
+	}
+	return hs
 }
 
 // sessionHeader returns the session id header; more than one is answered
@@ -384,55 +408,31 @@ func (lh *legacyHTTP) initialize(w http.ResponseWriter, r *http.Request, msg jso
 	}
 	key := lh.quotaKey(r, principal)
 	id := lh.opts.SessionIDPrefix + newSessionID()
-	hs := &httpSession{legacySession: lh.s.newLegacySession(id, p, from), lh: lh, principal: principal, streams: make(map[uint64]*legacyStream)}
-	hs.last.Store(time.Now().UnixNano())
-	hs.unrelated = hs.sendUnrelated
-	// At the party's bound, or the global one, the party's own session
-	// idle the longest makes room; when each of its sessions has an
-	// exchange in progress, the new one is refused. Another party's
-	// sessions are never touched.
-	for {
-		lh.mu.Lock()
-		q := lh.quotas[key]
-		n := 0
-		if q != nil {
-			n = q.count
-		}
-		if n < lh.opts.MaxSessionsPerPrincipal && len(lh.sessions) < lh.opts.MaxSessions {
-			if q == nil {
-				q = &quota{key: key}
-				lh.quotas[key] = q
-			}
-			q.count++
-			hs.q = q
-			q.PushIdle(hs)
-			lh.sessions[id] = hs
-			lh.mu.Unlock()
-			break
-		}
-		var victim *httpSession
-		if q != nil {
-			victim = q.Oldest()
-		}
-		if victim == nil {
-			lh.mu.Unlock()
+	hs := lh.newHTTPSession(id, p, from, principal)
+	if lh.s.fleet != nil {
+		// The fleet's bounds are the store's (session_fleet.go).
+		if err := lh.createInStore(hs, key); err != nil {
 			hs.legacySession.close()
-			msg2 := "Too many sessions: try again later"
-			if n >= lh.opts.MaxSessionsPerPrincipal {
-				msg2 = "Too many sessions for this client, each with a request or stream in progress: end one (DELETE) or try again later"
-			}
+			lh.s.log.Warn("mcp: session store create", "err", err)
 			w.Header().Set("Retry-After", retryAfterBusy)
-			writeHTTPError(w, http.StatusServiceUnavailable, msg.ID, jsonrpcError(-32000, msg2))
+			writeHTTPError(w, http.StatusServiceUnavailable, msg.ID, jsonrpcError(-32000, "Too many sessions: try again later"))
 			return
 		}
-		lh.removeLocked(victim)
-		lh.mu.Unlock()
-		lh.s.log.Info("mcp: legacy session evicted to make room", "session", victim.id)
-		lh.closeSession(victim)
 	}
-	hs.smu.Lock()
-	hs.timer = time.AfterFunc(lh.opts.IdleTimeout, hs.expireCheck)
-	hs.smu.Unlock()
+	if res := lh.register(hs, key, lh.s.fleet == nil); res != registered {
+		hs.legacySession.close()
+		if lh.s.fleet != nil {
+			lh.endEverywhere(id)
+		}
+		msg2 := "Too many sessions: try again later"
+		if res == refusedParty {
+			msg2 = "Too many sessions for this client, each with a request or stream in progress: end one (DELETE) or try again later"
+		}
+		w.Header().Set("Retry-After", retryAfterBusy)
+		writeHTTPError(w, http.StatusServiceUnavailable, msg.ID, jsonrpcError(-32000, msg2))
+		return
+	}
+	hs.startTimer()
 	w.Header()[headerSessionID] = []string{id}
 	writeJSONBody(w, lh.s.initializeResult(msg.ID, hs.legacySession))
 }
@@ -453,7 +453,10 @@ func (lh *legacyHTTP) serveSession(w http.ResponseWriter, r *http.Request, hs *h
 	}
 	switch {
 	case msg.IsResponse():
-		hs.deliver(msg)
+		if !hs.deliver(msg) && lh.s.fleet != nil {
+			// A question another instance of the fleet asked.
+			lh.s.fleet.forwardReply(hs.id, msg)
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	case !msg.IsRequest():

@@ -36,8 +36,18 @@ type quota struct {
 type httpSession struct {
 	*legacySession
 	lh        *legacyHTTP
-	principal string       // who opened the session (see legacyHTTP.session)
-	last      atomic.Int64 // UnixNano of the last exchange
+	principal string        // who opened the session (see legacyHTTP.session)
+	last      atomic.Int64  // UnixNano of the last exchange
+	version   atomic.Uint64 // the store record's Version this replica reflects (session_fleet.go)
+	// With a store (session_fleet.go): whether this instance writes the
+	// session's notifications related to no request, the instance the
+	// record names for that, and the events waiting to be appended to
+	// the store's log, in order.
+	holder   atomic.Bool
+	fmu      sync.Mutex
+	instance string
+	outbox   []SessionEvent
+	flushing bool
 
 	// under lh.mu
 	q                          *quota
@@ -69,6 +79,30 @@ func (lh *legacyHTTP) closeAll() {
 	for _, hs := range all {
 		lh.closeSession(hs)
 	}
+}
+
+// getStreamsOpen reports the GET streams with a connection attached.
+func (lh *legacyHTTP) getStreamsOpen() int {
+	lh.mu.Lock()
+	all := make([]*httpSession, 0, len(lh.sessions))
+	for _, hs := range lh.sessions {
+		all = append(all, hs)
+	}
+	lh.mu.Unlock()
+	n := 0
+	for _, hs := range all {
+		hs.smu.Lock()
+		st := hs.get
+		hs.smu.Unlock()
+		if st != nil {
+			st.mu.Lock()
+			if st.conn != nil {
+				n++
+			}
+			st.mu.Unlock()
+		}
+	}
+	return n
 }
 
 // sessionCount reports the sessions open (for tests and benchmarks).
@@ -108,17 +142,9 @@ func (lh *legacyHTTP) principal(r *http.Request) (string, error) {
 }
 
 // quotaKey names the party the caller's sessions count against: QuotaKey,
-// else the verified principal, else the remote address.
+// else the verified principal, else the client's address (party.go).
 func (lh *legacyHTTP) quotaKey(r *http.Request, principal string) string {
-	if f := lh.opts.QuotaKey; f != nil {
-		if k := f(r); k != "" {
-			return "key " + k
-		}
-	}
-	if principal != "" {
-		return "principal " + principal
-	}
-	return "address " + remoteParty(r.RemoteAddr)
+	return partyOf(r, lh.opts.QuotaKey, principal)
 }
 
 // remoteParty is the address part of a RemoteAddr that names one client:
@@ -140,6 +166,86 @@ func remoteParty(addr string) string {
 		}
 	}
 	return ip.String()
+}
+
+// newHTTPSession makes a session (or, with a store, a replica of one)
+// not yet in the registry.
+func (lh *legacyHTTP) newHTTPSession(id string, p *legacyInitParams, from sessionOrigin, principal string) *httpSession {
+	hs := &httpSession{legacySession: lh.s.newLegacySession(id, p, from), lh: lh, principal: principal, streams: make(map[uint64]*legacyStream)}
+	hs.last.Store(time.Now().UnixNano())
+	hs.unrelated = hs.sendUnrelated
+	if f := lh.s.fleet; f != nil {
+		// Stream numbers carry the instance's tag, so that the event ids
+		// of the instances of a fleet never collide.
+		hs.nextStream = f.tag << 32
+		hs.update = hs.storeUpdate
+	}
+	return hs
+}
+
+// Outcomes of register.
+const (
+	registered   = iota
+	raced        // another session with the id is in the registry already
+	refusedParty // each of the party's sessions has an exchange in progress
+	refusedAll   // at the global bound, nothing of the party's to end
+)
+
+// register puts hs into the registry under the party key. At the party's
+// bound, or the global one, the party's own session idle the longest
+// makes room (with a store, that only drops the local replica: evict
+// false); when each of its sessions has an exchange in progress, hs is
+// refused. Another party's sessions are never touched.
+func (lh *legacyHTTP) register(hs *httpSession, key string, evict bool) int {
+	for {
+		lh.mu.Lock()
+		if lh.sessions[hs.id] != nil {
+			lh.mu.Unlock()
+			return raced
+		}
+		q := lh.quotas[key]
+		n := 0
+		if q != nil {
+			n = q.count
+		}
+		if n < lh.opts.MaxSessionsPerPrincipal && len(lh.sessions) < lh.opts.MaxSessions {
+			if q == nil {
+				q = &quota{key: key}
+				lh.quotas[key] = q
+			}
+			q.count++
+			hs.q = q
+			q.PushIdle(hs)
+			lh.sessions[hs.id] = hs
+			lh.mu.Unlock()
+			return registered
+		}
+		var victim *httpSession
+		if q != nil {
+			victim = q.Oldest()
+		}
+		if victim == nil {
+			lh.mu.Unlock()
+			if n >= lh.opts.MaxSessionsPerPrincipal {
+				return refusedParty
+			}
+			return refusedAll
+		}
+		lh.removeLocked(victim)
+		lh.mu.Unlock()
+		if evict {
+			lh.s.log.Info("mcp: legacy session evicted to make room", "session", victim.id)
+		}
+		lh.closeSession(victim)
+	}
+}
+
+// startTimer arms the session's idle expiry (with a store, the end of
+// the local replica only: the store expires the session).
+func (hs *httpSession) startTimer() {
+	hs.smu.Lock()
+	hs.timer = time.AfterFunc(hs.lh.opts.IdleTimeout, hs.expireCheck)
+	hs.smu.Unlock()
 }
 
 // ---- the registry: sessions, quotas, idle lists (under lh.mu) ----
@@ -322,6 +428,9 @@ func (hs *httpSession) standalone() *legacyStream {
 // sendUnrelated writes a notification related to no request on the GET
 // stream (kept for replay when no GET stream is open).
 func (hs *httpSession) sendUnrelated(method string, params any) {
+	if hs.lh.s.fleet != nil && !hs.holder.Load() {
+		return // the instance holding the session's GET stream writes it
+	}
 	b, err := encodeNotification(nil, method, params)
 	if err != nil {
 		return
@@ -351,8 +460,9 @@ func (hs *httpSession) removeInflight(key string) {
 }
 
 // cancelled handles notifications/cancelled: the named request's context
-// is cancelled and nothing more is sent for it.
-func (hs *httpSession) cancelled(params []byte) {
+// is cancelled and nothing more is sent for it. It reports whether the
+// request runs here.
+func (hs *httpSession) cancelled(params []byte) bool {
 	key := cancelledRequestKey(params)
 	hs.smu.Lock()
 	cancel := hs.inflight[key]
@@ -360,6 +470,7 @@ func (hs *httpSession) cancelled(params []byte) {
 	if cancel != nil {
 		cancel()
 	}
+	return cancel != nil
 }
 
 // errSessionEnded: the session ended (its streams and log are gone).

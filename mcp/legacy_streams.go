@@ -159,6 +159,10 @@ func (lh *legacyHTTP) openGET(w http.ResponseWriter, hs *httpSession, done <-cha
 		sessionNotFound(w, jsonrpc.ID{})
 		return
 	}
+	var seen uint64 // with a store, the last event another instance wrote on it
+	if lh.s.fleet != nil {
+		seen = lh.s.fleet.lastGETEvent(hs)
+	}
 	st.mu.Lock()
 	if st.conn != nil {
 		st.mu.Unlock()
@@ -172,9 +176,17 @@ func (lh *legacyHTTP) openGET(w http.ResponseWriter, hs *httpSession, done <-cha
 		return
 	}
 	hs.openLog(st.num)
+	st.seq = max(st.seq, seen)
 	c.queueLocked(outFrame{kind: frameStart})
 	c.queueLocked(outFrame{kind: framePrime, id: sse.EventID{Stream: st.num, Seq: st.seq}})
 	st.mu.Unlock()
+	if f := lh.s.fleet; f != nil {
+		// This instance now holds the session's GET stream: the record
+		// says so, and changes made elsewhere are announced here.
+		if _, err := hs.storeUpdate(SessionUpdate{SetInstance: true, Instance: f.name}); err != nil {
+			lh.s.log.Warn("mcp: session store update", "err", err, "session", hs.id)
+		}
+	}
 	st.hold(c, done, lh.opts.StreamLifetime)
 }
 
@@ -187,6 +199,12 @@ func (lh *legacyHTTP) resume(w http.ResponseWriter, hs *httpSession, last string
 	id, ok := sse.ParseEventID(last)
 	var st *legacyStream
 	if ok {
+		if lh.s.fleet.resumesElsewhere(hs, id) {
+			// Another instance's stream, or the GET stream held elsewhere:
+			// from the store's log (session_fleet.go).
+			lh.resumeFromStore(w, hs, id, last, done)
+			return
+		}
 		hs.smu.Lock()
 		st = hs.streams[id.Stream]
 		hs.smu.Unlock()
@@ -304,7 +322,16 @@ func (st *legacyStream) hold(c *sseConn, done <-chan struct{}, lifetime time.Dur
 		case <-sessionDone:
 			return
 		case <-serverClosed:
-			return
+			// Drain or Close: the stream ends with its last event id and
+			// the retry interval, for the client to reconnect (on another
+			// instance of a fleet) with Last-Event-ID.
+			serverClosed = nil
+			st.mu.Lock()
+			if !c.gone && !c.ending {
+				c.queueLocked(outFrame{kind: framePrime, id: sse.EventID{Stream: st.num, Seq: st.seq}})
+				c.endLocked()
+			}
+			st.mu.Unlock()
 		case <-changes:
 			from.sendPending(func(b []byte) { _ = st.emit(b, false) })
 		case <-tick:
@@ -422,6 +449,9 @@ func (st *legacyStream) emit(msg []byte, final bool) error {
 	id := sse.EventID{Stream: st.num, Seq: st.seq}
 	if st.hs != nil {
 		st.hs.keep(id, msg)
+		if st.lh.s.fleet != nil {
+			st.hs.replicate(SessionEvent{Stream: id.Stream, Seq: id.Seq, Data: msg, End: final})
+		}
 	}
 	if c != nil {
 		c.queueLocked(outFrame{kind: frameEvent, id: id, msg: msg})
@@ -481,6 +511,10 @@ func (st *legacyStream) abandon() {
 		st.conn.endLocked()
 	}
 	streaming := st.streaming
+	if streaming && st.hs != nil && st.lh.s.fleet != nil {
+		// The stream's end, for a client following it elsewhere.
+		st.hs.replicate(SessionEvent{Stream: st.num, Seq: st.seq + 1, End: true})
+	}
 	st.mu.Unlock()
 	if st.hs != nil {
 		st.hs.streamDone(st, streaming)

@@ -191,6 +191,9 @@ func (s *Server) Close() error {
 	if s.fanout != nil {
 		s.fanout.stop()
 	}
+	if s.fleet != nil {
+		s.fleet.close() // stops receiving on the session bus
+	}
 	s.runOnClose() // extensions' background work (Server.OnClose)
 	return nil
 }

@@ -140,10 +140,11 @@ type Server struct {
 	serverInfoMeta []byte // `"_meta":{"io.modelcontextprotocol/serverInfo":{...}}`
 	canAsk         bool   // the asking API needs the request-state boundary
 	hub            hub
-	legacy         legacyState  // 2025-11-25 sessions (legacy.go)
-	fanout         *fanoutState // nil without ServerOptions.Fanout (fanout.go)
-	drain          drainState   // readiness and graceful stop (drain.go)
-	exch           exchanges    // HTTP exchanges Close cuts short (http.go)
+	legacy         legacyState   // 2025-11-25 sessions (legacy.go)
+	fanout         *fanoutState  // nil without ServerOptions.Fanout (fanout.go)
+	drain          drainState    // readiness and graceful stop (drain.go)
+	fleet          *sessionFleet // nil without ServerOptions.SessionStore (session_fleet.go)
+	exch           exchanges     // HTTP exchanges Close cuts short (http.go)
 
 	// Extensions and custom methods (extension.go): a copy-on-write
 	// table, read without a lock.
@@ -223,6 +224,9 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	s.hub.init()
 	if s.opts.Fanout != nil {
 		s.startFanout(s.opts.Fanout)
+	}
+	if s.opts.SessionStore != nil {
+		s.startFleet(s.opts.SessionStore)
 	}
 	var h ServerHandler = s.route
 	for _, m := range slices.Backward(s.opts.Middleware) {

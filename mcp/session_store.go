@@ -72,6 +72,9 @@ type SessionStore interface {
 	// Receive delivers what is published to instance until ctx ends;
 	// it returns once it receives, having called ready (nil allowed)
 	// when messages published after that call are sure to arrive.
+	// Several receivers of one name each get every message published
+	// to it: every instance also receives on the fleet's broadcast
+	// name, "mcp-fleet".
 	Receive(ctx context.Context, instance string, ready func(), deliver func(msg []byte)) error
 }
 

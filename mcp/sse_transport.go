@@ -124,8 +124,12 @@ func NewSSEHandler(s *Server, opts *SSEOptions) http.Handler {
 	l := &o.Legacy
 	l.sessionDefaults("SSEOptions.Legacy")
 	h := newHTTPHandler(s, o.HTTPOptions)
-	return &sseHandler{s: s, h: h, opts: o, maxQueue: l.MaxEventBytes + 64<<10,
+	sh := &sseHandler{s: s, h: h, opts: o, maxQueue: l.MaxEventBytes + 64<<10,
 		sessions: make(map[string]*sseSession), quotas: make(map[string]*sseQuota)}
+	if s.fleet != nil {
+		s.legacy.addSSEHandler(sh) // for what the fleet's bus brings (session_fleet.go)
+	}
+	return sh
 }
 
 var allowGetPost = []string{"GET, POST"}
@@ -140,6 +144,7 @@ func (sh *sseHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Not found: HTTP+SSE carries sessions of protocol revision 2024-11-05 and later 2025 revisions, and this server serves "+LatestProtocolVersion+" only"))
 		return
 	}
+	r = withClientAddress(r, sh.h.opts.TrustedProxies)
 	switch r.Method {
 	case http.MethodGet:
 		sh.open(w, r)
@@ -176,10 +181,22 @@ func (sh *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 	}
 	ss := &sseSession{sh: sh, id: sh.opts.Legacy.SessionIDPrefix + newSessionID(), principal: principal,
 		wr: sse.NewWriter(w, sh.h.opts.StreamWriteTimeout), wake: make(chan struct{}, 1), done: make(chan struct{})}
-	if status, why := sh.admit(ss, sh.quotaKey(r, principal)); status != 0 {
+	key := sh.quotaKey(r, principal)
+	if status, why := sh.admit(ss, key); status != 0 {
 		w.Header().Set("Retry-After", retryAfterBusy)
 		writeHTTPError(w, status, jsonrpc.ID{}, jsonrpcError(-32000, why))
 		return
+	}
+	if sh.s.fleet != nil {
+		// The fleet's record: this instance holds the stream, and a POST
+		// to another one is forwarded here (session_fleet.go).
+		if !sh.recordInStore(ss, key) {
+			sh.remove(ss)
+			w.Header().Set("Retry-After", retryAfterBusy)
+			writeHTTPError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, jsonrpcError(-32000, "Too many sessions: try again later"))
+			return
+		}
+		defer sh.forgetInStore(ss)
 	}
 	sh.s.exch.AddWriter(ss.wr)
 	defer func() {
@@ -288,9 +305,17 @@ func (sh *sseHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	ss := sh.session(r, sid)
 	if ss == nil {
-		sseSessionNotFound(w, jsonrpc.ID{})
+		if sh.s.fleet == nil || !sh.forward(w, r, sid) {
+			sseSessionNotFound(w, jsonrpc.ID{})
+		}
 		return
 	}
+	sh.postTo(w, r, ss)
+}
+
+// postTo handles a message POSTed to the session ss (here, or on another
+// instance of the fleet, which forwarded it).
+func (sh *sseHandler) postTo(w http.ResponseWriter, r *http.Request, ss *sseSession) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "application/json") {
 		writeHTTPError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Invalid request: Content-Type must be application/json"))
 		return
@@ -303,6 +328,9 @@ func (sh *sseHandler) post(w http.ResponseWriter, r *http.Request) {
 	msg, e := jsonrpc.Decode(body)
 	if e != nil {
 		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
+		return
+	}
+	if !msg.IsResponse() && sh.h.rateLimited(w, r, msg.ID) {
 		return
 	}
 	sh.touch(ss)

@@ -93,17 +93,9 @@ func (sh *sseHandler) principal(r *http.Request) (string, error) {
 
 // quotaKey names the party a session counts against, as for Streamable
 // HTTP sessions: QuotaKey, else the verified principal, else the remote
-// address (an IPv6 address by its /64).
+// address (party.go: behind SSEOptions.TrustedProxies, the forwarded one).
 func (sh *sseHandler) quotaKey(r *http.Request, principal string) string {
-	if f := sh.opts.Legacy.QuotaKey; f != nil {
-		if k := f(r); k != "" {
-			return "key " + k
-		}
-	}
-	if principal != "" {
-		return "principal " + principal
-	}
-	return "address " + remoteParty(r.RemoteAddr)
+	return partyOf(r, sh.opts.Legacy.QuotaKey, principal)
 }
 
 // admit registers ss for the party key. At the party's bound, or the

@@ -18,7 +18,7 @@ import (
 // carrier method completed by the client's loop, on 2026-07-28 and on a
 // 2025-11-25 session.
 func TestEchoExtensionIsServedInBothEras(t *testing.T) {
-	srv := newServer(slog.New(slog.NewTextHandler(io.Discard, nil)), mcp.RequestStateOptions{})
+	srv := newServer(slog.New(slog.NewTextHandler(io.Discard, nil)), mcp.RequestStateOptions{}, nil)
 	ts := httptest.NewServer(mcp.NewHTTPHandler(srv, nil))
 	defer ts.Close()
 	for _, mode := range []mcp.ClientMode{mcp.ModeAuto, mcp.ModeLegacy} {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -191,5 +192,95 @@ func TestDrainOnSIGTERMAnswersReadinessThenExits(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("no exit within 15 s of SIGTERM")
+	}
+}
+
+// post2025 posts one message of a 2025-11-25 session (sid empty for
+// initialize) and returns the response's session id and its JSON-RPC
+// message (from a JSON body or the first SSE data line), nil for a 202.
+func post2025(t *testing.T, url, sid string, msg map[string]any) (string, map[string]json.RawMessage) {
+	t.Helper()
+	body, _ := json.Marshal(msg)
+	r, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		r.Header.Set("Mcp-Session-Id", sid)
+		r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	}
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode == http.StatusAccepted {
+		return resp.Header.Get("Mcp-Session-Id"), nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%v: status %d: %s", msg["method"], resp.StatusCode, data)
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if d, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), "data:"); ok && strings.TrimSpace(d) != "" {
+				data = []byte(d)
+				break
+			}
+		}
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("%v: %v in %s", msg["method"], err, data)
+	}
+	return resp.Header.Get("Mcp-Session-Id"), m
+}
+
+// Two processes sharing one Redis with -session-store: a 2025-11-25
+// session initialized on one is served by the other.
+func TestSessionMovesBetweenProcessesThroughTheSessionStoreFlag(t *testing.T) {
+	bin := buildServer(t)
+	sock := redistest.Start(t)
+	a := startHTTP(t, bin, "-session-store", "unix://"+sock)
+	b := startHTTP(t, bin, "-session-store", "unix://"+sock)
+	sid, init := post2025(t, a, "", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "fleet-test", "version": "1"},
+	}})
+	if sid == "" || init["result"] == nil {
+		t.Fatalf("initialize: session %q, %s %s", sid, init["result"], init["error"])
+	}
+	post2025(t, a, sid, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	_, res := post2025(t, b, sid, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+		"params": map[string]any{"name": "test_simple_text", "arguments": map[string]any{}}})
+	if !strings.Contains(string(res["result"]), "This is a simple text response for testing.") {
+		t.Fatalf("tools/call on the other process: %s %s", res["result"], res["error"])
+	}
+	// And back on the first, after the second served it.
+	_, res = post2025(t, a, sid, map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+	if !strings.Contains(string(res["result"]), "test_simple_text") {
+		t.Errorf("tools/list on the first process: %s %s", res["result"], res["error"])
+	}
+}
+
+// -session-store takes what -guard takes: a URL, or with
+// -guard-sentinels the master's name; a bad URL is named in the error.
+func TestSessionStoreFlagBuildsTheStore(t *testing.T) {
+	if s, err := sessionStoreOf(stateFlags{}); s != nil || err != nil {
+		t.Errorf("no flag: %v %v, want no store", s, err)
+	}
+	for _, url := range []string{"redis://127.0.0.1:1/2", "rediss://127.0.0.1:1", "unix:///tmp/none.sock"} {
+		if s, err := sessionStoreOf(stateFlags{sessions: url}); s == nil || err != nil {
+			t.Errorf("%s: %v %v", url, s, err)
+		}
+	}
+	if s, err := sessionStoreOf(stateFlags{sessions: "mymaster", sentinels: "127.0.0.1:1,127.0.0.1:2"}); s == nil || err != nil {
+		t.Errorf("a Sentinel master: %v %v", s, err)
+	}
+	if _, err := sessionStoreOf(stateFlags{sessions: "http://x"}); err == nil || !strings.Contains(err.Error(), "-session-store") {
+		t.Errorf("a bad URL: %v, want an error naming -session-store", err)
+	}
+	if _, err := guardOf(stateFlags{guard: "http://x"}); err == nil || !strings.Contains(err.Error(), "-guard") {
+		t.Errorf("a bad -guard URL: %v, want an error naming -guard", err)
 	}
 }

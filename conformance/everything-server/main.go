@@ -14,6 +14,10 @@
 // on the same address (GET for the event stream, POSTs to the URL its
 // endpoint event names), with the same tools.
 //
+// With -session-store a Redis URL, the 2025-era sessions (Streamable HTTP
+// and HTTP+SSE) live in Redis, so that processes sharing it serve each
+// other's sessions (-guard-sentinels: the URL is then the master's name).
+//
 // With the standard OpenTelemetry variables set (for example
 // OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318, and
 // OTEL_EXPORTER_OTLP_PROTOCOL=grpc for gRPC), every request is a span,
@@ -48,9 +52,11 @@ func main() {
 	flag.StringVar(&sf.keyFile, "state-key-file", "", "file of base64url request-state keys, one per line, sealing key first; re-read on SIGHUP and when it changes (rotation without a restart)")
 	flag.DurationVar(&sf.ttl, "state-ttl", 0, "lifetime of one round's requestState, e.g. 3s (default 10m)")
 	flag.StringVar(&sf.guard, "guard", "", `single-use request state: "memory", or a Redis URL (redis://HOST:PORT/DB, unix:///PATH.sock); with -guard-sentinels, the Sentinel master name`)
-	flag.StringVar(&sf.sentinels, "guard-sentinels", "", "comma-separated Redis Sentinel addresses (HOST:PORT); -guard then names the master")
+	flag.StringVar(&sf.sentinels, "guard-sentinels", "", "comma-separated Redis Sentinel addresses (HOST:PORT); -guard and -session-store then name the master")
 	flag.IntVar(&sf.replicas, "guard-replicas", 0, "replicas that must acknowledge each single-use record (WAIT) before it counts")
+	flag.StringVar(&sf.sessions, "session-store", "", `keep the 2025-era sessions in Redis, shared by every process given the same store: a Redis URL (redis://HOST:PORT/DB, rediss://, unix:///PATH.sock); with -guard-sentinels, the Sentinel master name`)
 	flag.DurationVar(&sf.lease, "guard-lease", 0, "how long a running leg holds its single-use claim without renewal (default 10s)")
+	pf := partyFlagsOf(flag.CommandLine) // party.go
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -72,7 +78,17 @@ func main() {
 	if keyFile != nil {
 		go reloadKeys(ctx, keyFile)
 	}
-	srv := newServer(logger, rs)
+	store, err := sessionStoreOf(sf)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "everything-server:", err)
+		os.Exit(2)
+	}
+	hopts, err := pf.httpOptions(flag.CommandLine, sf)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "everything-server:", err)
+		os.Exit(2)
+	}
+	srv := newServer(logger, rs, store)
 
 	if *stdio {
 		err = srv.ServeStdio(ctx)
@@ -80,7 +96,7 @@ func main() {
 			err = nil
 		}
 	} else {
-		err = serveHTTP(ctx, srv, *httpAddr, logger)
+		err = serveHTTP(ctx, srv, *httpAddr, hopts, logger)
 	}
 	// Export what is still buffered before exiting.
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -112,14 +128,14 @@ func reloadKeys(ctx context.Context, kf *requeststate.KeyFile) {
 
 // serveHTTP listens on addr, announces the endpoint on stdout and serves
 // until ctx ends, then shuts down gracefully.
-func serveHTTP(ctx context.Context, srv *mcp.Server, addr string, logger *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *mcp.Server, addr string, hopts mcp.HTTPOptions, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewHTTPHandler(srv, nil))
-	mux.Handle("/sse", mcp.NewSSEHandler(srv, nil)) // HTTP+SSE (2024-11-05)
+	mux.Handle("/mcp", mcp.NewHTTPHandler(srv, &hopts))
+	mux.Handle("/sse", mcp.NewSSEHandler(srv, &mcp.SSEOptions{HTTPOptions: hopts})) // HTTP+SSE (2024-11-05)
 	mux.Handle("/livez", mcp.HealthHandler(srv))
 	mux.Handle("/readyz", mcp.HealthHandler(srv))
 	hs := &http.Server{

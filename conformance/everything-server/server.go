@@ -46,7 +46,7 @@ type everything struct {
 // resource of the conformance contract registered, traced and measured
 // through the OpenTelemetry globals (which main sets up from the
 // environment; without it they record nothing).
-func newServer(logger *slog.Logger, rs mcp.RequestStateOptions) *mcp.Server {
+func newServer(logger *slog.Logger, rs mcp.RequestStateOptions, store mcp.SessionStore) *mcp.Server {
 	e := &everything{log: logger}
 	e.srv = mcp.NewServer(mcp.Implementation{
 		Name:    "roundtrip-everything-server",
@@ -57,6 +57,7 @@ func newServer(logger *slog.Logger, rs mcp.RequestStateOptions) *mcp.Server {
 		Logger:       logger,
 		Completions:  e.complete,
 		RequestState: rs,
+		SessionStore: store,
 	}, nil))
 	e.addTools()
 	e.addMRTR()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 	"github.com/roundtrip-mcp/roundtrip/redis/redisguard"
+	"github.com/roundtrip-mcp/roundtrip/redis/redissessions"
 	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 
@@ -30,6 +31,7 @@ type stateFlags struct {
 	sentinels string        // -guard-sentinels: comma-separated sentinel addresses (then -guard names the master)
 	replicas  int           // -guard-replicas
 	lease     time.Duration // -guard-lease
+	sessions  string        // -session-store: "" or a Redis URL (with -guard-sentinels, the master name)
 }
 
 // stateOptions builds the sealing configuration: keys from -state-key-file,
@@ -88,17 +90,9 @@ func guardOf(f stateFlags) (requeststate.Guard, error) {
 		g.Lease = f.lease
 		return g, nil
 	}
-	var client redis.UniversalClient
-	if f.sentinels != "" {
-		client = redis.NewFailoverClient(&redis.FailoverOptions{MasterName: f.guard, SentinelAddrs: strings.Split(f.sentinels, ","),
-			DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
-	} else {
-		opts, err := redis.ParseURL(f.guard)
-		if err != nil {
-			return nil, fmt.Errorf("-guard: %w", err)
-		}
-		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = time.Second, time.Second, time.Second
-		client = redis.NewClient(opts)
+	client, err := redisClient("-guard", f.guard, f.sentinels)
+	if err != nil {
+		return nil, err
 	}
 	g := redisguard.New(client)
 	g.Replicas, g.Lease = f.replicas, f.lease
@@ -110,4 +104,35 @@ func guardOf(f stateFlags) (requeststate.Guard, error) {
 		slog.Warn("everything-server: the single-use store is not reachable yet", "err", err)
 	}
 	return g, nil
+}
+
+// redisClient builds the Redis client of a flag (name, for errors): a
+// URL (redis://, rediss://, unix:///PATH.sock), or with sentinels
+// (comma-separated HOST:PORT) the name of the Sentinel master, followed
+// through failovers.
+func redisClient(name, value, sentinels string) (redis.UniversalClient, error) {
+	if sentinels != "" {
+		return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: value, SentinelAddrs: strings.Split(sentinels, ","),
+			DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second}), nil
+	}
+	opts, err := redis.ParseURL(value)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = time.Second, time.Second, time.Second
+	return redis.NewClient(opts), nil
+}
+
+// sessionStoreOf builds the store of 2025-era sessions -session-store
+// asks for: nil (each process keeps its own) or one in Redis, shared by
+// every process given the same store.
+func sessionStoreOf(f stateFlags) (mcp.SessionStore, error) {
+	if f.sessions == "" {
+		return nil, nil
+	}
+	client, err := redisClient("-session-store", f.sessions, f.sentinels)
+	if err != nil {
+		return nil, err
+	}
+	return redissessions.New(client, redissessions.Options{}), nil
 }

@@ -60,6 +60,9 @@ type Config struct {
 	// (empty: none); ProvisionTime is how long provisioning takes.
 	Ledger        string
 	ProvisionTime time.Duration
+	// TrustedProxies is the -trusted-proxies flag of the instances
+	// (empty: none trusted; nginx is on 127.0.0.1).
+	TrustedProxies string
 	// HealthInterval is how often /readyz is polled; zero means 200 ms.
 	HealthInterval time.Duration
 	// Logger receives the controller's log; nil discards it.
@@ -213,6 +216,9 @@ func (f *Fleet) args(id, addr string) []string {
 	}
 	if f.cfg.Ledger != "" {
 		a = append(a, "-ledger", f.cfg.Ledger)
+	}
+	if f.cfg.TrustedProxies != "" {
+		a = append(a, "-trusted-proxies", f.cfg.TrustedProxies)
 	}
 	return a
 }
@@ -752,6 +758,7 @@ http {
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_set_header Host $http_host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
       proxy_buffering off;
       proxy_connect_timeout 2s;
       proxy_read_timeout 1h;

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -53,6 +54,7 @@ type serveFlags struct {
 	ledger       string
 	work         time.Duration
 	metricsAddr  string
+	proxies      []netip.Prefix // -trusted-proxies (party.go)
 }
 
 // parseServeFlags reads the serve flags; usage (and errors) go to
@@ -74,6 +76,10 @@ func parseServeFlags(args []string, usage io.Writer) (serveFlags, error) {
 	fs.StringVar(&f.ledger, "ledger", "", "append one line per provisioned database to this file (the tool's side effect; shared by the fleet)")
 	fs.DurationVar(&f.work, "provision-time", 0, "how long provisioning takes, on the last leg (a stand-in for real work)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the metrics for Prometheus to scrape at http://`ADDR`/metrics, apart from /mcp (empty: no scrape endpoint; OTEL_* variables export over OTLP either way)")
+	fs.Func("trusted-proxies", "comma-separated `CIDRs` (or bare IPs) of the proxies in front (nginx): behind them a client's party, for the per-client session quota, is its X-Forwarded-For address", func(v string) (err error) {
+		f.proxies, err = parsePrefixes(v)
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -239,6 +245,7 @@ func serve(args []string, out io.Writer) error {
 	h := mcp.NewHTTPHandler(srv, &mcp.HTTPOptions{
 		BodyReadTimeout:    10 * time.Second,
 		StreamWriteTimeout: 10 * time.Second,
+		TrustedProxies:     f.proxies,
 		Legacy:             mcp.LegacyHTTPOptions{SessionIDPrefix: f.id + "."},
 	})
 	mux := http.NewServeMux()

@@ -37,6 +37,10 @@ type ClientOptions struct {
 	// input_required status; the others are answered after the next
 	// tasks/get. Default 64.
 	MaxInputRequests int
+	// TTL, when positive, is the lifetime a 2025-11-25 task-augmented
+	// tools/call asks for (task.ttl); zero leaves it to the server. The
+	// 2026-07-28 extension has no such request: its server decides.
+	TTL time.Duration
 
 	// sleep waits between two tasks/get; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -75,6 +79,16 @@ func EnableClient(o *mcp.ClientOptions, to *ClientOptions) {
 	}
 	res[ResultType] = f.follow
 	x.Results = res
+	caps := make(map[string]json.RawMessage, len(x.LegacyCapabilities)+1)
+	for k, v := range x.LegacyCapabilities {
+		caps[k] = v
+	}
+	if _, ok := caps["tasks"]; !ok {
+		caps["tasks"] = legacyCapability
+	}
+	x.LegacyCapabilities = caps
+	x.LegacyParams = f.legacyParams
+	x.LegacyResult = legacyResult
 	o.Extensions = x
 }
 
@@ -188,6 +202,9 @@ func (h *Handle) Get(ctx context.Context) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	if isLegacy(h.c) {
+		return decodeLegacyTask(MethodGet, h.ID, raw, false)
+	}
 	return decodeState(MethodGet, h.ID, raw)
 }
 
@@ -227,6 +244,14 @@ func encodeResponses(responses mcp.InputResponses) ([]byte, error) {
 }
 
 func (h *Handle) update(ctx context.Context, responses []byte) error {
+	if err := h.c.Connect(ctx); err != nil {
+		return err
+	}
+	if isLegacy(h.c) {
+		// A 2025-11-25 task asks through live requests of the session
+		// while tasks/result is open (Wait), answered by the handlers.
+		return fmt.Errorf("%w: %s (the task's questions arrive during tasks/result)", mcp.ErrLegacyUnsupported, MethodUpdate)
+	}
 	raw, err := h.request(ctx, MethodUpdate, responses)
 	if err != nil {
 		return err
@@ -280,14 +305,18 @@ func (h *Handle) Wait(ctx context.Context) (*mcp.CallToolResult, error) {
 	return h.c.DecodeToolResult(h.tool, raw)
 }
 
-// request sends a request of the tasks extension about the task of h
-// (Mcp-Name is the task id). They exist in the modern era only.
+// request sends a request about the task of h: of the tasks extension
+// (Mcp-Name is the task id), or of a 2025-11-25 session's tasks.
 func (h *Handle) request(ctx context.Context, method string, responses []byte) ([]byte, error) {
 	if err := h.c.Connect(ctx); err != nil {
 		return nil, err
 	}
-	if v := h.c.ProtocolVersion(); v != mcp.LatestProtocolVersion {
+	// tasks/get and tasks/cancel exist in both; tasks/update in the
+	// extension only, tasks/result in 2025-11-25 only.
+	if legacy := isLegacy(h.c); legacy && method == MethodUpdate {
 		return nil, fmt.Errorf("%w: %s", mcp.ErrLegacyUnsupported, method)
+	} else if !legacy && method == methodResult {
+		return nil, fmt.Errorf("mcp: %s is a method of protocol revision 2025-11-25, not of the tasks extension", method)
 	}
 	p := make([]byte, 0, 32+len(h.ID)+len(responses))
 	p = append(p, `{"taskId":`...)
@@ -320,7 +349,13 @@ func (f *follower) follow(ctx context.Context, call *mcp.ResultCall) (json.RawMe
 	if call.Method != mcp.MethodToolsCall {
 		return nil, &mcp.InvalidResponseError{Method: call.Method, Err: fmt.Errorf("%w %q", mcp.ErrUnknownResultType, string(call.ResultType))}
 	}
-	seed, err := decodeState(call.Method, "", call.Result)
+	var seed *Task
+	var err error
+	if isLegacy(call.Client) {
+		seed, err = decodeLegacyTask(call.Method, "", call.Result, true)
+	} else {
+		seed, err = decodeState(call.Method, "", call.Result)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -356,6 +391,12 @@ func (e *endError) Unwrap() error { return e.err }
 // wait follows a task from state t (nil: get it first) to its end and
 // returns the raw CallToolResult.
 func (h *Handle) wait(ctx context.Context, t *Task) ([]byte, error) {
+	if err := h.c.Connect(ctx); err != nil {
+		return nil, err
+	}
+	if isLegacy(h.c) {
+		return h.waitLegacy(ctx, t)
+	}
 	o := &h.f.o
 	answered := map[string]bool{} // keys answered already: never twice
 	for {

@@ -1,0 +1,752 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/mcp/internal/sse"
+)
+
+// A Server's part of a fleet sharing 2025-era sessions
+// (ServerOptions.SessionStore, session_store.go). The instance has a
+// random 20-bit tag: its name on the store's bus is derived from it, and
+// it is the high bits of the JSON-RPC ids of the server-to-client
+// requests its handlers send (tag<<32 | counter, below 2^53) and of its
+// stream numbers, so that a client's answer POSTed to any instance names
+// the instance waiting for it, and event ids of different instances never
+// collide. The bus carries small JSON messages (fleetMessage); what does
+// not decode, or is larger than maxFleetMessage, is ignored.
+
+const (
+	fleetTagBits = 20
+	// fleetBroadcast is the bus name every instance also receives on:
+	// what concerns instances not known by name (a session ended, a
+	// cancellation of a request running somewhere).
+	fleetBroadcast  = "mcp-fleet"
+	maxFleetMessage = 4 << 20
+	// fleetStoreTimeout bounds one store round trip of a request.
+	fleetStoreTimeout = 5 * time.Second
+)
+
+// Kinds of fleet messages.
+const (
+	fleetReply   = "reply"   // a client's answer (Msg) to a request the instance sent
+	fleetClose   = "close"   // the session ended: drop the replica
+	fleetChanged = "changed" // the session's record changed: reload it
+	fleetCancel  = "cancel"  // notifications/cancelled (Msg: its params)
+	fleetPost    = "post"    // a message POSTed to an HTTP+SSE session held here (Msg)
+)
+
+type fleetMessage struct {
+	Kind    string          `json:"k"`
+	Session string          `json:"s"`
+	Msg     json.RawMessage `json:"m,omitempty"`
+	// Header is what a forwarded HTTP+SSE POST carried (fleetPost).
+	Header map[string]string `json:"h,omitempty"`
+}
+
+// sessionFleet is a Server's membership of a fleet.
+type sessionFleet struct {
+	s     *Server
+	store SessionStore
+	tag   uint64
+	name  string
+	stop  context.CancelFunc
+}
+
+func fleetInstanceName(tag uint64) string { return fmt.Sprintf("mcp-%05x", tag) }
+
+// startFleet makes the server an instance of the fleet of store and
+// receives on the bus until Close.
+func (s *Server) startFleet(store SessionStore) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	tag := binary.LittleEndian.Uint64(b[:])&(1<<fleetTagBits-1) | 1 // never 0
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &sessionFleet{s: s, store: store, tag: tag, name: fleetInstanceName(tag), stop: cancel}
+	s.fleet = f
+	ready := make(chan struct{}, 2)
+	for _, name := range []string{f.name, fleetBroadcast} {
+		go func() {
+			wait := 100 * time.Millisecond
+			for {
+				err := store.Receive(ctx, name, func() { ready <- struct{}{} }, f.receive)
+				if ctx.Err() != nil {
+					return
+				}
+				s.log.Warn("mcp: session bus receive ended; receiving again", "err", err, "in", wait)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+				wait = min(2*wait, 30*time.Second)
+			}
+		}()
+	}
+	// Messages published once NewServer returns reach this instance
+	// (bounded: a store that does not answer does not hold it up).
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
+	for range 2 {
+		select {
+		case <-ready:
+		case <-t.C:
+			return
+		}
+	}
+}
+
+func (f *sessionFleet) close() { f.stop() }
+
+func (f *sessionFleet) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), fleetStoreTimeout)
+}
+
+// publish sends a message on the bus (best effort, off the caller's path).
+func (f *sessionFleet) publish(to, kind, session string, msg []byte) {
+	b, err := json.Marshal(&fleetMessage{Kind: kind, Session: session, Msg: msg})
+	if err != nil || len(b) > maxFleetMessage {
+		return
+	}
+	go func() {
+		ctx, cancel := f.ctx()
+		defer cancel()
+		if err := f.store.Publish(ctx, to, b); err != nil {
+			f.s.log.Warn("mcp: session bus publish", "err", err, "to", to)
+		}
+	}()
+}
+
+// receive handles one message of the bus.
+func (f *sessionFleet) receive(b []byte) {
+	if len(b) > maxFleetMessage {
+		return
+	}
+	var m fleetMessage
+	if json.Unmarshal(b, &m) != nil || m.Session == "" {
+		return
+	}
+	if m.Kind == fleetPost || m.Kind == fleetClose {
+		for _, sh := range f.s.legacy.liveSSEHandlers() {
+			sh.fromFleet(&m)
+		}
+	}
+	for _, lh := range f.s.legacy.liveHandlers() {
+		hs := lh.lookup(m.Session)
+		if hs == nil {
+			continue
+		}
+		switch m.Kind {
+		case fleetReply:
+			var msg jsonrpc.Message
+			if json.Unmarshal(m.Msg, &msg) == nil && msg.IsResponse() {
+				hs.deliver(msg)
+			}
+		case fleetClose:
+			lh.closeSession(hs)
+		case fleetChanged:
+			if _, err := lh.reload(hs); errors.Is(err, ErrSessionNotFound) {
+				lh.closeSession(hs)
+			}
+		case fleetCancel:
+			hs.cancelled(m.Msg)
+		}
+	}
+}
+
+// requestID is the JSON-RPC id of the n-th server-to-client request of a
+// session on this instance.
+func (f *sessionFleet) requestID(n int64) int64 {
+	if f == nil {
+		return n
+	}
+	return int64(f.tag)<<32 | n&(1<<32-1)
+}
+
+// forwardReply sends a client's answer that no local question waits for
+// to the instance whose tag its id carries.
+func (f *sessionFleet) forwardReply(session string, msg jsonrpc.Message) {
+	id, ok := msg.ID.Int()
+	if !ok || id < 0 || uint64(id)>>32 == f.tag || uint64(id)>>32 >= 1<<fleetTagBits {
+		return
+	}
+	raw, err := json.Marshal(msg)
+	if err != nil {
+		return
+	}
+	f.publish(fleetInstanceName(uint64(id)>>32), fleetReply, session, raw)
+}
+
+// ---- the Streamable HTTP side ----
+
+// storeUnavailable answers a request the store could not serve: 503,
+// retryable, never "session not found" (the session may well exist).
+func storeUnavailable(w http.ResponseWriter, id jsonrpc.ID) {
+	w.Header().Set("Retry-After", retryAfterBusy)
+	writeHTTPError(w, http.StatusServiceUnavailable, id, ErrTemporarilyUnavailable)
+}
+
+// fleetSession returns the session id names for the caller of r on a
+// server with a store: the local replica after one Touch (reloaded when
+// its record changed), or a replica made from the store's record. It
+// answers w itself (404 or 503) when it returns nil.
+func (lh *legacyHTTP) fleetSession(w http.ResponseWriter, r *http.Request, id string, msgID jsonrpc.ID) *httpSession {
+	f := lh.s.fleet
+	principal, err := lh.principal(r)
+	if err != nil {
+		sessionNotFound(w, msgID)
+		return nil
+	}
+	hs := lh.lookup(id)
+	if hs != nil {
+		if principal != hs.principal {
+			lh.s.log.Warn("mcp: legacy session presented by another principal", "session", id)
+			sessionNotFound(w, msgID)
+			return nil
+		}
+		ctx, cancel := f.ctx()
+		v, err := f.store.Touch(ctx, id)
+		cancel()
+		switch {
+		case errors.Is(err, ErrSessionNotFound):
+			lh.closeSession(hs)
+			sessionNotFound(w, msgID)
+			return nil
+		case err != nil:
+			lh.s.log.Warn("mcp: session store touch", "err", err, "session", id)
+			storeUnavailable(w, msgID)
+			return nil
+		case v != hs.version.Load():
+			if _, err := lh.reload(hs); err != nil {
+				if errors.Is(err, ErrSessionNotFound) {
+					lh.closeSession(hs)
+					sessionNotFound(w, msgID)
+				} else {
+					storeUnavailable(w, msgID)
+				}
+				return nil
+			}
+		}
+		return hs
+	}
+	ctx, cancel := f.ctx()
+	rec, err := f.store.Load(ctx, id)
+	if err == nil {
+		_, err = f.store.Touch(ctx, id)
+	}
+	cancel()
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		sessionNotFound(w, msgID)
+		return nil
+	case err != nil:
+		lh.s.log.Warn("mcp: session store load", "err", err, "session", id)
+		storeUnavailable(w, msgID)
+		return nil
+	case rec.Principal != principal || rec.Transport != TransportHTTP:
+		lh.s.log.Warn("mcp: legacy session presented by another principal", "session", id)
+		sessionNotFound(w, msgID)
+		return nil
+	}
+	p := &legacyInitParams{ProtocolVersion: rec.ProtocolVersion, Capabilities: rec.ClientCapabilities, ClientInfo: rec.ClientInfo}
+	hs = lh.newHTTPSession(id, p, sessionOrigin{ctx: r.Context(), transport: TransportHTTP, req: r}, principal)
+	hs.apply(rec)
+	switch lh.register(hs, lh.quotaKey(r, principal), false) {
+	case registered:
+	case raced:
+		hs.legacySession.close()
+		if hs = lh.lookup(id); hs == nil || hs.principal != principal {
+			sessionNotFound(w, msgID)
+			return nil
+		}
+		return hs
+	default:
+		hs.legacySession.close()
+		w.Header().Set("Retry-After", retryAfterBusy)
+		writeHTTPError(w, http.StatusServiceUnavailable, msgID, jsonrpcError(-32000, "Too many sessions: try again later"))
+		return nil
+	}
+	hs.startTimer()
+	return hs
+}
+
+// reload reads the session's record again and applies it.
+func (lh *legacyHTTP) reload(hs *httpSession) (*SessionRecord, error) {
+	ctx, cancel := lh.s.fleet.ctx()
+	defer cancel()
+	rec, err := lh.s.fleet.store.Load(ctx, hs.id)
+	if err != nil {
+		return nil, err
+	}
+	hs.apply(rec)
+	return rec, nil
+}
+
+// apply makes the replica say what rec says.
+func (hs *httpSession) apply(rec *SessionRecord) {
+	ls := hs.legacySession
+	ls.mu.Lock()
+	if ls.closed {
+		ls.mu.Unlock()
+		return
+	}
+	if rec.LogLevel != "" {
+		ls.level = rec.LogLevel
+	}
+	if rec.Initialized {
+		ls.initialized = true
+	}
+	ls.subs = make(map[string]struct{}, len(rec.Subscriptions))
+	for _, u := range rec.Subscriptions {
+		ls.subs[u] = struct{}{}
+	}
+	ls.mu.Unlock()
+	uris := slices.Clone(rec.Subscriptions)
+	slices.Sort(uris)
+	ls.s.hub.mu.Lock()
+	ls.listener.filter.ResourceSubscriptions = uris
+	ls.s.hub.mu.Unlock()
+	hs.fmu.Lock()
+	hs.instance = rec.Instance
+	hs.holder.Store(rec.Instance == hs.lh.s.fleet.name)
+	hs.fmu.Unlock()
+	hs.version.Store(rec.Version)
+}
+
+// storeUpdate is the legacySession's update hook on a server with a
+// store: the change goes to the record, the replica takes the record as
+// returned, and the instance holding the session's GET stream is told.
+func (hs *httpSession) storeUpdate(u SessionUpdate) (*SessionRecord, error) {
+	f := hs.lh.s.fleet
+	hs.fmu.Lock()
+	prev := hs.instance
+	hs.fmu.Unlock()
+	ctx, cancel := f.ctx()
+	rec, err := f.store.Update(ctx, hs.id, u)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	hs.apply(rec)
+	if rec.Instance != "" && rec.Instance != f.name {
+		f.publish(rec.Instance, fleetChanged, hs.id, nil)
+	}
+	if prev != "" && prev != rec.Instance && prev != f.name {
+		// The former holder stops writing the session's notifications.
+		f.publish(prev, fleetChanged, hs.id, nil)
+	}
+	return rec, nil
+}
+
+// createInStore records a new session with the fleet's bounds; the
+// sessions it evicted end wherever they are held.
+func (lh *legacyHTTP) createInStore(hs *httpSession, party string) error {
+	f := lh.s.fleet
+	rec := &SessionRecord{
+		ID: hs.id, ProtocolVersion: hs.rev.version, ClientInfo: hs.client, ClientCapabilities: hs.caps,
+		Principal: hs.principal, Party: party, Transport: TransportHTTP, IdleTimeout: lh.opts.IdleTimeout,
+		// Until a GET stream opens somewhere, the notifications related
+		// to no request are written here (into the log, for a later GET).
+		Instance: f.name,
+	}
+	ctx, cancel := f.ctx()
+	evicted, err := f.store.Create(ctx, rec, lh.opts.MaxSessionsPerPrincipal, lh.opts.MaxSessions)
+	cancel()
+	for _, id := range evicted {
+		lh.s.log.Info("mcp: legacy session evicted to make room", "session", id)
+		lh.endEverywhere(id)
+	}
+	if err != nil {
+		return err
+	}
+	hs.version.Store(rec.Version)
+	hs.instance = f.name
+	hs.holder.Store(true)
+	return nil
+}
+
+// endEverywhere ends the session id on this instance and tells the others.
+func (lh *legacyHTTP) endEverywhere(id string) {
+	if hs := lh.lookup(id); hs != nil {
+		lh.closeSession(hs)
+	}
+	lh.s.fleet.publish(fleetBroadcast, fleetClose, id, nil)
+}
+
+// ---- the streams' events in the store's log ----
+
+// maxOutbox bounds the events of a session waiting for the store; past
+// it the oldest are dropped (a client resuming elsewhere then gets 404
+// for the gap rather than a stream with a hole in it: the store's log
+// never had them, and the store reports the stream unknown or the
+// events missing).
+const maxOutbox = 4096
+
+// replicate queues an event of the session's streams for the store's
+// log. The response's bytes do not wait for it: one goroutine per
+// session appends, in order, whatever is queued.
+func (hs *httpSession) replicate(ev SessionEvent) {
+	hs.fmu.Lock()
+	defer hs.fmu.Unlock()
+	if len(hs.outbox) >= maxOutbox {
+		hs.lh.s.log.Warn("mcp: session store behind: event dropped from its log", "session", hs.id)
+		hs.outbox = hs.outbox[1:]
+	}
+	hs.outbox = append(hs.outbox, ev)
+	if !hs.flushing {
+		hs.flushing = true
+		go hs.flush()
+	}
+}
+
+func (hs *httpSession) flush() {
+	f := hs.lh.s.fleet
+	for {
+		hs.fmu.Lock()
+		batch := hs.outbox
+		hs.outbox = nil
+		if len(batch) == 0 {
+			hs.flushing = false
+			hs.fmu.Unlock()
+			return
+		}
+		hs.fmu.Unlock()
+		for _, ev := range batch {
+			ctx, cancel := f.ctx()
+			err := f.store.AppendEvent(ctx, hs.id, ev)
+			cancel()
+			if err != nil && !errors.Is(err, ErrSessionNotFound) {
+				f.s.log.Warn("mcp: session store append", "err", err, "session", hs.id)
+			}
+		}
+	}
+}
+
+// resumesElsewhere reports whether a Last-Event-ID names a stream whose
+// events this instance does not hold: another instance's response
+// stream, or the GET stream while another instance holds it.
+func (f *sessionFleet) resumesElsewhere(hs *httpSession, id sse.EventID) bool {
+	if f == nil {
+		return false
+	}
+	if id.Stream == 0 {
+		return !hs.holder.Load()
+	}
+	return id.Stream>>32 != f.tag
+}
+
+// resumeFromStore answers a GET with Last-Event-ID from the store's log:
+// the events after it, then, for a response stream, the rest of it as
+// the store receives it until its end; the GET stream is taken over
+// (this instance becomes its holder) and goes on live from here.
+func (lh *legacyHTTP) resumeFromStore(w http.ResponseWriter, hs *httpSession, id sse.EventID, last string, done <-chan struct{}) {
+	f := lh.s.fleet
+	ctx, cancel := f.ctx()
+	evs, kept, err := f.store.EventsAfter(ctx, hs.id, id.Stream, id.Seq, 0)
+	cancel()
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		sessionNotFound(w, jsonrpc.ID{})
+		return
+	case err != nil:
+		storeUnavailable(w, jsonrpc.ID{})
+		return
+	case !kept && (id.Stream != 0 || id.Seq != 0):
+		unknownEventID(w, last, "Unknown or expired Last-Event-ID ")
+		return
+	}
+	if id.Stream == 0 {
+		lh.takeOverGET(w, hs, evs, done)
+		return
+	}
+	st := &legacyStream{lh: lh, hs: hs, num: id.Stream, streaming: true, ctx: hs.ctx}
+	st.mu.Lock()
+	c := st.attachLocked(w)
+	if c == nil {
+		st.mu.Unlock()
+		sessionNotFound(w, jsonrpc.ID{})
+		return
+	}
+	c.queueLocked(outFrame{kind: frameStart})
+	seq, end := queueStored(c, evs, id.Seq)
+	if end {
+		c.endLocked()
+	}
+	st.mu.Unlock()
+	if !end {
+		fctx, stop := context.WithCancel(hs.ctx)
+		defer stop()
+		go lh.follow(fctx, st, c, seq)
+	}
+	st.hold(c, done, lh.opts.StreamLifetime)
+}
+
+// queueStored queues the store's events after seq on c (under its
+// stream's mu); it returns the last sequence number and whether the
+// stream's end was among them.
+func queueStored(c *sseConn, evs []SessionEvent, seq uint64) (uint64, bool) {
+	for _, ev := range evs {
+		if ev.Seq <= seq {
+			continue
+		}
+		seq = ev.Seq
+		if len(ev.Data) > 0 {
+			c.queueLocked(outFrame{kind: frameEvent, id: sse.EventID{Stream: ev.Stream, Seq: ev.Seq}, msg: ev.Data})
+		}
+		if ev.End {
+			return seq, true
+		}
+	}
+	return seq, false
+}
+
+// follow queues on c the events of st's stream the store receives after
+// seq, until the stream's end, a gap, or ctx's end.
+func (lh *legacyHTTP) follow(ctx context.Context, st *legacyStream, c *sseConn, seq uint64) {
+	f := lh.s.fleet
+	for ctx.Err() == nil {
+		evs, kept, err := f.store.EventsAfter(ctx, st.hs.id, st.num, seq, 10*time.Second)
+		if ctx.Err() != nil {
+			return
+		}
+		st.mu.Lock()
+		if c.gone || c.closed {
+			st.mu.Unlock()
+			return
+		}
+		if err != nil || !kept && len(evs) == 0 && seq > 0 {
+			// The rest cannot be told without a gap: the client resumes
+			// again from the last id it has.
+			c.endLocked()
+			st.mu.Unlock()
+			return
+		}
+		var end bool
+		seq, end = queueStored(c, evs, seq)
+		if end {
+			c.endLocked()
+		}
+		st.mu.Unlock()
+		if end {
+			return
+		}
+	}
+}
+
+// takeOverGET makes this instance the holder of the session's GET
+// stream, resumed after the events evs the client missed.
+func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, evs []SessionEvent, done <-chan struct{}) {
+	st := hs.standalone()
+	if st == nil {
+		sessionNotFound(w, jsonrpc.ID{})
+		return
+	}
+	if _, err := hs.storeUpdate(SessionUpdate{SetInstance: true, Instance: lh.s.fleet.name}); err != nil {
+		storeUnavailable(w, jsonrpc.ID{})
+		return
+	}
+	st.mu.Lock()
+	if st.conn != nil {
+		st.mu.Unlock()
+		writeHTTPError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Conflict: the session's GET stream is already open"))
+		return
+	}
+	c := st.attachLocked(w)
+	if c == nil {
+		st.mu.Unlock()
+		sessionNotFound(w, jsonrpc.ID{})
+		return
+	}
+	hs.openLog(0)
+	c.queueLocked(outFrame{kind: frameStart})
+	for _, ev := range evs {
+		if len(ev.Data) == 0 {
+			continue
+		}
+		id := sse.EventID{Seq: ev.Seq}
+		hs.keep(id, ev.Data)
+		c.queueLocked(outFrame{kind: frameEvent, id: id, msg: ev.Data})
+		st.seq = max(st.seq, ev.Seq) // what is written from here follows on
+	}
+	st.mu.Unlock()
+	st.hold(c, done, lh.opts.StreamLifetime)
+}
+
+// lastGETEvent returns the last sequence number of the session's GET
+// stream in the store's log when this instance is not its holder, so that
+// the stream's events keep one numbering fleet-wide.
+func (f *sessionFleet) lastGETEvent(hs *httpSession) uint64 {
+	if hs.holder.Load() {
+		return 0
+	}
+	ctx, cancel := f.ctx()
+	evs, _, err := f.store.EventsAfter(ctx, hs.id, 0, 0, 0)
+	cancel()
+	if err != nil || len(evs) == 0 {
+		return 0
+	}
+	return evs[len(evs)-1].Seq
+}
+
+// ---- HTTP+SSE (2024-11-05) ----
+
+// sseRecordTTL is the idle timeout of an HTTP+SSE session's record: the
+// instance holding the stream touches it a few times within it, so that
+// the record of an instance that died goes within that time.
+const sseRecordTTL = 30 * time.Second
+
+// recordInStore records the HTTP+SSE session ss, whose stream this
+// instance holds, and keeps it alive while the stream lasts; false when
+// the store refused it (the fleet's bounds) or failed.
+func (sh *sseHandler) recordInStore(ss *sseSession, party string) bool {
+	f := sh.s.fleet
+	rec := &SessionRecord{ID: ss.id, Principal: ss.principal, Party: party, Transport: TransportHTTPSSE, Instance: f.name, IdleTimeout: sseRecordTTL}
+	ctx, cancel := f.ctx()
+	evicted, err := f.store.Create(ctx, rec, sh.opts.Legacy.MaxSessionsPerPrincipal, sh.opts.Legacy.MaxSessions)
+	cancel()
+	for _, id := range evicted {
+		f.publish(fleetBroadcast, fleetClose, id, nil)
+	}
+	if err != nil {
+		sh.s.log.Warn("mcp: session store create", "err", err)
+		return false
+	}
+	go func() {
+		t := time.NewTicker(sseRecordTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ss.done:
+				return
+			case <-t.C:
+				ctx, cancel := f.ctx()
+				_, err := f.store.Touch(ctx, ss.id)
+				cancel()
+				if errors.Is(err, ErrSessionNotFound) {
+					ss.end(true) // evicted elsewhere
+					return
+				}
+			}
+		}
+	}()
+	return true
+}
+
+// forgetInStore removes the record of an HTTP+SSE session whose stream
+// ended: POSTs naming it get 404 on every instance.
+func (sh *sseHandler) forgetInStore(ss *sseSession) {
+	f := sh.s.fleet
+	ctx, cancel := f.ctx()
+	defer cancel()
+	if _, err := f.store.Delete(ctx, ss.id); err != nil {
+		sh.s.log.Warn("mcp: session store delete", "err", err, "session", ss.id)
+	}
+}
+
+// maxForwardedHeaders bounds the headers a forwarded POST carries.
+const maxForwardedHeaders = 16
+
+// forward hands a POST naming an HTTP+SSE session held by another
+// instance to that instance, which runs it and answers on its stream;
+// the POST gets 202 as it would there. It reports whether it answered
+// (false: the session is not found anywhere).
+func (sh *sseHandler) forward(w http.ResponseWriter, r *http.Request, sid string) bool {
+	f := sh.s.fleet
+	principal, err := sh.principal(r)
+	if err != nil {
+		return false
+	}
+	ctx, cancel := f.ctx()
+	rec, err := f.store.Load(ctx, sid)
+	cancel()
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		return false
+	case err != nil:
+		storeUnavailable(w, jsonrpc.ID{})
+		return true
+	case rec.Transport != TransportHTTPSSE || rec.Principal != principal || rec.Instance == "" || rec.Instance == f.name:
+		// Another principal, another kind of session, or a stream this
+		// instance held and lost.
+		return false
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "application/json") {
+		writeHTTPError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Invalid request: Content-Type must be application/json"))
+		return true
+	}
+	body, ok := sh.h.body(w, r)
+	if !ok {
+		return true
+	}
+	if msg, e := jsonrpc.Decode(body); e != nil {
+		writeHTTPError(w, http.StatusBadRequest, msg.ID, e)
+		return true
+	}
+	hdr := make(map[string]string)
+	for k, vs := range r.Header {
+		if len(hdr) < maxForwardedHeaders && len(vs) == 1 && (k == "Content-Type" || strings.HasPrefix(k, "Mcp-")) && len(vs[0]) <= 1024 {
+			hdr[k] = vs[0]
+		}
+	}
+	b, err := json.Marshal(&fleetMessage{Kind: fleetPost, Session: sid, Msg: body, Header: hdr})
+	if err != nil || len(b) > maxFleetMessage {
+		writeHTTPError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Invalid request: the message is too large to forward"))
+		return true
+	}
+	ctx, cancel = f.ctx()
+	err = f.store.Publish(ctx, rec.Instance, b)
+	cancel()
+	if err != nil {
+		storeUnavailable(w, jsonrpc.ID{})
+		return true
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return true
+}
+
+// fromFleet handles what the bus brings an HTTP+SSE handler: a message
+// POSTed to one of its sessions on another instance (run as if POSTed
+// here; the answers go on the stream, the caller already had its 202),
+// or the end of a session evicted elsewhere.
+func (sh *sseHandler) fromFleet(m *fleetMessage) {
+	sh.mu.Lock()
+	ss := sh.sessions[m.Session]
+	sh.mu.Unlock()
+	if ss == nil {
+		return
+	}
+	if m.Kind == fleetClose {
+		sh.remove(ss)
+		ss.end(true)
+		return
+	}
+	r, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "/", bytes.NewReader(m.Msg))
+	if err != nil {
+		return
+	}
+	for k, v := range m.Header {
+		if len(r.Header) < maxForwardedHeaders {
+			r.Header.Set(k, v)
+		}
+	}
+	sh.postTo(discardResponse{h: make(http.Header)}, r, ss)
+}
+
+// discardResponse is the ResponseWriter of a forwarded POST: its client
+// was answered by the instance that forwarded it.
+type discardResponse struct{ h http.Header }
+
+func (d discardResponse) Header() http.Header         { return d.h }
+func (d discardResponse) Write(b []byte) (int, error) { return len(b), nil }
+func (d discardResponse) WriteHeader(int)             {}

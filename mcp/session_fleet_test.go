@@ -1,0 +1,682 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A fleet for tests: n Servers sharing one memory SessionStore, each
+// behind its own loopback HTTP server, and a client transport that sends
+// each request to the instance the test names (route), or else to the
+// next one in turn.
+type testFleet struct {
+	store   SessionStore
+	servers []*Server
+	ts      []*httptest.Server
+	hs      []*httpHandler
+
+	mu    sync.Mutex
+	queue []int
+	next  int
+	// served records which instance each request went to.
+	served []int
+}
+
+func newTestFleet(t *testing.T, n int, o *HTTPOptions, setup func(s *Server)) *testFleet {
+	t.Helper()
+	f := &testFleet{store: NewMemorySessionStore()}
+	for range n {
+		s := newTestServer(t, &ServerOptions{SessionStore: f.store})
+		if setup != nil {
+			setup(s)
+		}
+		ts, h := legacyServer(t, s, o)
+		t.Cleanup(func() { s.Close() })
+		f.servers, f.ts, f.hs = append(f.servers, s), append(f.ts, ts), append(f.hs, h)
+	}
+	return f
+}
+
+// route sends the next requests to these instances, in order.
+func (f *testFleet) route(to ...int) {
+	f.mu.Lock()
+	f.queue = append(f.queue, to...)
+	f.mu.Unlock()
+}
+
+func (f *testFleet) RoundTrip(r *http.Request) (*http.Response, error) {
+	f.mu.Lock()
+	var i int
+	if len(f.queue) > 0 {
+		i, f.queue = f.queue[0], f.queue[1:]
+	} else {
+		i = f.next % len(f.ts)
+		f.next++
+	}
+	f.served = append(f.served, i)
+	f.mu.Unlock()
+	u, _ := url.Parse(f.ts[i].URL)
+	r2 := r.Clone(r.Context())
+	r2.URL.Scheme, r2.URL.Host, r2.Host = u.Scheme, u.Host, u.Host
+	return http.DefaultTransport.RoundTrip(r2)
+}
+
+// client initializes a session on instance at (and its
+// notifications/initialized on the same one).
+func (f *testFleet) client(t *testing.T, at int, caps string) *legacyClient {
+	t.Helper()
+	f.route(at, at)
+	c := &legacyClient{t: t, url: "http://fleet.invalid/", hc: &http.Client{Timeout: 10 * time.Second, Transport: f}, caps: caps, answer: legacyAnswers}
+	c.initialize()
+	return c
+}
+
+// status POSTs a request to the session on instance i and returns the
+// HTTP status.
+func (f *testFleet) status(t *testing.T, c *legacyClient, i int) int {
+	t.Helper()
+	r, _ := http.NewRequest(http.MethodPost, f.ts[i].URL, strings.NewReader(`{"jsonrpc":"2.0","id":77,"method":"tools/list"}`))
+	c.headers(r)
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestASessionOpenedOnOneInstanceIsServedByAnother(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 3, nil, nil)
+	c := f.client(t, 0, `{}`)
+	f.route(1)
+	if v := c.request(MethodToolsCall, `{"name":"echo","arguments":{"text":"from B"}}`); legacyText(t, v) != "from B" {
+		t.Fatalf("tools/call on B: %v", v)
+	}
+	f.route(2)
+	if v := c.request(MethodToolsList, ""); len(v["result"].(map[string]any)["tools"].([]any)) == 0 {
+		t.Fatalf("tools/list on C: %v", v)
+	}
+	for i, h := range f.hs {
+		if n := h.legacy.sessionCount(); n != 1 {
+			t.Errorf("instance %d holds %d sessions, want 1 (the session or its replica)", i, n)
+		}
+	}
+	rec, err := f.store.Load(context.Background(), c.sid)
+	if err != nil || !rec.Initialized || rec.ProtocolVersion != LegacyProtocolVersion || rec.ClientInfo.Name != "legacy-test" {
+		t.Errorf("record %+v, %v", rec, err)
+	}
+}
+
+func TestASessionBoundToAPrincipalIsRefusedToAnotherOnEveryInstance(t *testing.T) {
+	t.Parallel()
+	store := NewMemorySessionStore()
+	var urls []string
+	for range 2 {
+		s := newTestServer(t, &ServerOptions{SessionStore: store})
+		t.Cleanup(func() { s.Close() })
+		h := NewHTTPHandler(s, nil)
+		// Authentication middleware puts the caller's token in the context.
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(w, r.WithContext(WithTokenInfo(r.Context(), &TokenInfo{ClientID: "app", Issuer: "idp", Subject: r.Header.Get("X-Who")})))
+		}))
+		t.Cleanup(ts.Close)
+		urls = append(urls, ts.URL)
+	}
+	post := func(url, who, sid, body string) *http.Response {
+		r, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("X-Who", who)
+		if sid != "" {
+			r.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	resp := post(urls[0], "alice", "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: %d", resp.StatusCode)
+	}
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	if st := post(urls[1], "mallory", sid, list).StatusCode; st != http.StatusNotFound {
+		t.Errorf("another principal on the other instance: %d, want 404", st)
+	}
+	if st := post(urls[1], "alice", sid, list).StatusCode; st != http.StatusOK {
+		t.Errorf("the session's principal on the other instance: %d, want 200", st)
+	}
+	if st := post(urls[1], "mallory", sid, list).StatusCode; st != http.StatusNotFound {
+		t.Errorf("another principal on the instance holding a replica: %d, want 404", st)
+	}
+}
+
+func TestAQuestionAskedOnOneInstanceIsAnsweredThroughAnother(t *testing.T) {
+	t.Parallel()
+	var runs [3]int
+	var mu sync.Mutex
+	i := 0
+	f := newTestFleet(t, 3, nil, func(s *Server) {
+		n := i
+		i++
+		s.AddTool(&Tool{Name: "provision"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+			mu.Lock()
+			runs[n]++
+			mu.Unlock()
+			e, err := Elicit[Region](ctx, "Which region should the database live in?")
+			if err != nil {
+				return nil, err
+			}
+			region, err := e.Value()
+			if err != nil {
+				return nil, err
+			}
+			return TextResult(region.Region), nil
+		})
+	})
+	c := f.client(t, 0, legacyCaps)
+	// tools/call runs on C; the client's answer is POSTed to A, which
+	// hands it to C over the store's bus.
+	f.route(2, 0)
+	v := c.request(MethodToolsCall, `{"name":"provision","arguments":{}}`)
+	if legacyText(t, v) != "eu-west-1" {
+		t.Fatalf("got %v", v)
+	}
+	if runs != [3]int{0, 0, 1} {
+		t.Errorf("the handler ran %v times per instance, want once on C", runs)
+	}
+	f.mu.Lock()
+	served := f.served
+	f.mu.Unlock()
+	if len(served) != 4 || served[2] != 2 || served[3] != 0 {
+		t.Errorf("requests went to %v, want initialize and initialized on A, the call on C, the answer on A", served)
+	}
+}
+
+func TestSetLevelOnOneInstanceGovernsTheLogsOfAnother(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 3, nil, func(s *Server) {
+		s.AddTool(&Tool{Name: "chatty"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+			logMessage(ctx, LevelDebug, "t", "debug line")
+			logMessage(ctx, LevelWarning, "t", "warning line")
+			return TextResult("ok"), nil
+		})
+	})
+	c := f.client(t, 0, `{}`)
+	f.route(2) // C makes its replica before the level changes
+	c.request(MethodToolsCall, `{"name":"chatty"}`)
+	if len(c.notes) != 0 {
+		t.Fatalf("logs before logging/setLevel: %v", c.notes)
+	}
+	f.route(1)
+	c.request(methodSetLevel, `{"level":"info"}`)
+	f.route(2)
+	c.request(MethodToolsCall, `{"name":"chatty"}`)
+	if len(c.notes) != 1 || c.notes[0]["params"].(map[string]any)["data"] != "warning line" {
+		t.Errorf("logs on C after setLevel on B: %v", c.notes)
+	}
+}
+
+func TestASubscriptionMadeOnOneInstanceReachesTheGETStreamHeldByAnother(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 3, nil, nil)
+	c := f.client(t, 0, `{}`)
+	f.route(2)
+	resp := c.get("")
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET on C: %d", resp.StatusCode)
+	}
+	events := readSSE(resp.Body)
+	waitFor(t, "the record to name C as the GET stream's holder", func() bool {
+		rec, err := f.store.Load(context.Background(), c.sid)
+		return err == nil && rec.Instance == f.servers[2].fleet.name
+	})
+	f.route(0)
+	if v := c.request(methodSubscribe, `{"uri":"test://watched"}`); v["result"] == nil {
+		t.Fatalf("subscribe on A: %v", v)
+	}
+	waitFor(t, "C's replica to learn of the subscription", func() bool {
+		hs := f.hs[2].legacy.lookup(c.sid)
+		if hs == nil {
+			return false
+		}
+		hs.mu.Lock()
+		defer hs.mu.Unlock()
+		_, ok := hs.subs["test://watched"]
+		return ok
+	})
+	f.servers[2].ResourceUpdated("test://other")
+	f.servers[2].ResourceUpdated("test://watched")
+	m := events.next(t)
+	if m["method"] != NotificationResourceUpdated || m["params"].(map[string]any)["uri"] != "test://watched" {
+		t.Errorf("GET stream on C: %v", m)
+	}
+}
+
+func TestDeletingOnOneInstanceEndsTheSessionOnAll(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 3, nil, nil)
+	c := f.client(t, 0, `{}`)
+	f.route(1, 2)
+	c.request(MethodToolsList, "")
+	c.request(MethodToolsList, "")
+	f.route(1)
+	if st := c.delete(); st != http.StatusNoContent {
+		t.Fatalf("DELETE on B: %d", st)
+	}
+	for i := range f.ts {
+		waitFor(t, "the replicas to be dropped", func() bool { return f.hs[i].legacy.sessionCount() == 0 })
+		if st := f.status(t, c, i); st != http.StatusNotFound {
+			t.Errorf("instance %d after DELETE: %d, want 404", i, st)
+		}
+	}
+	if _, err := f.store.Load(context.Background(), c.sid); err != ErrSessionNotFound {
+		t.Errorf("the store after DELETE: %v", err)
+	}
+}
+
+func TestThePartyBoundHoldsAcrossInstances(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 3, &HTTPOptions{Legacy: LegacyHTTPOptions{MaxSessionsPerPrincipal: 2}}, nil)
+	first := f.client(t, 0, `{}`)
+	f.route(1) // B holds a replica of the first session
+	first.request(MethodToolsList, "")
+	f.client(t, 1, `{}`)
+	third := f.client(t, 2, `{}`) // the party's third: the first makes room
+	for i := range f.ts {
+		if st := f.status(t, first, i); st != http.StatusNotFound {
+			t.Errorf("the evicted session on instance %d: %d, want 404", i, st)
+		}
+	}
+	waitFor(t, "B's replica of the evicted session to be dropped", func() bool { return f.hs[1].legacy.lookup(first.sid) == nil })
+	if st := f.status(t, third, 0); st != http.StatusOK {
+		t.Errorf("the newest session on A: %d", st)
+	}
+}
+
+func TestASessionGoesOnWhenTheInstanceThatOpenedItIsGone(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, nil)
+	c := f.client(t, 0, `{}`)
+	f.ts[0].Close()
+	f.servers[0].Close()
+	f.route(1)
+	if v := c.request(MethodToolsCall, `{"name":"echo","arguments":{"text":"still here"}}`); legacyText(t, v) != "still here" {
+		t.Fatalf("tools/call on B once A is gone: %v", v)
+	}
+	// Closing an instance ends what it holds, not the fleet's sessions.
+	if _, err := f.store.Load(context.Background(), c.sid); err != nil {
+		t.Errorf("the session after A closed: %v", err)
+	}
+}
+
+func TestAStoreReplicaIsDroppedWhenIdleWithoutEndingTheSession(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, &HTTPOptions{Legacy: LegacyHTTPOptions{IdleTimeout: 300 * time.Millisecond}}, nil)
+	c := f.client(t, 0, `{}`)
+	f.route(1)
+	c.request(MethodToolsList, "")
+	// A's copy is used no more; B keeps the session alive in the store.
+	stop := time.Now().Add(600 * time.Millisecond)
+	for time.Now().Before(stop) {
+		if st := f.status(t, c, 1); st != http.StatusOK {
+			t.Fatalf("on B: %d", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if f.hs[0].legacy.sessionCount() != 0 {
+		t.Error("A's idle replica was not dropped")
+	}
+	if st := f.status(t, c, 0); st != http.StatusOK {
+		t.Errorf("the session on A again: %d", st)
+	}
+	// Unused everywhere, the store expires it.
+	time.Sleep(400 * time.Millisecond)
+	if st := f.status(t, c, 1); st != http.StatusNotFound {
+		t.Errorf("an idle session: %d, want 404", st)
+	}
+}
+
+func TestTheMemorySessionStoreKeepsItsBounds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := NewMemorySessionStore()
+	mk := func(id, party string) *SessionRecord {
+		return &SessionRecord{ID: id, Party: party, Transport: TransportHTTP, IdleTimeout: time.Hour}
+	}
+	for _, id := range []string{"a1", "a2"} {
+		if ev, err := st.Create(ctx, mk(id, "a"), 2, 3); err != nil || len(ev) != 0 {
+			t.Fatalf("create %s: %v %v", id, ev, err)
+		}
+	}
+	if _, err := st.Touch(ctx, "a1"); err != nil { // a2 is now the least recently used
+		t.Fatal(err)
+	}
+	if ev, err := st.Create(ctx, mk("a3", "a"), 2, 3); err != nil || len(ev) != 1 || ev[0] != "a2" {
+		t.Fatalf("at the party's bound: %v %v", ev, err)
+	}
+	if _, err := st.Create(ctx, mk("b1", "b"), 2, 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Create(ctx, mk("c1", "c"), 2, 3); err != ErrTemporarilyUnavailable {
+		t.Errorf("at the fleet's bound with nothing of the party's: %v", err)
+	}
+	r, err := st.Update(ctx, "a1", SessionUpdate{Subscribe: "x", MaxSubscriptions: 1})
+	if err != nil || len(r.Subscriptions) != 1 {
+		t.Fatalf("subscribe: %+v %v", r, err)
+	}
+	v := r.Version
+	if r, _ = st.Update(ctx, "a1", SessionUpdate{Subscribe: "y", MaxSubscriptions: 1}); len(r.Subscriptions) != 1 || r.Version <= v {
+		t.Errorf("past MaxSubscriptions: %+v", r)
+	}
+	if ok, _ := st.Delete(ctx, "a1"); !ok {
+		t.Error("delete")
+	}
+	if _, err := st.Touch(ctx, "a1"); err != ErrSessionNotFound {
+		t.Errorf("touch after delete: %v", err)
+	}
+	// Idle expiry.
+	if _, err := st.Create(ctx, &SessionRecord{ID: "e", Party: "e", IdleTimeout: 20 * time.Millisecond}, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(40 * time.Millisecond)
+	if _, err := st.Load(ctx, "e"); err != ErrSessionNotFound {
+		t.Errorf("an idle session: %v", err)
+	}
+	// The event log: EventsAfter waits for the first event, and says
+	// when events were dropped.
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		_ = st.AppendEvent(ctx, "a3", SessionEvent{Stream: 5, Seq: 1, Data: []byte(`{}`)})
+	}()
+	evs, kept, err := st.EventsAfter(ctx, "a3", 5, 0, 2*time.Second)
+	if err != nil || !kept || len(evs) != 1 || evs[0].Seq != 1 {
+		t.Fatalf("waiting for an event: %v %v %v", evs, kept, err)
+	}
+	for i := uint64(2); i <= memMaxEventsPerSession+1; i++ {
+		_ = st.AppendEvent(ctx, "a3", SessionEvent{Stream: 5, Seq: i})
+	}
+	if _, kept, _ := st.EventsAfter(ctx, "a3", 5, 0, 0); kept {
+		t.Error("a stream whose first events were dropped resumes from 0")
+	}
+	if evs, kept, _ := st.EventsAfter(ctx, "a3", 5, memMaxEventsPerSession, 0); !kept || len(evs) != 1 {
+		t.Errorf("the last event: %v %v", evs, kept)
+	}
+	// The bus.
+	got := make(chan string, 1)
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ready := make(chan struct{})
+	go st.Receive(rctx, "i1", func() { close(ready) }, func(m []byte) { got <- string(m) })
+	<-ready
+	_ = st.Publish(ctx, "i2", []byte("not for i1"))
+	_ = st.Publish(ctx, "i1", []byte("hello"))
+	select {
+	case m := <-got:
+		if m != "hello" {
+			t.Errorf("received %q", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("nothing received")
+	}
+}
+
+func TestABusMessageThatDoesNotDecodeIsIgnored(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, nil)
+	c := f.client(t, 0, `{}`)
+	for _, m := range []string{`{`, `[]`, `{"k":"close"}`, `{"k":"reply","s":"` + c.sid + `","m":"x"}`, `{"k":"what","s":"` + c.sid + `"}`} {
+		f.servers[0].fleet.receive([]byte(m))
+	}
+	f.route(0)
+	if v := c.request(MethodToolsList, ""); v["result"] == nil {
+		t.Errorf("the session after junk on the bus: %v", v)
+	}
+}
+
+func TestAResponseStreamResumesOnAnotherInstance(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	f := newTestFleet(t, 2, nil, func(s *Server) {
+		s.AddTool(&Tool{Name: "poll"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+			ReportProgress(ctx, 1, 3, "started")
+			if !CloseLegacySSEStream(ctx) {
+				return nil, errors.New("no stream to close")
+			}
+			ReportProgress(ctx, 2, 3, "while disconnected")
+			<-release
+			return TextResult("finished after the reconnection"), nil
+		})
+	})
+	c := f.client(t, 0, legacyCaps)
+	var ids []string
+	f.route(0)
+	if v, _ := c.post(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"poll","_meta":{"progressToken":1}}}`, &ids); v != nil {
+		t.Fatalf("the stream carried the response: %v", v)
+	}
+	if len(ids) != 2 || len(c.notes) != 1 {
+		t.Fatalf("event ids %v, notifications %v", ids, c.notes)
+	}
+	f.route(1)
+	resp := c.get(ids[1])
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET with Last-Event-ID on B: %d", resp.StatusCode)
+	}
+	events := readSSE(resp.Body)
+	if m := events.next(t); m["method"] != notificationProgress || m["params"].(map[string]any)["message"] != "while disconnected" {
+		t.Fatalf("replayed on B: %v", m)
+	}
+	close(release) // the result is written on A, and followed on B
+	if m := events.next(t); legacyText(t, m) != "finished after the reconnection" || m["id"] != float64(7) {
+		t.Fatalf("got %v", m)
+	}
+	if _, ok := <-events.msgs; ok {
+		t.Error("the resumed stream went on after its result")
+	}
+	f.route(1)
+	if bad := c.get(strings.Replace(ids[1], "-", "9-", 1)); bad.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown stream of another instance: %d", bad.StatusCode)
+	}
+}
+
+func TestTheGETStreamResumedOnAnotherInstanceReplaysExactlyWhatWasMissed(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, nil)
+	c := f.client(t, 0, `{}`)
+	for _, u := range []string{"test://1", "test://2", "test://3", "test://4"} {
+		f.route(0)
+		if v := c.request(methodSubscribe, `{"uri":"`+u+`"}`); v["result"] == nil {
+			t.Fatalf("subscribe: %v", v)
+		}
+	}
+	f.route(0)
+	resp := c.get("")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET on A: %d", resp.StatusCode)
+	}
+	events := readSSE(resp.Body)
+	for _, u := range []string{"test://1", "test://2", "test://3"} {
+		f.servers[0].ResourceUpdated(u)
+	}
+	<-events.ids // the priming event's
+	events.next(t)
+	last := <-events.ids
+	resp.Body.Close() // the client saw one update; two more were written
+	// The store has A's events (they are appended off the response's path).
+	waitFor(t, "A's events in the store", func() bool {
+		evs, _, _ := f.store.EventsAfter(context.Background(), c.sid, 0, 0, 0)
+		return len(evs) == 3
+	})
+	f.route(1)
+	again := c.get(last)
+	defer again.Body.Close()
+	if again.StatusCode != http.StatusOK {
+		t.Fatalf("GET with Last-Event-ID on B: %d", again.StatusCode)
+	}
+	ev := readSSE(again.Body)
+	var got []string
+	for range 2 {
+		m := ev.next(t)
+		got = append(got, <-ev.ids+" "+m["params"].(map[string]any)["uri"].(string))
+	}
+	if want := []string{"0-2 test://2", "0-3 test://3"}; last != "0-1" || strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("resumed after %s with %v, want %v", last, got, want)
+	}
+	// B now holds the GET stream: what changes there goes on it, numbered on.
+	waitFor(t, "the record to name B", func() bool {
+		rec, err := f.store.Load(context.Background(), c.sid)
+		return err == nil && rec.Instance == f.servers[1].fleet.name
+	})
+	f.servers[1].ResourceUpdated("test://4")
+	if m := ev.next(t); m["params"].(map[string]any)["uri"] != "test://4" {
+		t.Fatalf("live on B: %v", m)
+	}
+	if id := <-ev.ids; id != "0-4" {
+		t.Errorf("the next event on B is %s, want 0-4", id)
+	}
+}
+
+func TestADrainingInstanceEndsItsGETStreamsWithARetryHintAndTheSessionGoesOnElsewhere(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, nil)
+	c := f.client(t, 0, `{}`)
+	f.route(0)
+	resp := c.get("")
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET on A: %d", resp.StatusCode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := f.servers[0].Drain(ctx); err != nil {
+		t.Fatalf("Drain: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body) // the stream ends
+	text := string(body)
+	if strings.Count(text, "id: 0-0") != 2 || !strings.Contains(text, "retry: ") || !strings.HasSuffix(text, "\n\n") {
+		t.Fatalf("the drained GET stream: %q, want its priming event and a closing one with the last id and retry", text)
+	}
+	f.route(1)
+	again := c.get("0-0")
+	defer again.Body.Close()
+	if again.StatusCode != http.StatusOK {
+		t.Fatalf("GET with Last-Event-ID on B: %d", again.StatusCode)
+	}
+	waitFor(t, "B to hold the GET stream", func() bool {
+		rec, err := f.store.Load(context.Background(), c.sid)
+		return err == nil && rec.Instance == f.servers[1].fleet.name
+	})
+}
+
+func TestAnHTTPSSEPostToAnInstanceNotHoldingTheStreamIsRunByTheHolder(t *testing.T) {
+	t.Parallel()
+	store := NewMemorySessionStore()
+	var urls []string
+	for range 2 {
+		s := samplingServer(t, &ServerOptions{SessionStore: store})
+		t.Cleanup(func() { s.Close() })
+		u, _ := sseServer(t, s, nil)
+		urls = append(urls, u)
+	}
+	c := openRawSSE(t, urls[0], "") // A holds the stream
+	a, _ := url.Parse(urls[0])
+	b, _ := url.Parse(urls[1])
+	c.endpoint = strings.Replace(c.endpoint, a.Host, b.Host, 1) // every POST goes to B
+	if v := c.initialize("2024-11-05", `{"sampling":{}}`); v != "2024-11-05" {
+		t.Fatalf("negotiated %q", v)
+	}
+	c.mustPost(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"haiku","arguments":{}}}`)
+	q := c.next()
+	if q["method"] != MethodCreateMessage {
+		t.Fatalf("expected sampling/createMessage on A's stream, got %v", q)
+	}
+	id, _ := json.Marshal(q["id"])
+	c.mustPost(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"role":"assistant","model":"m","content":{"type":"text","text":"waves"}}}`)
+	if got := legacyText(t, c.next()); got != "model said: waves" {
+		t.Fatalf("result %q", got)
+	}
+	if st := c.post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"`); st != http.StatusBadRequest {
+		t.Errorf("a body that does not decode, on B: %d, want 400", st)
+	}
+	// Another principal presenting the id on B is told it does not exist.
+	if st, _ := c.postTo(c.endpoint, `{"jsonrpc":"2.0","id":3,"method":"ping"}`, http.Header{"X-User": {"mallory"}}); st != http.StatusNotFound {
+		t.Errorf("another principal on B: %d, want 404", st)
+	}
+	// The stream ends: the session is gone on every instance.
+	c.resp.Body.Close()
+	waitFor(t, "the session to end", func() bool {
+		st, _ := c.postTo(c.endpoint, `{"jsonrpc":"2.0","id":4,"method":"ping"}`, nil)
+		return st == http.StatusNotFound
+	})
+}
+
+func TestACancellationPostedToOneInstanceStopsTheRequestRunningOnAnother(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{}, 1)
+	stopped := make(chan error, 1)
+	f := newTestFleet(t, 2, nil, func(s *Server) {
+		s.AddTool(&Tool{Name: "wait"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+			started <- struct{}{}
+			select {
+			case <-ctx.Done():
+				stopped <- ctx.Err()
+				return nil, ctx.Err()
+			case <-time.After(10 * time.Second):
+				stopped <- nil
+				return TextResult("not cancelled"), nil
+			}
+		})
+	})
+	c := f.client(t, 0, `{}`)
+	c.quiet = true
+	f.route(0)
+	go func() {
+		r, _ := http.NewRequest(http.MethodPost, f.ts[0].URL, strings.NewReader(`{"jsonrpc":"2.0","id":"w1","method":"tools/call","params":{"name":"wait"}}`))
+		c.headers(r)
+		if resp, err := http.DefaultClient.Do(r); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the tool did not start")
+	}
+	f.route(1)
+	if st := c.postRaw(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w1"}}`); st != http.StatusAccepted {
+		t.Fatalf("notifications/cancelled on B: %d", st)
+	}
+	select {
+	case err := <-stopped:
+		if err == nil {
+			t.Fatal("the request on A ran to its end")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request on A was not cancelled")
+	}
+}
