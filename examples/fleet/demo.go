@@ -88,7 +88,7 @@ func demo(self string, out io.Writer) error {
 	for _, id := range slices.Sorted(maps.Keys(f.Instances)) {
 		fmt.Fprintf(out, "instance %s on %s\n", id, f.Instances[id])
 	}
-	fmt.Fprintf(out, "nginx on %s (round robin; a 2025-11-25 session is routed to its instance)\n", f.URL)
+	fmt.Fprintf(out, "nginx on %s (plain round robin for every era)\n", f.URL)
 
 	return callThrough(f.URL, out)
 }
@@ -182,10 +182,11 @@ func callThrough(url string, out io.Writer) error {
 }
 
 // legacyCall makes the same call as a 2025-11-25 client through the same
-// nginx. Its session lives on one instance: initialize lands anywhere,
-// then the live question (elicitation/create, on the SSE stream of the
-// POST), the client's answer (a POST of its own) and every other request
-// of the session carry the session id, which nginx routes home.
+// nginx. Its session's record is in the shared session store, so each of
+// its requests (initialize, the tools/call whose SSE stream carries the
+// live question elicitation/create, the client's answer, a POST of its
+// own) lands on whichever instance round robin picks; the answer reaches
+// the instance whose handler asked over Redis.
 func legacyCall(ctx context.Context, url string, out io.Writer) error {
 	rec := &legs{rt: http.DefaultTransport, all: true}
 	c := mcp.NewClient(mcp.NewHTTPClientTransport(url, &mcp.HTTPClientOptions{HTTPClient: &http.Client{Transport: rec}}),

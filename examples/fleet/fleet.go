@@ -680,7 +680,7 @@ func (f *Fleet) Close() {
 // writeConf writes nginx's configuration with the pool (ids not in it
 // are marked down).
 func (f *Fleet) writeConf(pool map[string]bool) error {
-	var upstreams, homes, routes []string
+	var upstreams []string
 	f.mu.Lock()
 	for _, id := range f.ids {
 		addr := f.Instances[id]
@@ -689,13 +689,11 @@ func (f *Fleet) writeConf(pool map[string]bool) error {
 			down = " down"
 		}
 		upstreams = append(upstreams, fmt.Sprintf("    server %s max_fails=2 fail_timeout=2s%s;", addr, down))
-		homes = append(homes, fmt.Sprintf("  upstream home_%s { server %s; }", id, addr))
-		routes = append(routes, fmt.Sprintf("    ~^%s\\. home_%s;", id, id))
 	}
 	f.mu.Unlock()
 	dir := f.cfg.Dir
 	conf := fmt.Sprintf(nginxConf, dir, f.AccessLog, dir, dir, dir, dir, dir,
-		strings.Join(upstreams, "\n"), strings.Join(homes, "\n"), strings.Join(routes, "\n"), f.port)
+		strings.Join(upstreams, "\n"), f.port)
 	tmp := f.confFile + ".tmp"
 	if err := os.WriteFile(tmp, []byte(conf), 0o600); err != nil {
 		return err
@@ -705,11 +703,12 @@ func (f *Fleet) writeConf(pool map[string]bool) error {
 
 // #region nginx
 // nginxConf: one worker (2048 connections: a client's connection and its
-// upstream one each, for the load run's 256 clients and more), plain round robin for 2026-07-28 traffic (no
-// affinity: any instance serves any leg), and a map that sends a
-// 2025-11-25 session (an Mcp-Session-Id header "ID.…") to the instance
-// that made it. No buffering (SSE streams pass through as they are
-// written), HTTP/1.1 keep-alive to the instances.
+// upstream one each, for the load run's 256 clients and more), plain
+// round robin for every era (no affinity, no hash, no map on the session
+// id): any instance serves any leg of a 2026-07-28 call, and any request
+// of a 2025-era session, whose record is in the shared session store
+// (serve's SessionStore). No buffering (SSE streams pass through as they
+// are written), HTTP/1.1 keep-alive to the instances.
 //
 // Failures: passive checks (max_fails/fail_timeout on each server) take
 // an instance that refuses or resets connections out for a moment; the
@@ -725,6 +724,10 @@ func (f *Fleet) writeConf(pool map[string]bool) error {
 //     again gets the recorded outcome (or waits for the running one),
 //     never a second run. A first leg carries no state, and in this tool
 //     it only asks a question, so running it twice has no effect.
+//   - a request of a 2025-era session is retried only while nothing of
+//     its answer reached nginx (once the SSE stream of a POST has begun,
+//     nginx cannot start it again elsewhere): the tool then starts again
+//     on the next instance, which, here too, first asks.
 //
 // A server with a tool whose first leg acts must not use non_idempotent.
 const nginxConf = `worker_processes 1;
@@ -746,15 +749,10 @@ http {
     keepalive 16;
     keepalive_timeout 60s;
   }
-%s
-  map $http_mcp_session_id $mcp_backend {
-    default mcp;
-%s
-  }
   server {
     listen 127.0.0.1:%d;
     location /mcp {
-      proxy_pass http://$mcp_backend;
+      proxy_pass http://mcp;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_set_header Host $http_host;

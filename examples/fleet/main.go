@@ -1,6 +1,6 @@
 // Command fleet runs one MCP server as a fleet of three processes behind
 // nginx, a real load balancer doing plain round robin: no sticky
-// sessions, no affinity for 2026-07-28 traffic. A multi round-trip tool
+// sessions, no affinity for any era. A multi round-trip tool
 // call still completes, each of its legs served by whichever instance
 // nginx picks, because everything a leg needs travels with it in the
 // sealed requestState. The instances share two things only: the
@@ -9,8 +9,8 @@
 // (a replayed leg is refused wherever it lands, the identical leg retried
 // after a lost answer gets the recorded outcome) and carries change
 // notifications between instances (mcp/redisfanout). A 2025-11-25 client
-// works through the same nginx too: its session's id names the instance
-// that holds it, and an nginx map routes it there.
+// works through the same round robin too: its session lives in Redis
+// (redis/redissessions), so any instance serves any of its requests.
 //
 //	cd examples/fleet && go run .     # needs nginx and redis-server (Debian packages nginx-light, redis-server)
 //

@@ -68,8 +68,8 @@ func TestFleetBehindNginx(t *testing.T) {
 	if acc[1] == ref[1] {
 		t.Errorf("the replay was refused by the instance that accepted it (%s): the test shows nothing about sharing", acc[1])
 	}
-	// The 2025-11-25 client: live question and answer, every request of
-	// its session on the one instance that holds it.
+	// The 2025-11-25 client: live question and answer, the requests of its
+	// session spread by round robin (the session is in the shared store).
 	if !strings.Contains(got, "legacy (2025-11-25) result: Provisioned reports: postgres in eu-west-1, 50 GiB.") {
 		t.Fatalf("no legacy result:\n%s", got)
 	}
@@ -81,11 +81,12 @@ func TestFleetBehindNginx(t *testing.T) {
 	if len(homes) < 3 {
 		t.Fatalf("legacy requests: %q", homes)
 	}
-	// initialize may land anywhere; it names the home of everything after.
-	for _, id := range homes[1:] {
-		if id != homes[0] {
-			t.Errorf("legacy session requests spread over instances: %q", homes)
-		}
+	served := map[string]bool{}
+	for _, id := range homes {
+		served[id] = true
+	}
+	if len(served) < 2 {
+		t.Errorf("the legacy session's requests all went to one instance (%q): round robin should spread them", homes)
 	}
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/otel"
 	"github.com/roundtrip-mcp/roundtrip/redis/redisfanout"
 	"github.com/roundtrip-mcp/roundtrip/redis/redisguard"
+	"github.com/roundtrip-mcp/roundtrip/redis/redissessions"
 	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 
@@ -63,7 +64,7 @@ func parseServeFlags(args []string, usage io.Writer) (serveFlags, error) {
 	var f serveFlags
 	fs := flag.NewFlagSet("fleet serve", flag.ContinueOnError)
 	fs.SetOutput(usage)
-	fs.StringVar(&f.id, "id", "", "this instance's id (letters, digits, '-'): logged, sent in "+instanceHeader+", and the prefix of its 2025-11-25 session ids (required)")
+	fs.StringVar(&f.id, "id", "", "this instance's id (letters, digits, '-'): logged and sent in "+instanceHeader+" (required)")
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:0", "listen address; the first stdout line is \"listening on ADDR\"")
 	fs.StringVar(&f.redisURL, "redis", "", "the shared Redis: redis://HOST:PORT/DB, rediss://..., or unix:///PATH.sock")
 	fs.StringVar(&f.sentinels, "sentinels", "", "comma-separated Redis Sentinel addresses (HOST:PORT), instead of -redis; -master names the group")
@@ -228,10 +229,23 @@ func serve(args []string, out io.Writer) error {
 		// A resource updated through one instance reaches the listen
 		// streams held by all of them.
 		Fanout: redisfanout.New(rdb, ""),
-		Logger: logger,
+		// 2025-era sessions (2025-11-25 and older) live in Redis: any
+		// instance serves any request of any session, a GET stream
+		// resumes anywhere, a session outlives its instance.
+		SessionStore: redissessions.New(rdb, redissessions.Options{}),
+		Logger:       logger,
 	}, nil))
-	p := &provisioner{id: f.id, ledger: ledger, work: f.work, log: logger}
+	p := &provisioner{id: f.id, ledger: ledger, work: f.work, log: logger, srv: srv}
 	mcp.AddTypedTool(srv, &mcp.Tool{Name: "provision", Description: "Provision a database; asks which engine and region, then how much storage."}, p.provision)
+	// fleet://databases/NAME changes when NAME is provisioned: a 2025
+	// session subscribed to it gets notifications/resources/updated on
+	// its GET stream, wherever that stream is held.
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: databaseURI + "{name}", Name: "database", MIMEType: "text/plain",
+		Description: "A database of the fleet; updated when it is provisioned"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.ResourceResponse, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.URI, MIMEType: "text/plain",
+				Text: "database " + strings.TrimPrefix(req.URI, databaseURI)}}}, nil
+		})
 	// echo(text) returns text: the workload of the load run through the
 	// fleet (scripts/load-fleet.sh).
 	mcp.AddTypedTool(srv, &mcp.Tool{Name: "echo", Description: "Return the text."}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
@@ -240,13 +254,10 @@ func serve(args []string, out io.Writer) error {
 		return mcp.TextResult(in.Text), nil
 	})
 
-	// 2025-11-25 sessions live in the process that made them: their ids
-	// name the instance, and nginx routes them home (see nginxConf).
 	h := mcp.NewHTTPHandler(srv, &mcp.HTTPOptions{
 		BodyReadTimeout:    10 * time.Second,
 		StreamWriteTimeout: 10 * time.Second,
 		TrustedProxies:     f.proxies,
-		Legacy:             mcp.LegacyHTTPOptions{SessionIDPrefix: f.id + "."},
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
@@ -363,12 +374,16 @@ type ProvisionArgs struct {
 	Name string `json:"name" jsonschema:"the database name"`
 }
 
+// databaseURI is the prefix of the resource of a database.
+const databaseURI = "fleet://databases/"
+
 // provisioner serves the provision tool of one instance.
 type provisioner struct {
 	id     string
 	ledger *os.File // nil: no side effect recorded
 	work   time.Duration
 	log    *slog.Logger
+	srv    *mcp.Server // told that the database's resource changed
 	mu     sync.Mutex
 }
 
@@ -411,6 +426,9 @@ func (p *provisioner) provision(ctx context.Context, req *mcp.CallToolRequest, i
 		if err != nil {
 			return nil, err
 		}
+	}
+	if p.srv != nil {
+		p.srv.ResourceUpdated(databaseURI + in.Name)
 	}
 	return mcp.TextResult(fmt.Sprintf("Provisioned %s: %s in %s, %d GiB.", in.Name, d.Engine, d.Region, s.GiB)), nil
 }
