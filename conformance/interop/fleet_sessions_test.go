@@ -593,58 +593,81 @@ func TestFleetServesEveryRequestOfASessionOnAnyInstance(t *testing.T) {
 }
 
 // A GET stream closed on one instance and resumed with Last-Event-ID on
-// another replays exactly the events after that id: those the client saw
-// after it (byte for byte) and those sent while no stream was open, in
-// order, then goes on live there.
+// another replays exactly the events after that id, byte for byte (ids
+// and messages as the client saw them the first time), and goes on live
+// there with the numbering the stream had.
 func TestFleetGETStreamResumedOnAnotherInstanceReplaysWhatItMissed(t *testing.T) {
 	f := startSessionFleet(t, 3, true)
-	a, b, c := f.Instances[0].URL, f.Instances[1].URL, f.Instances[2].URL
+	b, c := f.Instances[1].URL, f.Instances[2].URL
 	s := openSession(t, f.URL)
 	s.must(f.URL, "resources/subscribe", map[string]any{"uri": "test://watched-resource"})
 
 	g := s.openGET(b, "")
-	var seen []sseEvent
-	for _, n := range notifyingTools {
-		s.tool(b, n.tool) // on b, which holds the stream
-		ev := g.next(t, 10*time.Second)
-		if got := method(t, ev); got != n.method || ev.ID == "" {
-			t.Fatalf("after %s the stream got %q (id %q), want %s", n.tool, got, ev.ID, n.method)
-		}
-		seen = append(seen, ev)
-	}
+	seen := notify(t, s, g, b)
 	g.cancel()
-	// Sent while no GET stream is open: kept for the next one.
-	for _, n := range notifyingTools {
-		s.tool(b, n.tool)
-	}
-	s.tool(a, "test_simple_text") // the session goes on elsewhere meanwhile
+	s.tool(f.Instances[0].URL, "test_simple_text") // the session goes on elsewhere meanwhile
 
+	// Resumed after the first event: the client missed the other two.
 	g2 := s.openGET(c, seen[0].ID)
 	for i, want := range seen[1:] {
 		if got := g2.next(t, 10*time.Second); got != want {
-			t.Fatalf("replayed event %d: %+v, want the one seen before %+v", i+1, got, want)
+			t.Fatalf("replayed event %d: %+v, want the one the stream carried %+v", i+1, got, want)
 		}
-	}
-	ids := map[string]bool{}
-	for _, ev := range seen {
-		ids[ev.ID] = true
-	}
-	for _, n := range notifyingTools {
-		ev := g2.next(t, 10*time.Second)
-		if got := method(t, ev); got != n.method {
-			t.Fatalf("missed event: %q (%s), want %s", got, ev.Data, n.method)
-		}
-		if ids[ev.ID] || ev.ID == "" {
-			t.Fatalf("missed event with id %q: repeats an id seen before (%v)", ev.ID, ids)
-		}
-		ids[ev.ID] = true
 	}
 	g2.quiet(t, 300*time.Millisecond)
 	// Live on c now: c holds the stream.
-	s.tool(c, "test_update_watched_resource")
-	if ev := g2.next(t, 10*time.Second); method(t, ev) != "notifications/resources/updated" || ids[ev.ID] {
-		t.Fatalf("live event on the resumed stream: %+v", ev)
+	for _, ev := range notify(t, s, g2, c) {
+		for _, old := range seen {
+			if ev.ID == old.ID {
+				t.Errorf("a live event after the resumption reuses the id %q of %+v", ev.ID, old)
+			}
+		}
 	}
+}
+
+// Notifications sent while the session has no GET stream open are kept:
+// the stream resumed on another instance with the last id the client
+// saw gets them first, in order, as it would from the one process.
+func TestFleetNotificationsSentWhileNoGETStreamIsOpenReachTheStreamResumedElsewhere(t *testing.T) {
+	f := startSessionFleet(t, 3, true)
+	b, c := f.Instances[1].URL, f.Instances[2].URL
+	s := openSession(t, f.URL)
+	s.must(f.URL, "resources/subscribe", map[string]any{"uri": "test://watched-resource"})
+	g := s.openGET(b, "")
+	s.tool(b, "test_update_watched_resource")
+	last := g.next(t, 10*time.Second)
+	g.cancel()
+	// On b, whose hub has the session's listener: sent while no GET
+	// stream is open anywhere.
+	for _, n := range notifyingTools {
+		s.tool(b, n.tool)
+	}
+	g2 := s.openGET(c, last.ID)
+	for _, n := range notifyingTools {
+		ev := g2.next(t, 5*time.Second)
+		if got := method(t, ev); got != n.method || ev.ID == last.ID {
+			t.Fatalf("the stream resumed on another instance: %q (id %q), want %s", got, ev.ID, n.method)
+		}
+	}
+	g2.quiet(t, 300*time.Millisecond)
+}
+
+// notify calls each notifying tool at url, which holds g, and returns
+// the events g gets, one per tool, checked.
+func notify(t *testing.T, s *rawSession, g *getStream, url string) []sseEvent {
+	t.Helper()
+	var evs []sseEvent
+	ids := map[string]bool{}
+	for _, n := range notifyingTools {
+		s.tool(url, n.tool)
+		ev := g.next(t, 10*time.Second)
+		if got := method(t, ev); got != n.method || ev.ID == "" || ids[ev.ID] {
+			t.Fatalf("after %s the stream got %q (id %q, seen before: %v), want %s", n.tool, got, ev.ID, ids[ev.ID], n.method)
+		}
+		ids[ev.ID] = true
+		evs = append(evs, ev)
+	}
+	return evs
 }
 
 // kill -9 of the instance holding a session's GET stream, with a request
