@@ -652,6 +652,41 @@ func TestFleetNotificationsSentWhileNoGETStreamIsOpenReachTheStreamResumedElsewh
 	g2.quiet(t, 300*time.Millisecond)
 }
 
+// A response stream that the server closes before its first event
+// (test_reconnection, SEP-1699), resumed at once with the priming event's
+// id on another instance, gets the call's result there: the suite's
+// server-sse-polling scenario, through round robin.
+func TestFleetResponseStreamResumedElsewhereFromItsPrimingEvent(t *testing.T) {
+	f := startSessionFleet(t, 3, true)
+	a, b := f.Instances[0].URL, f.Instances[1].URL
+	s := openSession(t, f.URL)
+	s.n++
+	resp, err := fleetHTTP.Do(newPost(a, s.id, map[string]any{"jsonrpc": "2.0", "id": s.n, "method": "tools/call",
+		"params": map[string]any{"name": "test_reconnection", "arguments": map[string]any{}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan sseEvent, 16)
+	go readSSE(resp.Body, events)
+	var prime string
+	for ev := range events {
+		if ev.Data != "" {
+			t.Fatalf("the stream carried %+v before it closed", ev)
+		}
+		prime = ev.ID
+	}
+	resp.Body.Close()
+	if prime == "" {
+		t.Fatal("the response stream closed without a priming event")
+	}
+	g := s.openGET(b, prime)
+	ev := g.next(t, 10*time.Second)
+	var r rpcReply
+	if err := json.Unmarshal([]byte(ev.Data), &r); err != nil || string(r.ID) != strconv.Itoa(s.n) || !strings.Contains(string(r.Result), "Reconnection test completed successfully") {
+		t.Fatalf("the resumed stream: %+v", ev)
+	}
+}
+
 // notify calls each notifying tool at url, which holds g, and returns
 // the events g gets, one per tool, checked.
 func notify(t *testing.T, s *rawSession, g *getStream, url string) []sseEvent {
