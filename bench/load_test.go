@@ -152,7 +152,14 @@ func wanted(name string) bool {
 	return slices.Contains(strings.Split(*loadSubjects, ","), name)
 }
 
-func BenchmarkLoad(b *testing.B) {
+func BenchmarkLoad(b *testing.B) { benchLoad(b, subjects) }
+
+// BenchmarkLoadLegacy is the load run on 2025-11-25 sessions: every
+// client opens its own session (initialize) and calls tools/call echo in
+// it; roundtrip against the hand-written stateful server (rawLegacy).
+func BenchmarkLoadLegacy(b *testing.B) { benchLoad(b, []subject{roundtripLegacy, rawLegacy}) }
+
+func benchLoad(b *testing.B, subjects []subject) {
 	if *loadURL != "" {
 		if err := checkLoopback(*loadURL); err != nil {
 			b.Fatal(err)
