@@ -64,6 +64,7 @@ func benchCalls(b *testing.B, c caller, tool, text, want string) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	cpu0 := processCPU()
 	for b.Loop() {
 		got, err := c.call(ctx, tool, text)
 		if err != nil {
@@ -72,6 +73,12 @@ func benchCalls(b *testing.B, c caller, tool, text, want string) {
 		if !same(got, want) {
 			b.Fatalf("got %d bytes, want %d", len(got), len(want))
 		}
+	}
+	if cpu := processCPU() - cpu0; cpu > 0 {
+		// The CPU time (user and system, client and server together) of
+		// one call: on a machine shared with other work it varies far
+		// less than the time per call does.
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
 

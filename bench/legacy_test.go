@@ -34,7 +34,8 @@ import (
 // StreamableHTTPHandler (its default: SSE responses), mcp-go's
 // NewStreamableHTTPServer with WithStateful(true). Their handlers ask
 // with their live APIs (ServerSession.Elicit, MCPServer.RequestElicitation).
-// There is no raw baseline here: the target is relative to the best peer.
+// The raw baseline (rawlegacy_test.go) is a hand-written stateful server
+// and client doing the same exchange.
 
 const legacyVersion = "2025-11-25"
 
@@ -45,7 +46,7 @@ const legacyVersion = "2025-11-25"
 var quietLog = slog.New(slog.DiscardHandler)
 
 // legacySubjects in the order of the tables.
-var legacySubjects = []subject{roundtripLegacy, gosdkLegacy, mcpgoLegacy}
+var legacySubjects = []subject{roundtripLegacy, gosdkLegacy, mcpgoLegacy, rawLegacy}
 
 func forEachLegacySubject(b *testing.B, fn func(b *testing.B, s subject)) {
 	for _, s := range legacySubjects {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
 
 // The load run: C concurrent clients (16, 64, 256), each with its own
@@ -152,7 +155,24 @@ func wanted(name string) bool {
 	return slices.Contains(strings.Split(*loadSubjects, ","), name)
 }
 
-func BenchmarkLoad(b *testing.B) {
+func BenchmarkLoad(b *testing.B) { benchLoad(b, subjects) }
+
+// BenchmarkLoadLegacy is the load run on 2025-11-25 sessions: every
+// client opens its own session (initialize) and calls tools/call echo in
+// it; roundtrip against the hand-written stateful server (rawLegacy).
+// Every client comes from loopback, one party to the server: roundtrip's
+// per-party bound on sessions (100 by default) is raised to fit the
+// largest run.
+func BenchmarkLoadLegacy(b *testing.B) {
+	rt := roundtripLegacy
+	rt.handler = func(tb testing.TB) http.Handler {
+		n := 2 * slices.Max(loadClients)
+		return mcp.NewHTTPHandler(rtServer(), &mcp.HTTPOptions{Legacy: mcp.LegacyHTTPOptions{MaxSessionsPerPrincipal: n, MaxRequestsPerPrincipal: n}})
+	}
+	benchLoad(b, []subject{rt, rawLegacy})
+}
+
+func benchLoad(b *testing.B, subjects []subject) {
 	if *loadURL != "" {
 		if err := checkLoopback(*loadURL); err != nil {
 			b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 	"github.com/roundtrip-mcp/roundtrip/requeststate"
@@ -162,6 +163,18 @@ type question struct {
 	validate func(raw json.RawMessage) error
 	// elicitationID is sent with a URL elicitation on a legacy session.
 	elicitationID string
+	// id is questionID(idKey, digest), computed when the question was
+	// rendered; idKey is "" when it was not (a key of the caller's).
+	id    [8]byte
+	idKey string
+}
+
+// questionID returns q's id under its key as it is now.
+func (q *question) questionID() [8]byte {
+	if q.idKey != "" && q.idKey == q.key {
+		return q.id
+	}
+	return questionID(q.key, q.digest)
 }
 
 // asker answers questions. The modern asker records them for an
@@ -182,10 +195,24 @@ func askerFrom(ctx context.Context) asker {
 
 // newQuestion renders req, derives its digest and key.
 func newQuestion(req InputRequest, opts []AskOption, validate func(json.RawMessage) error) (*question, error) {
-	var o askOptions
-	for _, f := range opts {
-		f(&o)
+	r, err := renderQuestion(req)
+	if err != nil {
+		return nil, err
 	}
+	return r.question(req, opts, validate), nil
+}
+
+// renderedQuestion is what a question's request renders to: the digest
+// of its canonical JSON, the key derived from it, and the question id
+// (questionID) under that key.
+type renderedQuestion struct {
+	digest [8]byte
+	key    string
+	id     [8]byte
+}
+
+// renderQuestion renders req: marshal, canonical form, SHA-256.
+func renderQuestion(req InputRequest) (*renderedQuestion, error) {
 	raw, err := marshalInputRequest(req)
 	if err != nil {
 		return nil, err
@@ -195,13 +222,79 @@ func newQuestion(req InputRequest, opts []AskOption, validate func(json.RawMessa
 		return nil, err
 	}
 	sum := sha256.Sum256(canon)
-	q := &question{req: req, validate: validate, key: o.key, elicitationID: o.elicitationID}
-	copy(q.digest[:], sum[:8])
-	if q.key == "" {
-		prefix := map[string]string{MethodElicit: "elicit_", MethodCreateMessage: "sample_", MethodListRoots: "roots_"}[req.InputMethod()]
-		q.key = prefix + base64.RawURLEncoding.EncodeToString(sum[:6])
+	r := &renderedQuestion{}
+	copy(r.digest[:], sum[:8])
+	var prefix string
+	switch req.InputMethod() {
+	case MethodElicit:
+		prefix = "elicit_"
+	case MethodCreateMessage:
+		prefix = "sample_"
+	case MethodListRoots:
+		prefix = "roots_"
 	}
-	return q, nil
+	r.key = prefix + base64.RawURLEncoding.EncodeToString(sum[:6])
+	r.id = questionID(r.key, r.digest)
+	return r, nil
+}
+
+// question is a question asking req as r renders it, with opts applied.
+func (r *renderedQuestion) question(req InputRequest, opts []AskOption, validate func(json.RawMessage) error) *question {
+	var o askOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	q := &question{req: req, validate: validate, key: o.key, elicitationID: o.elicitationID, digest: r.digest}
+	if q.key == "" {
+		q.key, q.id, q.idKey = r.key, r.id, r.key
+	}
+	return q
+}
+
+// Elicit[T] renders its question once per form type and message: the
+// request is the form's schema (fixed per T) and the message, so the
+// rendering is a pure function of the two and is kept in
+// renderedElicits, keyed by both. The cache is bounded: at most
+// maxRenderedElicits entries, each with a message of at most
+// maxRenderedMessageBytes (a longer one, or one past the bound, is
+// rendered on every call, as any other question is).
+const (
+	maxRenderedElicits      = 1024
+	maxRenderedMessageBytes = 1 << 10
+)
+
+type elicitRenderKey struct {
+	fs      *formSchema
+	message string
+}
+
+var (
+	renderedElicits  sync.Map // elicitRenderKey → *renderedQuestion
+	renderedElicitsN atomic.Int32
+)
+
+// renderElicit renders the form elicitation of fs with message, from the
+// cache when it can.
+func renderElicit(fs *formSchema, req *ElicitRequest) (*renderedQuestion, error) {
+	if len(req.Message) > maxRenderedMessageBytes {
+		return renderQuestion(req)
+	}
+	k := elicitRenderKey{fs, req.Message}
+	if v, ok := renderedElicits.Load(k); ok {
+		return v.(*renderedQuestion), nil
+	}
+	r, err := renderQuestion(req)
+	if err != nil {
+		return nil, err
+	}
+	if renderedElicitsN.Add(1) <= maxRenderedElicits {
+		if _, loaded := renderedElicits.LoadOrStore(k, r); loaded {
+			renderedElicitsN.Add(-1)
+		}
+	} else {
+		renderedElicitsN.Add(-1)
+	}
+	return r, nil
 }
 
 // missingCapability returns the -32021 error when the request did not
@@ -380,7 +473,7 @@ func (s *askScope) ask(ctx context.Context, q *question) (json.RawMessage, error
 	if e := missingCapability(s.caps, q); e != nil {
 		return nil, e
 	}
-	id := questionID(q.key, q.digest)
+	id := q.questionID()
 	// An answer stored in the state counts only for the same question
 	// under the same key.
 	if raw, ok := s.prior[id]; ok && q.validate(raw) == nil {
@@ -498,7 +591,7 @@ func encodeAskState(answered []storedAnswer, pending []*question) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(len(pending)))
 	for _, q := range pending {
-		id := questionID(q.key, q.digest)
+		id := q.questionID()
 		b = append(b, id[:]...)
 	}
 	return b
@@ -555,15 +648,25 @@ func decodeAskState(p []byte) (map[[8]byte]json.RawMessage, map[[8]byte]bool) {
 
 // ---- the asking functions ----
 
-func askRaw(ctx context.Context, req InputRequest, opts []AskOption, validate func(json.RawMessage) error) (json.RawMessage, string, error) {
+// askRaw asks req through the asker of ctx. fs is the form of an
+// Elicit[T] request (nil for any other): its rendering is then cached
+// (renderElicit).
+func askRaw(ctx context.Context, req InputRequest, fs *formSchema, opts []AskOption, validate func(json.RawMessage) error) (json.RawMessage, string, error) {
 	a := askerFrom(ctx)
 	if a == nil {
 		return nil, "", ErrCannotAsk
 	}
-	q, err := newQuestion(req, opts, validate)
+	var r *renderedQuestion
+	var err error
+	if e, ok := req.(*ElicitRequest); ok && fs != nil {
+		r, err = renderElicit(fs, e)
+	} else {
+		r, err = renderQuestion(req)
+	}
 	if err != nil {
 		return nil, "", err
 	}
+	q := r.question(req, opts, validate)
 	raw, err := a.ask(ctx, q)
 	return raw, q.key, err
 }
@@ -615,7 +718,7 @@ func Elicit[T any](ctx context.Context, message string, opts ...AskOption) (Elic
 	// The answer validated last is the one returned: keep its decoding.
 	var r *ElicitResult
 	var content json.RawMessage
-	_, key, err := askRaw(ctx, req, opts, func(raw json.RawMessage) error {
+	_, key, err := askRaw(ctx, req, fs, opts, func(raw json.RawMessage) error {
 		var err error
 		if r, content, err = decodeElicit(raw); err != nil {
 			return err
@@ -668,7 +771,7 @@ func ElicitForm(ctx context.Context, message string, schema json.RawMessage, opt
 	req := &ElicitRequest{Mode: ElicitModeForm, Message: message, RequestedSchema: schema}
 	// The answer validated last is the one returned: keep its decoding.
 	var r *ElicitResult
-	_, _, err = askRaw(ctx, req, opts, func(raw json.RawMessage) error {
+	_, _, err = askRaw(ctx, req, nil, opts, func(raw json.RawMessage) error {
 		var err error
 		if r, _, err = decodeElicit(raw); err != nil {
 			return err
@@ -686,7 +789,7 @@ func ElicitForm(ctx context.Context, message string, schema json.RawMessage, opt
 // the out-of-band interaction yourself before going on.
 func ElicitURL(ctx context.Context, message, url string, opts ...AskOption) (ElicitAction, error) {
 	req := &ElicitRequest{Mode: ElicitModeURL, Message: message, URL: url}
-	raw, _, err := askRaw(ctx, req, opts, func(raw json.RawMessage) error {
+	raw, _, err := askRaw(ctx, req, nil, opts, func(raw json.RawMessage) error {
 		_, err := decodeElicitResult(raw)
 		return err
 	})
@@ -703,7 +806,7 @@ func Sample(ctx context.Context, req *CreateMessageRequest, opts ...AskOption) (
 	if req == nil || len(req.Messages) == 0 || req.MaxTokens <= 0 {
 		return nil, errors.New("mcp: Sample needs messages and a positive MaxTokens")
 	}
-	raw, _, err := askRaw(ctx, req, opts, func(raw json.RawMessage) error {
+	raw, _, err := askRaw(ctx, req, nil, opts, func(raw json.RawMessage) error {
 		_, err := InputResponses{"": raw}.Sampling("")
 		return err
 	})
@@ -715,7 +818,7 @@ func Sample(ctx context.Context, req *CreateMessageRequest, opts ...AskOption) (
 
 // ListRoots asks for the client's roots.
 func ListRoots(ctx context.Context, opts ...AskOption) ([]Root, error) {
-	raw, _, err := askRaw(ctx, &ListRootsRequest{}, opts, func(raw json.RawMessage) error {
+	raw, _, err := askRaw(ctx, &ListRootsRequest{}, nil, opts, func(raw json.RawMessage) error {
 		_, err := InputResponses{"": raw}.Roots("")
 		return err
 	})

@@ -76,20 +76,14 @@
 //
 // Independent questions asked one after the other, with their errors
 // joined (errors.Join), leave together in one round; a question asked
-// only after an earlier answer is known takes the next round.
-//
-// Answers live in the sealed requestState, never in server memory, so
-// any instance with the same keys can serve any round. Each stored
-// answer is pinned to a digest of its question exactly as sent: a
-// reworded question is asked again, and an answer sent without the
-// state that asked for it is not taken. Keys are derived from the
-// question (or set with WithKey) and are the same on every instance.
-// On a session of an earlier revision the same calls send live requests
-// and block until the client answers; the handler runs once.
-//
-// A low-level handler (Server.AddTool) may instead build its own
-// InputRequiredResult and plaintext state; the two forms do not mix
-// within one call.
+// only after an earlier answer is known takes the next round. Answers
+// live in the sealed requestState, never in server memory, so any
+// instance with the same keys serves any round; each is pinned to a
+// digest of its question as sent (a reworded question is asked again).
+// Keys are derived from the question (or set with WithKey). On a session
+// of an earlier revision the same calls send live requests and block
+// until the client answers; the handler runs once. A low-level handler
+// (Server.AddTool) may build its own InputRequiredResult instead.
 //
 // # Errors
 //

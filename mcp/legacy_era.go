@@ -252,6 +252,20 @@ func (s *Server) appendLegacyResult(dst []byte, id jsonrpc.ID, res Result) ([]by
 	dst = append(dst, id.Raw()...)
 	dst = append(dst, `,"result":`...)
 	body := len(dst)
+	if r, ok := res.(*CallToolResult); ok && r.Content != nil {
+		// The most common result by hand, in the bytes encoding/json
+		// gives (_meta last); anything it does not write (a nil block)
+		// goes the general way below.
+		out, err := appendCallToolFields(append(dst, '{'), r)
+		if err == nil && len(r.Meta) > 0 {
+			out = append(out, `,"_meta":`...)
+			out, err = marshalAppend(out, r.Meta)
+		}
+		if err == nil {
+			return append(out, '}', '}'), nil
+		}
+		// dst still ends at body: what was appended is past it.
+	}
 	dst, err := marshalAppend(dst, res)
 	if err != nil {
 		return dst[:start], err

@@ -3,9 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,27 +143,6 @@ func (lh *legacyHTTP) principal(r *http.Request) (string, error) {
 // else the verified principal, else the client's address (party.go).
 func (lh *legacyHTTP) quotaKey(r *http.Request, principal string) string {
 	return partyOf(r, lh.opts.QuotaKey, principal)
-}
-
-// remoteParty is the address part of a RemoteAddr that names one client:
-// the IPv4 address, or the /64 of an IPv6 address (a single host usually
-// has a whole /64 to pick from).
-func remoteParty(addr string) string {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	ip = ip.WithZone("").Unmap()
-	if ip.Is6() {
-		if p, err := ip.Prefix(64); err == nil {
-			return p.String()
-		}
-	}
-	return ip.String()
 }
 
 // newHTTPSession makes a session (or, with a store, a replica of one)

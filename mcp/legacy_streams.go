@@ -306,7 +306,7 @@ func (st *legacyStream) hold(c *sseConn, done <-chan struct{}, lifetime time.Dur
 		}
 		if len(batch) > 0 {
 			var ok bool
-			run, ok = st.write(c, batch, run)
+			run, ok = st.write(c, batch, run, ending)
 			clear(batch)
 			if !ok {
 				return
@@ -350,13 +350,18 @@ func (st *legacyStream) hold(c *sseConn, done <-chan struct{}, lifetime time.Dur
 }
 
 // write writes a batch of frames to c with one flush (the head, the
-// priming event and the first events of a stream leave together); false
+// priming event and the first events of a stream leave together), or,
+// when it is the last batch of the exchange, with none; false
 // when the exchange broke (the client left, did not read within the
 // write timeout, or the exchange was aborted). run is scratch space,
 // returned for the next batch.
-func (st *legacyStream) write(c *sseConn, batch []outFrame, run []sse.Entry) ([]sse.Entry, bool) {
+func (st *legacyStream) write(c *sseConn, batch []outFrame, run []sse.Entry, last bool) ([]sse.Entry, bool) {
 	wr := c.wr
-	err := wr.Batch(func() error {
+	flushed := wr.Batch
+	if last {
+		flushed = wr.BatchLast // the exchange ends next: net/http writes it with the body's end
+	}
+	err := flushed(func() error {
 		for i := range batch {
 			f := &batch[i]
 			var err error

@@ -281,6 +281,21 @@ func parseNode(s string) (netip.Addr, bool) {
 	return a.WithZone("").Unmap(), true
 }
 
+// remoteParty is the address part of a RemoteAddr that names one client:
+// the IPv4 address, or the /64 of an IPv6 address (a single host usually
+// has a whole /64 to pick from).
+func remoteParty(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	return addrParty(ip.WithZone("").Unmap())
+}
+
 // addrParty is remoteParty of an address: IPv4 as is, IPv6 by its /64.
 func addrParty(a netip.Addr) string {
 	if a.Is6() {

@@ -229,7 +229,19 @@ func (s *Server) appendCallToolResult(dst []byte, r *CallToolResult) ([]byte, er
 			return nil, err
 		}
 	}
-	dst = append(dst, `,"content":[`...)
+	dst = append(dst, ',')
+	dst, err = appendCallToolFields(dst, r)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, '}'), nil
+}
+
+// appendCallToolFields writes r's content, structuredContent and isError
+// members, in the order encoding/json gives them, without the braces.
+func appendCallToolFields(dst []byte, r *CallToolResult) ([]byte, error) {
+	var err error
+	dst = append(dst, `"content":[`...)
 	for i, c := range r.Content {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -248,7 +260,7 @@ func (s *Server) appendCallToolResult(dst []byte, r *CallToolResult) ([]byte, er
 	if r.IsError {
 		dst = append(dst, `,"isError":true`...)
 	}
-	return append(dst, '}'), nil
+	return dst, nil
 }
 
 // appendContent writes one content block. Plain text is written

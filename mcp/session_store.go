@@ -62,8 +62,11 @@ type SessionStore interface {
 	AppendEvent(ctx context.Context, id string, ev SessionEvent) error
 	// EventsAfter returns the events of stream after seq, oldest
 	// first; when there are none yet it waits up to wait for the first
-	// one. kept is false when events after seq were dropped (the stream
-	// cannot be resumed without a gap) or the stream is unknown.
+	// one (an unknown stream too: its first event may be on its way).
+	// kept is false when events after seq were dropped (the stream
+	// cannot be resumed without a gap) or the stream is still unknown
+	// after the wait; a session that does not exist is
+	// ErrSessionNotFound.
 	EventsAfter(ctx context.Context, id string, stream, seq uint64, wait time.Duration) (evs []SessionEvent, kept bool, err error)
 
 	// Publish sends msg to the instance named to (best effort: an

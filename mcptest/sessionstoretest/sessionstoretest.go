@@ -393,8 +393,8 @@ func testDelete(t *testing.T, s mcp.SessionStore) {
 	if ok, err := s.Delete(ctxOf(t), "d"); !ok || err != nil {
 		t.Fatalf("Delete: %v %v", ok, err)
 	}
-	if evs, kept := after(t, s, "d", 1, 0, 0); len(evs) != 0 || kept {
-		t.Errorf("events after Delete: %v kept=%v, want none and not kept", evs, kept)
+	if _, _, err := s.EventsAfter(ctxOf(t), "d", 1, 0, 0); !errors.Is(err, mcp.ErrSessionNotFound) {
+		t.Errorf("events after Delete: %v, want ErrSessionNotFound", err)
 	}
 	if ok, err := s.Delete(ctxOf(t), "d"); ok || err != nil {
 		t.Errorf("second Delete: %v %v, want false nil", ok, err)
@@ -431,8 +431,8 @@ func testEvents(t *testing.T, s mcp.SessionStore) {
 	if evs, kept := after(t, s, "e", 9, 0, 0); kept || len(evs) != 0 {
 		t.Errorf("an unknown stream: %+v kept=%v, want none, not kept", evs, kept)
 	}
-	if evs, kept := after(t, s, "nobody", 1, 0, 0); kept || len(evs) != 0 {
-		t.Errorf("a stream of an unknown session: %+v kept=%v", evs, kept)
+	if _, _, err := s.EventsAfter(ctxOf(t), "nobody", 1, 0, 0); !errors.Is(err, mcp.ErrSessionNotFound) {
+		t.Errorf("a stream of an unknown session: %v, want ErrSessionNotFound", err)
 	}
 	if evs, _ := after(t, s, "other", 1, 0, 0); len(evs) != 1 || string(evs[0].Data) != `{"o":1}` {
 		t.Errorf("another session's stream 1: %+v", evs)
@@ -461,6 +461,23 @@ func testEventsWait(t *testing.T, s mcp.SessionStore) {
 	}
 	if !kept || !reflect.DeepEqual(evs, []mcp.SessionEvent{ev(1, 2, `2`, true)}) {
 		t.Errorf("the awaited event: %+v kept=%v", evs, kept)
+	}
+	// A stream with no event yet is waited for: its first event may be
+	// on its way (a response stream resumed from its priming id).
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		s.AppendEvent(context.Background(), "w", ev(7, 1, `7`, false))
+	}()
+	start = time.Now()
+	evs, kept = after(t, s, "w", 7, 0, 3*time.Second)
+	if d := time.Since(start); d > 2*time.Second || d < 50*time.Millisecond {
+		t.Errorf("the wait for a new stream's first event took %v", d)
+	}
+	if !kept || !reflect.DeepEqual(evs, []mcp.SessionEvent{ev(7, 1, `7`, false)}) {
+		t.Errorf("a new stream's first event: %+v kept=%v", evs, kept)
+	}
+	if evs, kept := after(t, s, "w", 8, 0, 100*time.Millisecond); kept || len(evs) != 0 {
+		t.Errorf("a stream still unknown after the wait: %+v kept=%v, want none, not kept", evs, kept)
 	}
 	// A wait bounded by ctx ends with it.
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)

@@ -277,8 +277,9 @@ return 1
 // stream is unknown or lost events after seq, else {1, entries...}
 // (each {id, {field, value...}}), the oldest that fit within max bytes.
 var rangeScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[2]) == 0 then return {-1} end
 local first = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)
-if #first == 0 then return {0} end
+if #first == 0 then return {2} end
 local seq = tonumber(ARGV[1])
 if tonumber(string.sub(first[1][1], 3)) > seq + 1 then return {0} end
 local out, size = {1}, 0
@@ -493,8 +494,14 @@ func (s *Store) AppendEvent(ctx context.Context, id string, ev mcp.SessionEvent)
 // (at most Options.MaxWait) for the first one (see mcp.SessionStore).
 func (s *Store) EventsAfter(ctx context.Context, id string, stream, seq uint64, wait time.Duration) ([]mcp.SessionEvent, bool, error) {
 	key := s.streamKey(id, stream)
-	evs, kept, err := s.eventsAfter(ctx, key, stream, seq)
-	if err != nil || !kept || len(evs) > 0 || wait <= 0 {
+	evs, kept, err := s.eventsAfter(ctx, id, key, stream, seq)
+	// An unknown stream is waited for (its first event may be on its
+	// way), a gap is not: it stays one.
+	unknown := errors.Is(err, errStreamUnknown)
+	if unknown {
+		err = nil
+	}
+	if err != nil || len(evs) > 0 || wait <= 0 || !kept && !unknown {
 		return evs, kept, err
 	}
 	wait = min(wait, s.o.MaxWait)
@@ -502,7 +509,7 @@ func (s *Store) EventsAfter(ctx context.Context, id string, stream, seq uint64, 
 		wait = min(wait, time.Until(dl))
 	}
 	if wait < time.Millisecond {
-		return nil, true, nil
+		return nil, !unknown, nil
 	}
 	// XREAD BLOCK wakes this up when an event comes; the range script
 	// then reads what came, within its bounds. go-redis does not end a
@@ -529,24 +536,38 @@ func (s *Store) EventsAfter(ctx context.Context, id string, stream, seq uint64, 
 	}()
 	select {
 	case <-ctx.Done():
-		return nil, true, ctx.Err()
+		return nil, !unknown, ctx.Err()
 	case err := <-woke:
 		if errors.Is(err, redis.Nil) {
-			return nil, true, nil
+			return nil, !unknown, nil
 		}
 		if err != nil {
-			return nil, true, fmt.Errorf("redissessions: wait for events: %w", err)
+			return nil, !unknown, fmt.Errorf("redissessions: wait for events: %w", err)
 		}
 	}
-	return s.eventsAfter(ctx, key, stream, seq)
+	evs, kept, err = s.eventsAfter(ctx, id, key, stream, seq)
+	if errors.Is(err, errStreamUnknown) {
+		return nil, false, nil
+	}
+	return evs, kept, err
 }
 
-func (s *Store) eventsAfter(ctx context.Context, key string, stream, seq uint64) ([]mcp.SessionEvent, bool, error) {
-	res, err := rangeScript.Run(ctx, s.c, []string{key}, seq, s.o.MaxEvents, s.o.MaxReadBytes).Slice()
+// errStreamUnknown: the session exists, the stream has no event (yet).
+var errStreamUnknown = errors.New("redissessions: unknown stream")
+
+func (s *Store) eventsAfter(ctx context.Context, id, key string, stream, seq uint64) ([]mcp.SessionEvent, bool, error) {
+	res, err := rangeScript.Run(ctx, s.c, []string{key, s.recKey(id)}, seq, s.o.MaxEvents, s.o.MaxReadBytes).Slice()
 	if err != nil {
 		return nil, false, fmt.Errorf("redissessions: events: %w", err)
 	}
-	if len(res) == 0 || res[0] != int64(1) {
+	switch {
+	case len(res) == 0:
+		return nil, false, nil
+	case res[0] == int64(-1):
+		return nil, false, mcp.ErrSessionNotFound
+	case res[0] == int64(2):
+		return nil, false, errStreamUnknown
+	case res[0] != int64(1):
 		return nil, false, nil
 	}
 	evs := make([]mcp.SessionEvent, 0, len(res)-1)

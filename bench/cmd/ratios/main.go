@@ -3,8 +3,9 @@
 // medians and the ratios roundtrip / best peer and roundtrip / raw for
 // time and allocations; the scale figures (bytes and goroutines per idle
 // session and per open stream) and the load run (calls/s, p50, p99 per
-// concurrency); then the acceptance targets of issue 17 and, second, those
-// of issue 7, with the measured values and whether each holds.
+// concurrency, on the 2026-07-28 and the 2025-11-25 era); then the
+// acceptance targets of issue 17, of issue 22 and, last, those of issue
+// 7, with the measured values and whether each holds.
 //
 //	go test -run '^$' -bench . -benchmem -count 6 > new.txt
 //	go run ./cmd/ratios new.txt
@@ -63,6 +64,10 @@ func write(w io.Writer, set *results.Set) {
 	fmt.Fprintln(w)
 	writeTargets(w, set, rows, results.Targets17)
 	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Targets of issue 22:")
+	fmt.Fprintln(w)
+	writeTargets(w, set, rows, results.Targets22)
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Targets of issue 7:")
 	fmt.Fprintln(w)
 	writeTargets(w, set, rows, results.Targets)
@@ -119,9 +124,13 @@ func writeScale(w io.Writer, set *results.Set) {
 func writeLoad(w io.Writer, set *results.Set) {
 	header := false
 	for _, wl := range set.Workloads {
+		era := ""
 		clients, ok := strings.CutPrefix(wl, "Load/clients=")
 		if !ok {
-			continue
+			if clients, ok = strings.CutPrefix(wl, "LoadLegacy/clients="); !ok {
+				continue
+			}
+			era = " (2025 sessions)"
 		}
 		if !header {
 			fmt.Fprintln(w, "\n| load: clients | subject | calls/s | p50 | p99 | p99 / raw p99 |\n| ---: | --- | ---: | ---: | ---: | ---: |")
@@ -135,7 +144,7 @@ func writeLoad(w io.Writer, set *results.Set) {
 			cps, _ := set.Median(wl, subj, "calls/s")
 			p50, _ := set.Median(wl, subj, "p50-µs")
 			p99, _ := set.Median(wl, subj, "p99-µs")
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", clients, subj, count(cps),
+			fmt.Fprintf(w, "| %s%s | %s | %s | %s | %s | %s |\n", clients, era, subj, count(cps),
 				results.Duration(p50*1e3), results.Duration(p99*1e3), ratio(p99/raw99))
 		}
 	}

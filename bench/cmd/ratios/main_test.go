@@ -17,6 +17,8 @@ BenchmarkPipe/subject=raw-2          16000   14000 ns/op   2256 B/op   43 allocs
 BenchmarkScaleIdleSessions/subject=roundtrip-2 1 100 ns/op 2100 B/session 2000 heap-B/session 100 stack-B/session 0 goroutines/session 10000 sessions
 BenchmarkLoad/clients=256/subject=roundtrip-2 1 100 ns/op 2000 calls/s 900 p50-µs 3000 p99-µs
 BenchmarkLoad/clients=256/subject=raw-2 1 100 ns/op 2500 calls/s 800 p50-µs 2000 p99-µs
+BenchmarkLoadLegacy/clients=256/subject=roundtrip-2 1 100 ns/op 2000 calls/s 900 p50-µs 2200 p99-µs
+BenchmarkLoadLegacy/clients=256/subject=raw-2 1 100 ns/op 2500 calls/s 800 p50-µs 2000 p99-µs
 `
 
 func TestWrite(t *testing.T) {
@@ -35,6 +37,9 @@ func TestWrite(t *testing.T) {
 		"| idle legacy session ≤ 4 KiB | ScaleIdleSessions B/session ≤ 4096 | 2100 | yes |",
 		"| p99 at 256 clients ≤ 1.5× raw | Load/clients=256 p99-µs/raw ≤ 1.5 | 1.50 | yes |",
 		"| 256 | roundtrip | 2000 | 900 µs | 3.00 ms | 1.50 |",
+		"| 256 (2025 sessions) | roundtrip | 2000 | 900 µs | 2.20 ms | 1.10 |",
+		"| 2025 p99 at 256 clients ≤ 1.2× raw | LoadLegacy/clients=256 p99-µs/raw ≤ 1.2 | 1.10 | yes |",
+		"| 2025 stdio tools/call ≤ 1.2× raw pipe loop | LegacyPipe time/raw ≤ 1.2 | – | not measured |",
 		"| roundtrip | 2100 | 2000 | 100 | 0.00 | 10000 |",
 		"| pipe call ≤ 2× raw pipe echo | Pipe time/raw ≤ 2 | 2.50 | **no** |",
 		"| 1 MiB payload ≤ 1.3× raw | Payload1MiB time/raw ≤ 1.3 | – | not measured |",

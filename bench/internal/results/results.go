@@ -232,6 +232,17 @@ var Targets17 = []Target{
 	{"p99 at 256 clients ≤ 1.5× raw", "Load/clients=256", "p99-µs/raw", 1.5},
 }
 
+// Targets22 are the performance targets of issue 22 (point 6): the
+// 2025-11-25 session workloads against the hand-written stateful
+// baseline (rawlegacy_test.go), and the modern two-leg call whose tool
+// asks with mcp.Elicit.
+var Targets22 = []Target{
+	{"2025 live elicitation ≤ 1.15× raw stateful", "LegacyElicit", "time/raw", 1.15},
+	{"2025 stdio tools/call ≤ 1.2× raw pipe loop", "LegacyPipe", "time/raw", 1.2},
+	{"2025 p99 at 256 clients ≤ 1.2× raw", "LoadLegacy/clients=256", "p99-µs/raw", 1.2},
+	{"two-leg call with mcp.Elicit ≤ 1.1× raw", "TwoLegMRTR", "time/raw", 1.1},
+}
+
 // Value returns the measured value of t, and whether it was measured.
 func (t Target) Value(s *Set, rows []Row) (float64, bool) {
 	switch t.Ratio {

@@ -189,6 +189,23 @@ func (w *Writer) Batch(f func() error) error {
 	return nil
 }
 
+// BatchLast runs f as Batch does, for the last writes of a response: what
+// f wrote is not flushed, for net/http writes it with the end of the body
+// once the handler returns, in one write instead of two (the event, then
+// the end of the chunked body). The caller must Release the Writer and
+// return from the handler right after: Release bounds that last write.
+func (w *Writer) BatchLast(f func() error) error {
+	w.batching = true
+	err := f()
+	w.batching = false
+	if err != nil || !w.unflushed {
+		return err
+	}
+	w.unflushed = false
+	w.disarm()
+	return nil
+}
+
 // flushUnlessBatching flushes what was written and clears the deadline,
 // or, inside Batch, leaves both to its end.
 func (w *Writer) flushUnlessBatching() error {

@@ -445,3 +445,43 @@ func TestBatchFlushesWhatItWroteOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestBatchLastLeavesTheFlushToTheEndOfTheResponse checks that the last
+// batch of a response writes within the deadline but does not flush (net/http
+// writes it with the end of the body once the handler returns), and that
+// Release then bounds that write.
+func TestBatchLastLeavesTheFlushToTheEndOfTheResponse(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		rec := newRecorder()
+		w := NewWriter(rec, 5*time.Second)
+		if err := w.Start(nil); err != nil {
+			t.Fatal(err)
+		}
+		rec.takeCalls()
+		err := w.BatchLast(func() error {
+			return w.WriteEntries("message", Entry{EventID{1, 2}, []byte("last")})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := rec.takeCalls(), "deadline 5s, write, no deadline"; got != want {
+			t.Errorf("last batch: %s\nwant %s", got, want)
+		}
+		if got, want := rec.out.String(), "event: message\nid: 1-2\ndata: last\n\n"; got != want {
+			t.Errorf("body %q\nwant %q", got, want)
+		}
+		w.Release()
+		if got, want := rec.takeCalls(), "deadline 5s"; got != want {
+			t.Errorf("release: %s, want %s", got, want)
+		}
+		// A failed write ends it with its error.
+		rec2 := newRecorder()
+		w2 := NewWriter(rec2, 5*time.Second)
+		w2.Start(nil)
+		rec2.writeErr = errors.New("gone")
+		if err := w2.BatchLast(func() error { return w2.KeepAlive() }); err == nil {
+			t.Error("a failed last batch reported no error")
+		}
+	})
+}
