@@ -479,6 +479,11 @@ func (hs *httpSession) openLog(num uint64) {
 	defer hs.smu.Unlock()
 	if l := hs.logLocked(); l != nil {
 		l.Open(num)
+		if hs.lh.s.fleet != nil {
+			// The store knows the stream from its priming event on, so
+			// that it resumes from the priming id on any instance.
+			hs.replicate(SessionEvent{Stream: num})
+		}
 	}
 }
 

@@ -467,7 +467,7 @@ func (lh *legacyHTTP) resumeFromStore(w http.ResponseWriter, hs *httpSession, id
 		return
 	}
 	if id.Stream == 0 {
-		lh.takeOverGET(w, hs, evs, done)
+		lh.takeOverGET(w, hs, id.Seq, evs, done)
 		return
 	}
 	st := &legacyStream{lh: lh, hs: hs, num: id.Stream, streaming: true, ctx: hs.ctx}
@@ -546,7 +546,7 @@ func (lh *legacyHTTP) follow(ctx context.Context, st *legacyStream, c *sseConn, 
 
 // takeOverGET makes this instance the holder of the session's GET
 // stream, resumed after the events evs the client missed.
-func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, evs []SessionEvent, done <-chan struct{}) {
+func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, after uint64, evs []SessionEvent, done <-chan struct{}) {
 	st := hs.standalone()
 	if st == nil {
 		sessionNotFound(w, jsonrpc.ID{})
@@ -570,6 +570,9 @@ func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, evs []
 	}
 	hs.openLog(0)
 	c.queueLocked(outFrame{kind: frameStart})
+	// The numbering goes on from what the client has, even when nothing
+	// is left to replay (a stream the former holder ended on drain).
+	st.seq = max(st.seq, after)
 	for _, ev := range evs {
 		if len(ev.Data) == 0 {
 			continue

@@ -244,6 +244,12 @@ func (m *memorySessionStore) AppendEvent(ctx context.Context, id string, ev Sess
 		s.dropped = make(map[uint64]uint64)
 	}
 	s.known[ev.Stream] = max(s.known[ev.Stream], ev.Seq)
+	if ev.Seq == 0 {
+		// The stream's opening: known from now on, nothing to keep.
+		close(s.wake)
+		s.wake = make(chan struct{})
+		return nil
+	}
 	s.events = append(s.events, ev)
 	s.bytes += len(ev.Data)
 	for len(s.events) > memMaxEventsPerSession || s.bytes > memMaxEventBytes && len(s.events) > 1 {

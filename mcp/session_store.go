@@ -58,7 +58,10 @@ type SessionStore interface {
 
 	// AppendEvent adds an event of one of the session's SSE streams to
 	// its log, which the store bounds in length and keeps no longer
-	// than the session's idle timeout.
+	// than the session's idle timeout. An event of Seq 0 opens its
+	// stream (its priming event): never returned, it makes the stream
+	// known, so that a client resuming from the priming id waits for
+	// what comes.
 	AppendEvent(ctx context.Context, id string, ev SessionEvent) error
 	// EventsAfter returns the events of stream after seq, oldest
 	// first; when there are none yet it waits up to wait for the first

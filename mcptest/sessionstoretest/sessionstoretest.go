@@ -476,6 +476,18 @@ func testEventsWait(t *testing.T, s mcp.SessionStore) {
 	if !kept || !reflect.DeepEqual(evs, []mcp.SessionEvent{ev(7, 1, `7`, false)}) {
 		t.Errorf("a new stream's first event: %+v kept=%v", evs, kept)
 	}
+	// A stream opened (Seq 0, its priming event) is known with no event.
+	appendEv(t, s, "w", mcp.SessionEvent{Stream: 9})
+	if evs, kept := after(t, s, "w", 9, 0, 0); !kept || len(evs) != 0 {
+		t.Errorf("an opened stream with no event: %+v kept=%v, want none, kept", evs, kept)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		s.AppendEvent(context.Background(), "w", ev(9, 1, `9`, true))
+	}()
+	if evs, kept := after(t, s, "w", 9, 0, 3*time.Second); !kept || !reflect.DeepEqual(evs, []mcp.SessionEvent{ev(9, 1, `9`, true)}) {
+		t.Errorf("an opened stream's first event: %+v kept=%v", evs, kept)
+	}
 	if evs, kept := after(t, s, "w", 8, 0, 100*time.Millisecond); kept || len(evs) != 0 {
 		t.Errorf("a stream still unknown after the wait: %+v kept=%v, want none, not kept", evs, kept)
 	}

@@ -260,8 +260,10 @@ return drop(ARGV[1], ARGV[2])
 var appendScript = redis.NewScript(commonLua + `
 local idle = redis.call('HGET', KEYS[1], 't')
 if not idle then return false end
-redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[4], ARGV[1], 'd', ARGV[2], 'e', ARGV[3])
-redis.call('PEXPIRE', KEYS[3], idle)
+if ARGV[1] ~= '0-0' then
+  redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[4], ARGV[1], 'd', ARGV[2], 'e', ARGV[3])
+  redis.call('PEXPIRE', KEYS[3], idle)
+end
 local t = now()
 redis.call('ZADD', KEYS[2], t, ARGV[5])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', t - tonumber(idle))
@@ -273,13 +275,18 @@ redis.call('PEXPIRE', KEYS[2], idle)
 return 1
 `)
 
-// KEYS: stream. ARGV: seq, max entries, max bytes. Returns {0} when the
-// stream is unknown or lost events after seq, else {1, entries...}
+// KEYS: stream, record, the session's streams. ARGV: seq, max entries,
+// max bytes, the stream's number. Returns {-1} when the session does
+// not exist, {2} when the stream is unknown (no event, not opened), {0}
+// when it lost events after seq, else {1, entries...}
 // (each {id, {field, value...}}), the oldest that fit within max bytes.
 var rangeScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[2]) == 0 then return {-1} end
 local first = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)
-if #first == 0 then return {2} end
+if #first == 0 then
+  if redis.call('ZSCORE', KEYS[3], ARGV[4]) then return {1} end
+  return {2}
+end
 local seq = tonumber(ARGV[1])
 if tonumber(string.sub(first[1][1], 3)) > seq + 1 then return {0} end
 local out, size = {1}, 0
@@ -469,9 +476,6 @@ func (s *Store) Delete(ctx context.Context, id string) (bool, error) {
 // AppendEvent adds ev to its stream's log (see mcp.SessionStore). An
 // event whose Seq is not past the stream's last one is refused.
 func (s *Store) AppendEvent(ctx context.Context, id string, ev mcp.SessionEvent) error {
-	if ev.Seq == 0 {
-		return errors.New("redissessions: an event's Seq starts at 1")
-	}
 	if len(ev.Data) > s.o.MaxEventBytes {
 		return fmt.Errorf("redissessions: an event of %d bytes, over the %d-byte bound", len(ev.Data), s.o.MaxEventBytes)
 	}
@@ -556,7 +560,7 @@ func (s *Store) EventsAfter(ctx context.Context, id string, stream, seq uint64, 
 var errStreamUnknown = errors.New("redissessions: unknown stream")
 
 func (s *Store) eventsAfter(ctx context.Context, id, key string, stream, seq uint64) ([]mcp.SessionEvent, bool, error) {
-	res, err := rangeScript.Run(ctx, s.c, []string{key, s.recKey(id)}, seq, s.o.MaxEvents, s.o.MaxReadBytes).Slice()
+	res, err := rangeScript.Run(ctx, s.c, []string{key, s.recKey(id), s.streamsKey(id)}, seq, s.o.MaxEvents, s.o.MaxReadBytes, stream).Slice()
 	if err != nil {
 		return nil, false, fmt.Errorf("redissessions: events: %w", err)
 	}
