@@ -42,6 +42,7 @@ type httpSession struct {
 	// record names for that, and the events waiting to be appended to
 	// the store's log, in order.
 	holder   atomic.Bool
+	keeping  atomic.Bool // keepUnread is running
 	fmu      sync.Mutex
 	instance string
 	outbox   []SessionEvent
@@ -156,6 +157,9 @@ func (lh *legacyHTTP) newHTTPSession(id string, p *legacyInitParams, from sessio
 		// of the instances of a fleet never collide.
 		hs.nextStream = f.tag << 32
 		hs.update = hs.storeUpdate
+		lh.s.hub.mu.Lock()
+		hs.listener.kick = hs.keepUnread
+		lh.s.hub.mu.Unlock()
 	}
 	return hs
 }

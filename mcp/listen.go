@@ -56,6 +56,10 @@ type listener struct {
 	// exts are the extensions the listen request declared
 	// (NotifyListeners); nil for a session's.
 	exts map[string]json.RawMessage
+	// kick, when set (under the hub's lock), is called after each
+	// offer; it must not block (a fleet's session holder uses it to
+	// keep notifications that no open stream drains).
+	kick func()
 }
 
 type hub struct {
@@ -152,6 +156,9 @@ func (l *listener) offer(c change) {
 	select {
 	case l.ready <- struct{}{}:
 	default:
+	}
+	if l.kick != nil {
+		l.kick()
 	}
 }
 

@@ -433,6 +433,40 @@ func (hs *httpSession) flush() {
 	}
 }
 
+// keepUnread puts the notifications related to no request that the
+// session's holder is told of while no GET stream of the session is open
+// into the GET stream's log at once (the store's too), so that a client
+// opening or resuming its GET stream on any instance finds them; an open
+// GET stream drains them itself. It runs off the hub's lock (a goroutine,
+// one at a time per session).
+func (hs *httpSession) keepUnread() {
+	if !hs.holder.Load() || !hs.keeping.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		for {
+			st := hs.standalone()
+			if st == nil {
+				hs.keeping.Store(false)
+				return
+			}
+			st.mu.Lock()
+			open := st.conn != nil
+			st.mu.Unlock()
+			if !open && hs.holder.Load() {
+				hs.listener.sendPending(func(b []byte) { _ = st.emit(b, false) })
+			}
+			hs.keeping.Store(false)
+			hs.listener.mu.Lock()
+			more := len(hs.listener.pending) > 0
+			hs.listener.mu.Unlock()
+			if open || !more || !hs.keeping.CompareAndSwap(false, true) {
+				return
+			}
+		}
+	}()
+}
+
 // resumesElsewhere reports whether a Last-Event-ID names a stream whose
 // events this instance does not hold: another instance's response
 // stream, or the GET stream while another instance holds it.
