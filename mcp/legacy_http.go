@@ -382,6 +382,20 @@ func (hs *httpSession) versionAgrees(w http.ResponseWriter, r *http.Request, id 
 // naming a session that ended, expired or never existed.
 const codeSessionNotFound = -32001
 
+// replicaEnded answers a request whose session ended here while it was
+// being served: "not found" on a server of its own; with a store it may
+// be only this instance's replica that went (drain, Close, an idle
+// replica dropped) while the session goes on elsewhere, so the answer is
+// 503 with Retry-After, which a balancer sends to another instance and
+// a client retries (where a session that really ended is then 404).
+func (lh *legacyHTTP) replicaEnded(w http.ResponseWriter, id jsonrpc.ID) {
+	if lh.s.fleet != nil {
+		storeUnavailable(w, id)
+		return
+	}
+	sessionNotFound(w, id)
+}
+
 func sessionNotFound(w http.ResponseWriter, id jsonrpc.ID) {
 	writeHTTPError(w, http.StatusNotFound, id, jsonrpcError(codeSessionNotFound, "Session not found (it ended, expired or never existed): send initialize for a new one"))
 }
@@ -552,7 +566,7 @@ func (lh *legacyHTTP) openStream(w http.ResponseWriter, r *http.Request, hs *htt
 		ps.ctx, ps.cancel = context.WithCancel(r.Context())
 	} else {
 		if !hs.addStream(ps.st) {
-			sessionNotFound(w, id)
+			lh.replicaEnded(w, id)
 			return postStream{}, false
 		}
 		ps.ctx, ps.cancel = context.WithCancel(context.WithoutCancel(r.Context()))
@@ -579,7 +593,7 @@ func (ps postStream) serve(w http.ResponseWriter, r *http.Request, id jsonrpc.ID
 	st.mu.Unlock()
 	if conn == nil {
 		abort()
-		sessionNotFound(w, id)
+		st.lh.replicaEnded(w, id)
 		return
 	}
 	start()

@@ -156,7 +156,7 @@ func (st *legacyStream) sessionID() string {
 func (lh *legacyHTTP) openGET(w http.ResponseWriter, hs *httpSession, done <-chan struct{}) {
 	st := hs.standalone()
 	if st == nil {
-		sessionNotFound(w, jsonrpc.ID{})
+		lh.replicaEnded(w, jsonrpc.ID{})
 		return
 	}
 	var seen uint64 // with a store, the last event another instance wrote on it
@@ -172,7 +172,7 @@ func (lh *legacyHTTP) openGET(w http.ResponseWriter, hs *httpSession, done <-cha
 	c := st.attachLocked(w)
 	if c == nil {
 		st.mu.Unlock()
-		sessionNotFound(w, jsonrpc.ID{})
+		lh.replicaEnded(w, jsonrpc.ID{})
 		return
 	}
 	hs.openLog(st.num)
@@ -230,7 +230,7 @@ func (lh *legacyHTTP) resume(w http.ResponseWriter, hs *httpSession, last string
 		st.mu.Unlock()
 		switch {
 		case errors.Is(err, errSessionEnded):
-			sessionNotFound(w, jsonrpc.ID{})
+			lh.replicaEnded(w, jsonrpc.ID{})
 		case errors.Is(err, sse.ErrTooOld):
 			unknownEventID(w, last, "Expired Last-Event-ID (events after it are no longer kept, so the stream cannot be resumed) ")
 		default:
@@ -241,7 +241,7 @@ func (lh *legacyHTTP) resume(w http.ResponseWriter, hs *httpSession, last string
 	c := st.attachLocked(w)
 	if c == nil {
 		st.mu.Unlock()
-		sessionNotFound(w, jsonrpc.ID{})
+		lh.replicaEnded(w, jsonrpc.ID{})
 		return
 	}
 	c.queueLocked(outFrame{kind: frameStart})

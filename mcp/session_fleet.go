@@ -509,7 +509,7 @@ func (lh *legacyHTTP) resumeFromStore(w http.ResponseWriter, hs *httpSession, id
 	c := st.attachLocked(w)
 	if c == nil {
 		st.mu.Unlock()
-		sessionNotFound(w, jsonrpc.ID{})
+		lh.replicaEnded(w, jsonrpc.ID{})
 		return
 	}
 	c.queueLocked(outFrame{kind: frameStart})
@@ -583,7 +583,7 @@ func (lh *legacyHTTP) follow(ctx context.Context, st *legacyStream, c *sseConn, 
 func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, after uint64, evs []SessionEvent, done <-chan struct{}) {
 	st := hs.standalone()
 	if st == nil {
-		sessionNotFound(w, jsonrpc.ID{})
+		lh.replicaEnded(w, jsonrpc.ID{})
 		return
 	}
 	if _, err := hs.storeUpdate(SessionUpdate{SetInstance: true, Instance: lh.s.fleet.name}); err != nil {
@@ -599,7 +599,7 @@ func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, after 
 	c := st.attachLocked(w)
 	if c == nil {
 		st.mu.Unlock()
-		sessionNotFound(w, jsonrpc.ID{})
+		lh.replicaEnded(w, jsonrpc.ID{})
 		return
 	}
 	hs.openLog(0)
