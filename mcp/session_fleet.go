@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
@@ -45,7 +46,12 @@ const (
 	fleetChanged = "changed" // the session's record changed: reload it
 	fleetCancel  = "cancel"  // notifications/cancelled (Msg: its params)
 	fleetPost    = "post"    // a message POSTed to an HTTP+SSE session held here (Msg)
+	fleetAck     = "ack"     // the holder's answer to a post (Nonce, OK)
 )
+
+// fleetAckWait bounds how long a forwarded HTTP+SSE POST waits for the
+// holder's acknowledgement: none by then, and the holder is gone.
+const fleetAckWait = time.Second
 
 type fleetMessage struct {
 	Kind    string          `json:"k"`
@@ -53,6 +59,39 @@ type fleetMessage struct {
 	Msg     json.RawMessage `json:"m,omitempty"`
 	// Header is what a forwarded HTTP+SSE POST carried (fleetPost).
 	Header map[string]string `json:"h,omitempty"`
+	// Token is the verified token of a forwarded POST (fleetPost).
+	Token *fleetToken `json:"t,omitempty"`
+	// AckTo names the instance waiting for the holder's fleetAck of a
+	// post, and Nonce the wait; OK is the holder's answer (it runs
+	// the message).
+	AckTo string `json:"a,omitempty"`
+	Nonce string `json:"n,omitempty"`
+	OK    bool   `json:"ok,omitempty"`
+}
+
+// fleetToken is a TokenInfo on the bus, bounded (maxFleetToken): what
+// WithTokenInfo put in the context of the POST the holder runs.
+type fleetToken struct {
+	ClientID string    `json:"c,omitempty"`
+	Issuer   string    `json:"i,omitempty"`
+	Subject  string    `json:"s,omitempty"`
+	Scopes   []string  `json:"sc,omitempty"`
+	Expiry   time.Time `json:"e,omitzero"`
+}
+
+// maxFleetToken bounds a token carried on the bus (its JSON); a larger
+// one is not forwarded (the POST is refused, 413).
+const maxFleetToken = 16 << 10
+
+func tokenToFleet(ti *TokenInfo) *fleetToken {
+	if ti == nil {
+		return nil
+	}
+	return &fleetToken{ClientID: ti.ClientID, Issuer: ti.Issuer, Subject: ti.Subject, Scopes: slices.Clone(ti.Scopes), Expiry: ti.Expiry}
+}
+
+func (t *fleetToken) info() *TokenInfo {
+	return &TokenInfo{ClientID: t.ClientID, Issuer: t.Issuer, Subject: t.Subject, Scopes: t.Scopes, Expiry: t.Expiry}
 }
 
 // sessionFleet is a Server's membership of a fleet.
@@ -62,6 +101,11 @@ type sessionFleet struct {
 	tag   uint64
 	name  string
 	stop  context.CancelFunc
+
+	// acks are the forwarded POSTs waiting for their holder's
+	// fleetAck, by nonce (at most one entry per POST in flight here).
+	amu  sync.Mutex
+	acks map[string]chan bool
 }
 
 func fleetInstanceName(tag uint64) string { return fmt.Sprintf("mcp-%05x", tag) }
@@ -128,6 +172,22 @@ func (f *sessionFleet) publish(to, kind, session string, msg []byte) {
 	}()
 }
 
+// ack answers a forwarded POST's wait (when it has one).
+func (f *sessionFleet) ack(m *fleetMessage, ok bool) {
+	if m.AckTo == "" || m.Nonce == "" || len(m.AckTo) > 64 || len(m.Nonce) > 64 {
+		return
+	}
+	b, err := json.Marshal(&fleetMessage{Kind: fleetAck, Session: m.Session, Nonce: m.Nonce, OK: ok})
+	if err != nil {
+		return
+	}
+	go func() {
+		ctx, cancel := f.ctx()
+		defer cancel()
+		_ = f.store.Publish(ctx, m.AckTo, b)
+	}()
+}
+
 // receive handles one message of the bus.
 func (f *sessionFleet) receive(b []byte) {
 	if len(b) > maxFleetMessage {
@@ -137,9 +197,25 @@ func (f *sessionFleet) receive(b []byte) {
 	if json.Unmarshal(b, &m) != nil || m.Session == "" {
 		return
 	}
-	if m.Kind == fleetPost || m.Kind == fleetClose {
+	switch m.Kind {
+	case fleetAck:
+		f.amu.Lock()
+		ch := f.acks[m.Nonce]
+		delete(f.acks, m.Nonce)
+		f.amu.Unlock()
+		if ch != nil {
+			ch <- m.OK // buffered: never blocks
+		}
+		return
+	case fleetPost, fleetClose:
+		acked := false
 		for _, sh := range f.s.legacy.liveSSEHandlers() {
-			sh.fromFleet(&m)
+			if sh.fromFleet(&m) {
+				acked = true
+			}
+		}
+		if m.Kind == fleetPost && !acked {
+			f.ack(&m, false) // not held here (any more): the POST is 404
 		}
 	}
 	for _, lh := range f.s.legacy.liveHandlers() {
@@ -658,9 +734,14 @@ func (sh *sseHandler) forgetInStore(ss *sseSession) {
 const maxForwardedHeaders = 16
 
 // forward hands a POST naming an HTTP+SSE session held by another
-// instance to that instance, which runs it and answers on its stream;
-// the POST gets 202 as it would there. It reports whether it answered
-// (false: the session is not found anywhere).
+// instance to that instance, which runs it and answers on its stream. The
+// POST waits (fleetAckWait) for the holder's acknowledgement and gets 202
+// as it would there; a holder that does not answer is gone, and its
+// stream with it: the session is ended in the store and the POST gets
+// 404 (the client opens a new stream). The message carries the verified
+// token of the POST (WithTokenInfo), so that the handler sees it on the
+// holder as here. It reports whether it answered (false: the session is
+// not found anywhere).
 func (sh *sseHandler) forward(w http.ResponseWriter, r *http.Request, sid string) bool {
 	f := sh.s.fleet
 	principal, err := sh.principal(r)
@@ -699,11 +780,29 @@ func (sh *sseHandler) forward(w http.ResponseWriter, r *http.Request, sid string
 			hdr[k] = vs[0]
 		}
 	}
-	b, err := json.Marshal(&fleetMessage{Kind: fleetPost, Session: sid, Msg: body, Header: hdr})
+	tok := tokenToFleet(TokenInfoFromContext(r.Context()))
+	if tb, err := json.Marshal(tok); err != nil || len(tb) > maxFleetToken {
+		writeHTTPError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Invalid request: the caller's token is too large to forward"))
+		return true
+	}
+	nonce := newSessionID()
+	b, err := json.Marshal(&fleetMessage{Kind: fleetPost, Session: sid, Msg: body, Header: hdr, Token: tok, AckTo: f.name, Nonce: nonce})
 	if err != nil || len(b) > maxFleetMessage {
 		writeHTTPError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Invalid request: the message is too large to forward"))
 		return true
 	}
+	acked := make(chan bool, 1)
+	f.amu.Lock()
+	if f.acks == nil {
+		f.acks = make(map[string]chan bool)
+	}
+	f.acks[nonce] = acked
+	f.amu.Unlock()
+	defer func() {
+		f.amu.Lock()
+		delete(f.acks, nonce)
+		f.amu.Unlock()
+	}()
 	ctx, cancel = f.ctx()
 	err = f.store.Publish(ctx, rec.Instance, b)
 	cancel()
@@ -711,36 +810,73 @@ func (sh *sseHandler) forward(w http.ResponseWriter, r *http.Request, sid string
 		storeUnavailable(w, jsonrpc.ID{})
 		return true
 	}
-	w.WriteHeader(http.StatusAccepted)
-	return true
+	t := time.NewTimer(fleetAckWait)
+	defer t.Stop()
+	select {
+	case ok := <-acked:
+		if ok {
+			w.WriteHeader(http.StatusAccepted)
+			return true
+		}
+		// The instance named is there but does not hold the stream
+		// (it ended, and the record's Delete failed).
+		sh.s.log.Info("mcp: HTTP+SSE session not held by the instance its record names", "session", sid, "instance", rec.Instance)
+	case <-t.C:
+		sh.s.log.Warn("mcp: HTTP+SSE session's holder did not answer: its stream is gone", "session", sid, "instance", rec.Instance)
+	case <-r.Context().Done():
+		return true // the client went away: nothing to answer
+	}
+	// The stream is gone with its holder: the session ends everywhere
+	// (a holder that was only slow ends its stream on the close).
+	ctx, cancel = f.ctx()
+	_, _ = f.store.Delete(ctx, sid)
+	cancel()
+	f.publish(fleetBroadcast, fleetClose, sid, nil)
+	return false
 }
 
 // fromFleet handles what the bus brings an HTTP+SSE handler: a message
-// POSTed to one of its sessions on another instance (run as if POSTed
-// here; the answers go on the stream, the caller already had its 202),
-// or the end of a session evicted elsewhere.
-func (sh *sseHandler) fromFleet(m *fleetMessage) {
+// POSTed to one of its sessions on another instance (acknowledged, then
+// run as if POSTed here with the POST's verified token in its context;
+// the answers go on the stream), or the end of a session evicted
+// elsewhere. It reports whether it acknowledged a post. A post whose
+// token does not name the session's principal is not run: the bus never
+// gives more than a POST here would have.
+func (sh *sseHandler) fromFleet(m *fleetMessage) bool {
 	sh.mu.Lock()
 	ss := sh.sessions[m.Session]
 	sh.mu.Unlock()
 	if ss == nil {
-		return
+		return false
 	}
 	if m.Kind == fleetClose {
 		sh.remove(ss)
 		ss.end(true)
-		return
+		return false
 	}
-	r, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "/", bytes.NewReader(m.Msg))
+	ctx := context.Background()
+	if m.Token != nil {
+		if len(m.Token.Scopes) > 256 {
+			return false
+		}
+		ctx = WithTokenInfo(ctx, m.Token.info())
+	}
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(m.Msg))
 	if err != nil {
-		return
+		return false
 	}
 	for k, v := range m.Header {
 		if len(r.Header) < maxForwardedHeaders {
 			r.Header.Set(k, v)
 		}
 	}
+	if p, err := sh.principal(r); err != nil || p != ss.principal {
+		sh.s.log.Warn("mcp: forwarded HTTP+SSE message of another principal ignored", "session", ss.id)
+		return false
+	}
+	sh.s.fleet.ack(m, true)
 	sh.postTo(discardResponse{h: make(http.Header)}, r, ss)
+	return true
 }
 
 // discardResponse is the ResponseWriter of a forwarded POST: its client

@@ -680,3 +680,125 @@ func TestACancellationPostedToOneInstanceStopsTheRequestRunningOnAnother(t *test
 		t.Fatal("the request on A was not cancelled")
 	}
 }
+
+// sseFleet is n Servers sharing one memory store, each behind an
+// HTTP+SSE endpoint on loopback (X-User names the verified caller).
+func sseFleet(t *testing.T, n int, setup func(s *Server)) (SessionStore, []*Server, []string) {
+	t.Helper()
+	store := NewMemorySessionStore()
+	var servers []*Server
+	var urls []string
+	for range n {
+		s := samplingServer(t, &ServerOptions{SessionStore: store})
+		if setup != nil {
+			setup(s)
+		}
+		t.Cleanup(func() { s.Close() })
+		u, _ := sseServer(t, s, nil)
+		servers, urls = append(servers, s), append(urls, u)
+	}
+	return store, servers, urls
+}
+
+func TestAnHTTPSSEPostForwardedToAHolderThatIsGoneIsNotFound(t *testing.T) {
+	t.Parallel()
+	store, servers, urls := sseFleet(t, 2, nil)
+	c := openRawSSE(t, urls[0], "alice") // A holds the stream
+	a, _ := url.Parse(urls[0])
+	b, _ := url.Parse(urls[1])
+	c.endpoint = strings.Replace(c.endpoint, a.Host, b.Host, 1) // every POST goes to B
+	if v := c.initialize("2024-11-05", `{}`); v != "2024-11-05" {
+		t.Fatalf("negotiated %q", v)
+	}
+	sid, _ := url.Parse(c.endpoint)
+	id := sid.Query().Get(sseSessionParam)
+	// A dies: it hears nothing more on the bus (its record stays, naming it).
+	servers[0].fleet.close()
+	start := time.Now()
+	st, m := c.postTo(c.endpoint, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil)
+	took := time.Since(start)
+	if st != http.StatusNotFound {
+		t.Fatalf("a POST forwarded to a dead holder: %d %v, want 404", st, m)
+	}
+	if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(-32001) {
+		t.Errorf("the 404's body: %v", m)
+	}
+	if took < fleetAckWait || took > fleetAckWait+3*time.Second {
+		t.Errorf("answered after %v, want about %v", took, fleetAckWait)
+	}
+	if _, err := store.Load(context.Background(), id); err != ErrSessionNotFound {
+		t.Errorf("the dead holder's record: %v, want it deleted", err)
+	}
+	// Now at once: no record, no wait.
+	start = time.Now()
+	if st := c.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); st != http.StatusNotFound || time.Since(start) > fleetAckWait/2 {
+		t.Errorf("again: %d after %v", st, time.Since(start))
+	}
+}
+
+func TestAnHTTPSSEPostForwardedToAnInstanceThatNoLongerHoldsTheStreamIsNotFoundAtOnce(t *testing.T) {
+	t.Parallel()
+	store, servers, urls := sseFleet(t, 2, nil)
+	// A record naming A, which holds no such stream (its Delete was lost).
+	rec := &SessionRecord{ID: "stale", Transport: TransportHTTPSSE, Party: "p", Instance: servers[0].fleet.name, IdleTimeout: time.Minute}
+	if _, err := store.Create(context.Background(), rec, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	c := &rawSSE{t: t, hc: &http.Client{}}
+	start := time.Now()
+	if st, _ := c.postTo(urls[1]+"?sessionId=stale", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, nil); st != http.StatusNotFound {
+		t.Fatalf("%d, want 404", st)
+	}
+	if d := time.Since(start); d >= fleetAckWait {
+		t.Errorf("answered after %v: A's refusal should come before the wait's end", d)
+	}
+	if _, err := store.Load(context.Background(), "stale"); err != ErrSessionNotFound {
+		t.Errorf("the stale record: %v, want it deleted", err)
+	}
+}
+
+func TestAForwardedHTTPSSERequestRunsWithTheCallersVerifiedToken(t *testing.T) {
+	t.Parallel()
+	ran := make(chan string, 2)
+	_, _, urls := sseFleet(t, 2, func(s *Server) {
+		s.AddTool(&Tool{Name: "whoami"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+			ti := TokenInfoFromContext(ctx)
+			if ti == nil {
+				ran <- ""
+				return TextResult("nobody"), nil
+			}
+			ran <- ti.Subject
+			return TextResult(ti.ClientID + "/" + ti.Issuer + "/" + ti.Subject), nil
+		})
+	})
+	c := openRawSSE(t, urls[0], "alice")
+	a, _ := url.Parse(urls[0])
+	b, _ := url.Parse(urls[1])
+	c.endpoint = strings.Replace(c.endpoint, a.Host, b.Host, 1)
+	c.initialize("2024-11-05", `{}`)
+	c.mustPost(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`)
+	if got := legacyText(t, c.next()); got != "app/idp/alice" {
+		t.Errorf("the handler on A saw %q, want the token B verified", got)
+	}
+	if who := <-ran; who != "alice" {
+		t.Errorf("ran as %q", who)
+	}
+}
+
+func TestAForwardedHTTPSSEMessageOfAnotherPrincipalIsNotRun(t *testing.T) {
+	t.Parallel()
+	_, servers, urls := sseFleet(t, 2, nil)
+	c := openRawSSE(t, urls[0], "alice")
+	c.initialize("2024-11-05", `{}`)
+	sid, _ := url.Parse(c.endpoint)
+	id := sid.Query().Get(sseSessionParam)
+	// A bus message claiming the session with mallory's token.
+	m := &fleetMessage{Kind: fleetPost, Session: id, Msg: []byte(`{"jsonrpc":"2.0","id":9,"method":"ping"}`),
+		Token: &fleetToken{ClientID: "app", Issuer: "idp", Subject: "mallory"}}
+	raw, _ := json.Marshal(m)
+	servers[0].fleet.receive(raw)
+	c.mustPost(`{"jsonrpc":"2.0","id":10,"method":"ping"}`)
+	if got := c.next(); got["id"] != float64(10) {
+		t.Errorf("the stream carried %v: the bus message of another principal ran", got)
+	}
+}
