@@ -46,7 +46,8 @@ const (
 	fleetChanged = "changed" // the session's record changed: reload it
 	fleetCancel  = "cancel"  // notifications/cancelled (Msg: its params)
 	fleetPost    = "post"    // a message POSTed to an HTTP+SSE session held here (Msg)
-	fleetAck     = "ack"     // the holder's answer to a post (Nonce, OK)
+	fleetAck     = "ack"     // the answer to a post or a release (Nonce, OK)
+	fleetRelease = "release" // give the GET stream up and flush its events, then ack
 )
 
 // fleetAckWait bounds how long a forwarded HTTP+SSE POST waits for the
@@ -188,6 +189,50 @@ func (f *sessionFleet) ack(m *fleetMessage, ok bool) {
 	}()
 }
 
+// ask publishes m to the instance named to and waits up to wait for its
+// fleetAck: answered is false when none came (the instance is gone, or
+// too slow), ok the instance's answer.
+func (f *sessionFleet) ask(ctx context.Context, to string, m *fleetMessage, wait time.Duration) (ok, answered bool, err error) {
+	m.AckTo, m.Nonce = f.name, newSessionID()
+	b, err := json.Marshal(m)
+	if err != nil {
+		return false, false, err
+	}
+	if len(b) > maxFleetMessage {
+		return false, false, errFleetTooLarge
+	}
+	acked := make(chan bool, 1)
+	f.amu.Lock()
+	if f.acks == nil {
+		f.acks = make(map[string]chan bool)
+	}
+	f.acks[m.Nonce] = acked
+	f.amu.Unlock()
+	defer func() {
+		f.amu.Lock()
+		delete(f.acks, m.Nonce)
+		f.amu.Unlock()
+	}()
+	pctx, cancel := f.ctx()
+	err = f.store.Publish(pctx, to, b)
+	cancel()
+	if err != nil {
+		return false, false, err
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case ok := <-acked:
+		return ok, true, nil
+	case <-t.C:
+		return false, false, nil
+	case <-ctx.Done():
+		return false, false, ctx.Err()
+	}
+}
+
+var errFleetTooLarge = errors.New("mcp: fleet message too large")
+
 // receive handles one message of the bus.
 func (f *sessionFleet) receive(b []byte) {
 	if len(b) > maxFleetMessage {
@@ -217,6 +262,18 @@ func (f *sessionFleet) receive(b []byte) {
 		if m.Kind == fleetPost && !acked {
 			f.ack(&m, false) // not held here (any more): the POST is 404
 		}
+	case fleetRelease:
+		released := false
+		for _, lh := range f.s.legacy.liveHandlers() {
+			if hs := lh.lookup(m.Session); hs != nil {
+				released = true
+				go func() { hs.release(); f.ack(&m, true) }()
+			}
+		}
+		if !released {
+			f.ack(&m, true) // nothing of the session here, nothing queued
+		}
+		return
 	}
 	for _, lh := range f.s.legacy.liveHandlers() {
 		hs := lh.lookup(m.Session)
@@ -528,6 +585,10 @@ func (f *sessionFleet) resumesElsewhere(hs *httpSession, id sse.EventID) bool {
 // (this instance becomes its holder) and goes on live from here.
 func (lh *legacyHTTP) resumeFromStore(w http.ResponseWriter, hs *httpSession, id sse.EventID, last string, done <-chan struct{}) {
 	f := lh.s.fleet
+	if id.Stream == 0 {
+		lh.takeOverGET(w, hs, id, last, done)
+		return
+	}
 	ctx, cancel := f.ctx()
 	evs, kept, err := f.store.EventsAfter(ctx, hs.id, id.Stream, id.Seq, 0)
 	cancel()
@@ -540,10 +601,6 @@ func (lh *legacyHTTP) resumeFromStore(w http.ResponseWriter, hs *httpSession, id
 		return
 	case !kept && (id.Stream != 0 || id.Seq != 0):
 		unknownEventID(w, last, "Unknown or expired Last-Event-ID ")
-		return
-	}
-	if id.Stream == 0 {
-		lh.takeOverGET(w, hs, evs, done)
 		return
 	}
 	st := &legacyStream{lh: lh, hs: hs, num: id.Stream, streaming: true, ctx: hs.ctx}
@@ -621,15 +678,53 @@ func (lh *legacyHTTP) follow(ctx context.Context, st *legacyStream, c *sseConn, 
 }
 
 // takeOverGET makes this instance the holder of the session's GET
-// stream, resumed after the events evs the client missed.
-func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, evs []SessionEvent, done <-chan struct{}) {
+// stream, resumed after id (Last-Event-ID last). The record names this
+// instance first, so that the former holder stops writing the session's
+// notifications; then the former holder is told to release the stream
+// and flush the events it queued for the store's log, and its
+// acknowledgement is awaited (fleetAckWait: a holder that is gone does
+// not hold the resume up longer); only then are the events the client
+// missed read from the store, so that none of the former holder's last
+// events is missing. Notifications related to no request meanwhile wait
+// in this replica's listener, written once the stream is attached.
+func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, id sse.EventID, last string, done <-chan struct{}) {
+	f := lh.s.fleet
 	st := hs.standalone()
 	if st == nil {
 		sessionNotFound(w, jsonrpc.ID{})
 		return
 	}
-	if _, err := hs.storeUpdate(SessionUpdate{SetInstance: true, Instance: lh.s.fleet.name}); err != nil {
+	hs.listener.take() // what came as a non-holder was the former holder's to write
+	hs.fmu.Lock()
+	prev := hs.instance
+	hs.fmu.Unlock()
+	if _, err := hs.storeUpdate(SessionUpdate{SetInstance: true, Instance: f.name}); err != nil {
+		if errors.Is(err, ErrSessionNotFound) {
+			sessionNotFound(w, jsonrpc.ID{})
+		} else {
+			storeUnavailable(w, jsonrpc.ID{})
+		}
+		return
+	}
+	if prev != "" && prev != f.name {
+		// The reply's only use is the wait: released or gone, go on.
+		_, answered, _ := f.ask(context.Background(), prev, &fleetMessage{Kind: fleetRelease, Session: hs.id}, fleetAckWait)
+		if !answered {
+			lh.s.log.Info("mcp: the GET stream's former holder did not answer: resuming without its last events", "session", hs.id, "instance", prev)
+		}
+	}
+	ctx, cancel := f.ctx()
+	evs, kept, err := f.store.EventsAfter(ctx, hs.id, 0, id.Seq, 0)
+	cancel()
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		sessionNotFound(w, jsonrpc.ID{})
+		return
+	case err != nil:
 		storeUnavailable(w, jsonrpc.ID{})
+		return
+	case !kept && id.Seq != 0:
+		unknownEventID(w, last, "Unknown or expired Last-Event-ID ")
 		return
 	}
 	st.mu.Lock()
@@ -647,16 +742,48 @@ func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, evs []
 	hs.openLog(0)
 	c.queueLocked(outFrame{kind: frameStart})
 	for _, ev := range evs {
-		if len(ev.Data) == 0 {
+		if len(ev.Data) == 0 || ev.Seq <= id.Seq {
 			continue
 		}
-		id := sse.EventID{Seq: ev.Seq}
-		hs.keep(id, ev.Data)
-		c.queueLocked(outFrame{kind: frameEvent, id: id, msg: ev.Data})
+		eid := sse.EventID{Seq: ev.Seq}
+		hs.keep(eid, ev.Data)
+		c.queueLocked(outFrame{kind: frameEvent, id: eid, msg: ev.Data})
 		st.seq = max(st.seq, ev.Seq) // what is written from here follows on
 	}
 	st.mu.Unlock()
 	st.hold(c, done, lh.opts.StreamLifetime)
+}
+
+// releaseFlushWait bounds how long a former holder waits for its queued
+// events to reach the store before acknowledging a release (within the
+// new holder's fleetAckWait).
+const releaseFlushWait = 800 * time.Millisecond
+
+// release gives the session's GET stream up (another instance took it
+// over): this instance writes the session's notifications no more, ends
+// a GET exchange still attached here, and returns once the events queued
+// for the store's log are appended, or after releaseFlushWait.
+func (hs *httpSession) release() {
+	hs.holder.Store(false)
+	hs.listener.take()
+	hs.smu.Lock()
+	st := hs.get
+	hs.smu.Unlock()
+	if st != nil {
+		st.mu.Lock()
+		if st.conn != nil {
+			st.conn.endLocked()
+		}
+		st.mu.Unlock()
+	}
+	for deadline := time.Now().Add(releaseFlushWait); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		hs.fmu.Lock()
+		idle := len(hs.outbox) == 0 && !hs.flushing
+		hs.fmu.Unlock()
+		if idle {
+			return
+		}
+	}
 }
 
 // lastGETEvent returns the last sequence number of the session's GET
@@ -785,46 +912,25 @@ func (sh *sseHandler) forward(w http.ResponseWriter, r *http.Request, sid string
 		writeHTTPError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Invalid request: the caller's token is too large to forward"))
 		return true
 	}
-	nonce := newSessionID()
-	b, err := json.Marshal(&fleetMessage{Kind: fleetPost, Session: sid, Msg: body, Header: hdr, Token: tok, AckTo: f.name, Nonce: nonce})
-	if err != nil || len(b) > maxFleetMessage {
+	ok, answered, err := f.ask(r.Context(), rec.Instance, &fleetMessage{Kind: fleetPost, Session: sid, Msg: body, Header: hdr, Token: tok}, fleetAckWait)
+	switch {
+	case errors.Is(err, errFleetTooLarge):
 		writeHTTPError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Invalid request: the message is too large to forward"))
 		return true
-	}
-	acked := make(chan bool, 1)
-	f.amu.Lock()
-	if f.acks == nil {
-		f.acks = make(map[string]chan bool)
-	}
-	f.acks[nonce] = acked
-	f.amu.Unlock()
-	defer func() {
-		f.amu.Lock()
-		delete(f.acks, nonce)
-		f.amu.Unlock()
-	}()
-	ctx, cancel = f.ctx()
-	err = f.store.Publish(ctx, rec.Instance, b)
-	cancel()
-	if err != nil {
+	case r.Context().Err() != nil:
+		return true // the client went away: nothing to answer
+	case err != nil:
 		storeUnavailable(w, jsonrpc.ID{})
 		return true
-	}
-	t := time.NewTimer(fleetAckWait)
-	defer t.Stop()
-	select {
-	case ok := <-acked:
-		if ok {
-			w.WriteHeader(http.StatusAccepted)
-			return true
-		}
+	case ok:
+		w.WriteHeader(http.StatusAccepted)
+		return true
+	case answered:
 		// The instance named is there but does not hold the stream
 		// (it ended, and the record's Delete failed).
 		sh.s.log.Info("mcp: HTTP+SSE session not held by the instance its record names", "session", sid, "instance", rec.Instance)
-	case <-t.C:
+	default:
 		sh.s.log.Warn("mcp: HTTP+SSE session's holder did not answer: its stream is gone", "session", sid, "instance", rec.Instance)
-	case <-r.Context().Done():
-		return true // the client went away: nothing to answer
 	}
 	// The stream is gone with its holder: the session ends everywhere
 	// (a holder that was only slow ends its stream on the close).

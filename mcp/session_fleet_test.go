@@ -802,3 +802,100 @@ func TestAForwardedHTTPSSEMessageOfAnotherPrincipalIsNotRun(t *testing.T) {
 		t.Errorf("the stream carried %v: the bus message of another principal ran", got)
 	}
 }
+
+// slowAppends is a store whose AppendEvent takes a while: the events of
+// the instance using it reach the log late.
+type slowAppends struct {
+	SessionStore
+	delay time.Duration
+}
+
+func (s slowAppends) AppendEvent(ctx context.Context, id string, ev SessionEvent) error {
+	time.Sleep(s.delay)
+	return s.SessionStore.AppendEvent(ctx, id, ev)
+}
+
+func TestTheGETStreamResumedElsewhereWaitsForTheFormerHoldersLateEvents(t *testing.T) {
+	t.Parallel()
+	f := &testFleet{store: NewMemorySessionStore()}
+	for i := range 2 {
+		var st SessionStore = f.store
+		if i == 0 {
+			st = slowAppends{f.store, 100 * time.Millisecond} // A's events reach the log late
+		}
+		s := newTestServer(t, &ServerOptions{SessionStore: st})
+		ts, h := legacyServer(t, s, nil)
+		t.Cleanup(func() { s.Close() })
+		f.servers, f.ts, f.hs = append(f.servers, s), append(f.ts, ts), append(f.hs, h)
+	}
+	c := f.client(t, 0, `{}`)
+	for _, u := range []string{"test://1", "test://2", "test://3"} {
+		f.route(0)
+		if v := c.request(methodSubscribe, `{"uri":"`+u+`"}`); v["result"] == nil {
+			t.Fatalf("subscribe: %v", v)
+		}
+	}
+	f.route(0)
+	resp := c.get("")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET on A: %d", resp.StatusCode)
+	}
+	events := readSSE(resp.Body)
+	<-events.ids // the priming event's
+	for _, u := range []string{"test://1", "test://2", "test://3"} {
+		f.servers[0].ResourceUpdated(u)
+	}
+	events.next(t)
+	last := <-events.ids
+	resp.Body.Close()
+	// At once, before A's queue has reached the store: B asks A to flush.
+	if evs, _, _ := f.store.EventsAfter(context.Background(), c.sid, 0, 0, 0); len(evs) == 3 {
+		t.Fatal("A's events reached the store at once: the test shows nothing")
+	}
+	f.route(1)
+	again := c.get(last)
+	defer again.Body.Close()
+	if again.StatusCode != http.StatusOK {
+		t.Fatalf("GET with Last-Event-ID %s on B: %d", last, again.StatusCode)
+	}
+	ev := readSSE(again.Body)
+	var got []string
+	for range 2 {
+		m := ev.next(t)
+		got = append(got, <-ev.ids+" "+m["params"].(map[string]any)["uri"].(string))
+	}
+	if want := "0-2 test://2,0-3 test://3"; last != "0-1" || strings.Join(got, ",") != want {
+		t.Fatalf("resumed after %s with %v, want %v", last, got, want)
+	}
+	if f.hs[0].legacy.lookup(c.sid).holder.Load() {
+		t.Error("A still writes the session's notifications")
+	}
+}
+
+func TestTheGETStreamResumedElsewhereDoesNotWaitLongForADeadFormerHolder(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, nil)
+	c := f.client(t, 0, `{}`)
+	f.route(0)
+	resp := c.get("")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET on A: %d", resp.StatusCode)
+	}
+	resp.Body.Close()
+	f.servers[0].fleet.close() // A hears nothing more
+	f.route(1)
+	start := time.Now()
+	again := c.get("0-0")
+	defer again.Body.Close()
+	if again.StatusCode != http.StatusOK {
+		t.Fatalf("GET with Last-Event-ID on B: %d", again.StatusCode)
+	}
+	if d := time.Since(start); d > fleetAckWait+2*time.Second {
+		t.Errorf("the resume took %v", d)
+	}
+	f.servers[1].ResourceUpdated("test://x") // not subscribed: nothing
+	rec, err := f.store.Load(context.Background(), c.sid)
+	if err != nil || rec.Instance != f.servers[1].fleet.name {
+		t.Errorf("record %+v %v: B should hold the GET stream", rec, err)
+	}
+}
