@@ -594,8 +594,25 @@ func (st *legacyState) forget(ls *legacySession, ids []string) {
 // interaction finished, with notifications/elicitation/complete. Only
 // 2025-11-25 sessions have that notification (2026-07-28 correlates URL
 // elicitations through requestState): it reports whether a session was
-// found and notified.
+// found and notified. In a fleet (ServerOptions.SessionStore) an
+// elicitation asked on another instance is looked for there: the call
+// waits up to 1 s for that instance's answer, and true means it found
+// the session and handed the notification to the instance holding the
+// session's GET stream, which writes it (best effort, as the bus is);
+// false, that no instance answered in time.
 func (s *Server) CompleteElicitation(elicitationID string) bool {
+	if s.completeElicitationHere(elicitationID) {
+		return true
+	}
+	if s.fleet != nil {
+		return s.fleet.completeElsewhere(elicitationID)
+	}
+	return false
+}
+
+// completeElicitationHere is CompleteElicitation for the elicitations
+// asked on this instance.
+func (s *Server) completeElicitationHere(elicitationID string) bool {
 	s.legacy.mu.Lock()
 	ls := s.legacy.elicits[elicitationID]
 	delete(s.legacy.elicits, elicitationID)

@@ -428,11 +428,12 @@ func (hs *httpSession) standalone() *legacyStream {
 // sendUnrelated writes a notification related to no request on the GET
 // stream (kept for replay when no GET stream is open).
 func (hs *httpSession) sendUnrelated(method string, params any) {
-	if hs.lh.s.fleet != nil && !hs.holder.Load() {
-		return // the instance holding the session's GET stream writes it
-	}
 	b, err := encodeNotification(nil, method, params)
 	if err != nil {
+		return
+	}
+	if f := hs.lh.s.fleet; f != nil && !hs.holder.Load() {
+		f.toHolder(hs, b) // the instance holding the session's GET stream writes it
 		return
 	}
 	if st := hs.standalone(); st != nil {

@@ -48,7 +48,16 @@ const (
 	fleetPost    = "post"    // a message POSTed to an HTTP+SSE session held here (Msg)
 	fleetAck     = "ack"     // the answer to a post or a release (Nonce, OK)
 	fleetRelease = "release" // give the GET stream up and flush its events, then ack
+	// fleetNotify is a notification related to no request (Msg) for the
+	// session's holder to write.
+	fleetNotify = "notify"
+	// fleetComplete is CompleteElicitation (Msg: the id as a JSON
+	// string) for the instance that asked it, which acks.
+	fleetComplete = "complete"
 )
+
+// maxElicitationID bounds the id CompleteElicitation asks the fleet for.
+const maxElicitationID = 1024
 
 // fleetAckWait bounds how long a forwarded HTTP+SSE POST waits for the
 // holder's acknowledgement: none by then, and the holder is gone.
@@ -262,6 +271,12 @@ func (f *sessionFleet) receive(b []byte) {
 		if m.Kind == fleetPost && !acked {
 			f.ack(&m, false) // not held here (any more): the POST is 404
 		}
+	case fleetComplete:
+		var id string
+		if json.Unmarshal(m.Msg, &id) == nil && id != "" && len(id) <= maxElicitationID && f.s.completeElicitationHere(id) {
+			f.ack(&m, true)
+		}
+		return
 	case fleetRelease:
 		released := false
 		for _, lh := range f.s.legacy.liveHandlers() {
@@ -294,8 +309,40 @@ func (f *sessionFleet) receive(b []byte) {
 			}
 		case fleetCancel:
 			hs.cancelled(m.Msg)
+		case fleetNotify:
+			if msg, e := jsonrpc.Decode(m.Msg); !hs.holder.Load() || e != nil || !msg.IsNotification() {
+				continue // the holder moved on meanwhile: it is lost, as any best-effort message
+			}
+			if st := hs.standalone(); st != nil {
+				_ = st.emit(m.Msg, false)
+			}
 		}
 	}
+}
+
+// toHolder hands a notification related to no request of a session
+// this instance does not hold to the instance that does.
+func (f *sessionFleet) toHolder(hs *httpSession, msg []byte) {
+	hs.fmu.Lock()
+	to := hs.instance
+	hs.fmu.Unlock()
+	if to != "" && to != f.name {
+		f.publish(to, fleetNotify, hs.id, msg)
+	}
+}
+
+// completeElsewhere asks the fleet for the instance that asked the URL
+// elicitation id, which notifies the session (CompleteElicitation).
+func (f *sessionFleet) completeElsewhere(id string) bool {
+	if id == "" || len(id) > maxElicitationID {
+		return false
+	}
+	raw, err := json.Marshal(id)
+	if err != nil {
+		return false
+	}
+	ok, _, _ := f.ask(context.Background(), fleetBroadcast, &fleetMessage{Kind: fleetComplete, Session: "-", Msg: raw}, fleetAckWait)
+	return ok
 }
 
 // requestID is the JSON-RPC id of the n-th server-to-client request of a

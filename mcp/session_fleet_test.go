@@ -899,3 +899,56 @@ func TestTheGETStreamResumedElsewhereDoesNotWaitLongForADeadFormerHolder(t *test
 		t.Errorf("record %+v %v: B should hold the GET stream", rec, err)
 	}
 }
+
+func TestCompleteElicitationFindsAnElicitationAskedOnAnotherInstance(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, func(s *Server) {
+		s.AddTool(&Tool{Name: "connect"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+			var args struct{ Flow string }
+			_ = json.Unmarshal(r.Arguments, &args)
+			a, err := ElicitURL(ctx, "Sign in", "https://example.com/login", WithLegacyElicitationID(args.Flow))
+			if err != nil {
+				return nil, err
+			}
+			return TextResult(string(a)), nil
+		})
+	})
+	c := f.client(t, 0, legacyCaps)
+	c.answer = func(string, map[string]any) any { return map[string]any{"action": "accept"} }
+	f.route(0)
+	resp := c.get("") // A holds the GET stream
+	defer resp.Body.Close()
+	events := readSSE(resp.Body)
+	for _, flow := range []string{"flow-1", "flow-2"} {
+		f.route(1, 1) // asked on B, answered on B
+		if v := c.request(MethodToolsCall, `{"name":"connect","arguments":{"flow":"`+flow+`"}}`); legacyText(t, v) != "accept" {
+			t.Fatalf("got %v", v)
+		}
+	}
+	// Completed on A, which did not ask it: B is found over the bus.
+	if !f.servers[0].CompleteElicitation("flow-1") {
+		t.Fatal("CompleteElicitation on A found no session")
+	}
+	// Completed on B, which asked it but does not hold the GET stream.
+	if !f.servers[1].CompleteElicitation("flow-2") {
+		t.Fatal("CompleteElicitation on B found no session")
+	}
+	got := map[string]bool{}
+	for range 2 {
+		m := events.next(t)
+		if m["method"] != notificationElicitationComplete {
+			t.Fatalf("got %v", m)
+		}
+		got[m["params"].(map[string]any)["elicitationId"].(string)] = true
+	}
+	if !got["flow-1"] || !got["flow-2"] {
+		t.Errorf("completions on A's GET stream: %v", got)
+	}
+	start := time.Now()
+	if f.servers[0].CompleteElicitation("flow-1") {
+		t.Error("an elicitation completed twice")
+	}
+	if d := time.Since(start); d < fleetAckWait || d > fleetAckWait+2*time.Second {
+		t.Errorf("an unknown id took %v, want the fleet's wait", d)
+	}
+}
