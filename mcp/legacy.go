@@ -128,6 +128,9 @@ type legacySession struct {
 	client Implementation
 	caps   ClientCapabilities
 	opened time.Time
+	// quiet: a replica of a fleet's session (session_fleet.go), whose
+	// opening and end are observed once for the fleet, not here.
+	quiet bool
 
 	// ctx ends with the session: questions waiting for answers give up
 	// and (on HTTP) requests in flight are cancelled.
@@ -185,7 +188,9 @@ func (s *Server) newLegacySession(id string, p *legacyInitParams, from sessionOr
 	}
 	ls.listener = s.hub.addListener(l)
 	ls.opened = time.Now()
-	s.observe(Event{Kind: EventSessionOpened, Revision: ls.rev.version, SessionID: id})
+	if ls.quiet = s.fleet != nil && from.transport == TransportHTTP; !ls.quiet {
+		s.observe(Event{Kind: EventSessionOpened, Revision: ls.rev.version, SessionID: id})
+	}
 	return ls
 }
 
@@ -204,12 +209,15 @@ func (ls *legacySession) close() {
 		return
 	}
 	ls.closed = true
-	elicits := ls.elicits
+	elicits, quiet := ls.elicits, ls.quiet
 	ls.elicits, ls.pending, ls.subs = nil, nil, nil
 	ls.mu.Unlock()
 	ls.cancel()
 	ls.s.hub.remove(ls.listener)
 	ls.s.legacy.forget(ls, elicits)
+	if quiet {
+		return
+	}
 	ls.s.observe(Event{Kind: EventSessionClosed, Revision: ls.rev.version, SessionID: ls.id, Duration: time.Since(ls.opened)})
 }
 

@@ -326,6 +326,15 @@ func (hs *httpSession) expireCheck() {
 		hs.smu.Unlock()
 		return
 	}
+	if lh.s.fleet != nil && !lh.fleetExpired(hs) {
+		// The holder keeps its replica while the record lives.
+		hs.smu.Lock()
+		if hs.timer != nil {
+			hs.timer.Reset(idle)
+		}
+		hs.smu.Unlock()
+		return
+	}
 	lh.s.log.Info("mcp: legacy session expired", "session", hs.id, "idle", idle)
 	lh.closeSession(hs)
 }

@@ -305,7 +305,7 @@ func (f *sessionFleet) receive(b []byte) {
 			lh.closeSession(hs)
 		case fleetChanged:
 			if _, err := lh.reload(hs); errors.Is(err, ErrSessionNotFound) {
-				lh.closeSession(hs)
+				lh.goneFromStore(hs)
 			}
 		case fleetCancel:
 			hs.cancelled(m.Msg)
@@ -400,7 +400,7 @@ func (lh *legacyHTTP) fleetSession(w http.ResponseWriter, r *http.Request, id st
 		cancel()
 		switch {
 		case errors.Is(err, ErrSessionNotFound):
-			lh.closeSession(hs)
+			lh.goneFromStore(hs)
 			sessionNotFound(w, msgID)
 			return nil
 		case err != nil:
@@ -410,7 +410,7 @@ func (lh *legacyHTTP) fleetSession(w http.ResponseWriter, r *http.Request, id st
 		case v != hs.version.Load():
 			if _, err := lh.reload(hs); err != nil {
 				if errors.Is(err, ErrSessionNotFound) {
-					lh.closeSession(hs)
+					lh.goneFromStore(hs)
 					sessionNotFound(w, msgID)
 				} else {
 					storeUnavailable(w, msgID)
@@ -459,6 +459,54 @@ func (lh *legacyHTTP) fleetSession(w http.ResponseWriter, r *http.Request, id st
 	}
 	hs.startTimer()
 	return hs
+}
+
+// observeFleet tells the observer of the opening or end of a session of
+// the fleet, once for the fleet: opened where Create succeeded, closed
+// where Delete removed it, where Create evicted it, or, for an idle
+// expiry (the store's, which tells nobody), on the instance holding the
+// session when it finds the record gone. Duration is the session's age
+// as this instance knows it (its replica's).
+func (hs *httpSession) observeFleet(kind EventKind) {
+	ev := Event{Kind: kind, Revision: hs.rev.version, SessionID: hs.id}
+	if kind == EventSessionClosed {
+		ev.Duration = time.Since(hs.opened)
+	}
+	hs.lh.s.observe(ev)
+}
+
+// fleetExpired decides, when the replica hs has been idle for
+// IdleTimeout, whether it goes: a non-holder's replica always goes (the
+// session lives on in the store); the holder's goes only once the record
+// is gone (the store expired it), and then the holder observes the end
+// of the session. The holder keeps its replica while the record lives:
+// it writes the session's notifications related to no request.
+func (lh *legacyHTTP) fleetExpired(hs *httpSession) bool {
+	if !hs.holder.Load() {
+		return true
+	}
+	ctx, cancel := lh.s.fleet.ctx()
+	_, err := lh.s.fleet.store.Load(ctx, hs.id)
+	cancel()
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		hs.observeFleet(EventSessionClosed)
+		return true
+	case err != nil:
+		return false // the store cannot tell now: ask again later
+	}
+	return false
+}
+
+// goneFromStore ends the replica of a session whose record the store
+// no longer has; the holder observes the session's end (an expiry: a
+// DELETE or an eviction is observed where it happened, and their close
+// message ends the replicas without a word).
+func (lh *legacyHTTP) goneFromStore(hs *httpSession) {
+	if hs.holder.Load() && hs.ctx.Err() == nil {
+		hs.observeFleet(EventSessionClosed)
+	}
+	lh.closeSession(hs)
 }
 
 // reload reads the session's record again and applies it.
@@ -545,6 +593,8 @@ func (lh *legacyHTTP) createInStore(hs *httpSession, party string) error {
 	cancel()
 	for _, id := range evicted {
 		lh.s.log.Info("mcp: legacy session evicted to make room", "session", id)
+		// Once in the fleet: here, where Create evicted it.
+		lh.s.observe(Event{Kind: EventSessionClosed, SessionID: id})
 		lh.endEverywhere(id)
 	}
 	if err != nil {
@@ -866,6 +916,7 @@ func (sh *sseHandler) recordInStore(ss *sseSession, party string) bool {
 	evicted, err := f.store.Create(ctx, rec, sh.opts.Legacy.MaxSessionsPerPrincipal, sh.opts.Legacy.MaxSessions)
 	cancel()
 	for _, id := range evicted {
+		sh.s.observe(Event{Kind: EventSessionClosed, SessionID: id}) // once in the fleet, as for Streamable HTTP
 		f.publish(fleetBroadcast, fleetClose, id, nil)
 	}
 	if err != nil {
@@ -1003,6 +1054,11 @@ func (sh *sseHandler) fromFleet(m *fleetMessage) bool {
 		return false
 	}
 	if m.Kind == fleetClose {
+		if ls := ss.ls.Load(); ls != nil {
+			ls.mu.Lock()
+			ls.quiet = true // the instance that evicted it observed its end
+			ls.mu.Unlock()
+		}
 		sh.remove(ss)
 		ss.end(true)
 		return false

@@ -337,28 +337,41 @@ func TestASessionGoesOnWhenTheInstanceThatOpenedItIsGone(t *testing.T) {
 func TestAStoreReplicaIsDroppedWhenIdleWithoutEndingTheSession(t *testing.T) {
 	t.Parallel()
 	f := newTestFleet(t, 2, &HTTPOptions{Legacy: LegacyHTTPOptions{IdleTimeout: 300 * time.Millisecond}}, nil)
-	c := f.client(t, 0, `{}`)
+	c := f.client(t, 0, `{}`) // A holds the session
 	f.route(1)
 	c.request(MethodToolsList, "")
-	// A's copy is used no more; B keeps the session alive in the store.
+	// B's copy is used no more; A keeps the session alive in the store.
 	stop := time.Now().Add(600 * time.Millisecond)
+	for time.Now().Before(stop) {
+		if st := f.status(t, c, 0); st != http.StatusOK {
+			t.Fatalf("on A: %d", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if f.hs[1].legacy.sessionCount() != 0 {
+		t.Error("B's idle replica was not dropped")
+	}
+	if st := f.status(t, c, 1); st != http.StatusOK {
+		t.Errorf("the session on B again: %d", st)
+	}
+	// Used on B only, A (the holder) keeps its replica while the record
+	// lives: it writes the session's notifications related to no request.
+	stop = time.Now().Add(600 * time.Millisecond)
 	for time.Now().Before(stop) {
 		if st := f.status(t, c, 1); st != http.StatusOK {
 			t.Fatalf("on B: %d", st)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if f.hs[0].legacy.sessionCount() != 0 {
-		t.Error("A's idle replica was not dropped")
+	if f.hs[0].legacy.lookup(c.sid) == nil {
+		t.Error("the holder's replica was dropped while the session lives")
 	}
-	if st := f.status(t, c, 0); st != http.StatusOK {
-		t.Errorf("the session on A again: %d", st)
-	}
-	// Unused everywhere, the store expires it.
+	// Unused everywhere, the store expires it, and the holder lets go.
 	time.Sleep(400 * time.Millisecond)
 	if st := f.status(t, c, 1); st != http.StatusNotFound {
 		t.Errorf("an idle session: %d, want 404", st)
 	}
+	waitFor(t, "the holder to drop the expired session", func() bool { return f.hs[0].legacy.sessionCount() == 0 })
 }
 
 func TestTheMemorySessionStoreKeepsItsBounds(t *testing.T) {
@@ -950,5 +963,65 @@ func TestCompleteElicitationFindsAnElicitationAskedOnAnotherInstance(t *testing.
 	}
 	if d := time.Since(start); d < fleetAckWait || d > fleetAckWait+2*time.Second {
 		t.Errorf("an unknown id took %v, want the fleet's wait", d)
+	}
+}
+
+func TestSessionEventsAreObservedOncePerFleet(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	count := map[EventKind]int{}
+	f := newTestFleet(t, 3, &HTTPOptions{Legacy: LegacyHTTPOptions{MaxSessionsPerPrincipal: 2, IdleTimeout: 300 * time.Millisecond}}, func(s *Server) {
+		s.opts.Observer = func(e Event) {
+			if e.Kind == EventSessionOpened || e.Kind == EventSessionClosed {
+				mu.Lock()
+				count[e.Kind]++
+				mu.Unlock()
+			}
+		}
+	})
+	counts := func() (int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return count[EventSessionOpened], count[EventSessionClosed]
+	}
+	deleted := f.client(t, 0, `{}`)
+	for i := range f.ts { // a replica on every instance
+		if st := f.status(t, deleted, i); st != http.StatusOK {
+			t.Fatalf("on %d: %d", i, st)
+		}
+	}
+	if o, cl := counts(); o != 1 || cl != 0 {
+		t.Fatalf("after one initialize and requests on three instances: opened %d, closed %d", o, cl)
+	}
+	f.route(1)
+	if st := deleted.delete(); st != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", st)
+	}
+	for i := range f.hs {
+		waitFor(t, "the replicas to go", func() bool { return f.hs[i].legacy.sessionCount() == 0 })
+	}
+	if o, cl := counts(); o != 1 || cl != 1 {
+		t.Errorf("after DELETE: opened %d, closed %d, want 1 and 1", o, cl)
+	}
+	// Eviction: the party's third session evicts its first.
+	evicted := f.client(t, 0, `{}`)
+	f.status(t, evicted, 2)
+	expiring := f.client(t, 1, `{}`)
+	f.client(t, 2, `{}`)
+	for i := range f.ts {
+		waitFor(t, "the evicted replicas to go", func() bool { return f.hs[i].legacy.lookup(evicted.sid) == nil })
+	}
+	if o, cl := counts(); o != 4 || cl != 2 {
+		t.Errorf("after an eviction: opened %d, closed %d, want 4 and 2", o, cl)
+	}
+	// Expiry: the two sessions left, unused, are observed closed once each.
+	f.status(t, expiring, 0) // a replica on A too
+	waitFor(t, "the sessions to expire", func() bool {
+		_, cl := counts()
+		return cl >= 4
+	})
+	time.Sleep(700 * time.Millisecond) // no second count comes
+	if o, cl := counts(); o != 4 || cl != 4 {
+		t.Errorf("after expiry: opened %d, closed %d, want 4 and 4", o, cl)
 	}
 }
