@@ -542,14 +542,31 @@ func (hs *httpSession) apply(rec *SessionRecord) {
 	ls.mu.Unlock()
 	uris := slices.Clone(rec.Subscriptions)
 	slices.Sort(uris)
-	ls.s.hub.mu.Lock()
-	ls.listener.filter.ResourceSubscriptions = uris
-	ls.s.hub.mu.Unlock()
 	hs.fmu.Lock()
 	hs.instance = rec.Instance
-	hs.holder.Store(rec.Instance == hs.lh.s.fleet.name)
 	hs.fmu.Unlock()
+	hs.setHolder(rec.Instance == hs.lh.s.fleet.name, uris)
 	hs.version.Store(rec.Version)
+}
+
+// setHolder says whether this instance writes the session's
+// notifications related to no request. Only the holder's hub listener
+// is told of changes: a replica elsewhere has an empty filter, so that
+// nothing accumulates in it (its GET stream, the only reader, is on the
+// holder); uris are the session's subscriptions.
+func (hs *httpSession) setHolder(holder bool, uris []string) {
+	ls := hs.legacySession
+	hs.holder.Store(holder)
+	ls.s.hub.mu.Lock()
+	if holder {
+		ls.listener.filter = SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, ResourceSubscriptions: uris}
+	} else {
+		ls.listener.filter = SubscriptionFilter{}
+	}
+	ls.s.hub.mu.Unlock()
+	if !holder {
+		ls.listener.take() // what came before was the holder's to write
+	}
 }
 
 // storeUpdate is the legacySession's update hook on a server with a
@@ -791,7 +808,6 @@ func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, id sse
 		sessionNotFound(w, jsonrpc.ID{})
 		return
 	}
-	hs.listener.take() // what came as a non-holder was the former holder's to write
 	hs.fmu.Lock()
 	prev := hs.instance
 	hs.fmu.Unlock()
@@ -861,8 +877,7 @@ const releaseFlushWait = 800 * time.Millisecond
 // a GET exchange still attached here, and returns once the events queued
 // for the store's log are appended, or after releaseFlushWait.
 func (hs *httpSession) release() {
-	hs.holder.Store(false)
-	hs.listener.take()
+	hs.setHolder(false, nil)
 	hs.smu.Lock()
 	st := hs.get
 	hs.smu.Unlock()

@@ -1025,3 +1025,50 @@ func TestSessionEventsAreObservedOncePerFleet(t *testing.T) {
 		t.Errorf("after expiry: opened %d, closed %d, want 4 and 4", o, cl)
 	}
 }
+
+func TestANonHolderReplicaAccumulatesNoChanges(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, nil)
+	c := f.client(t, 0, `{}`) // A holds the session
+	var uris []string
+	for i := range 40 {
+		uris = append(uris, "test://r"+string(rune('a'+i%26))+string(rune('a'+i/26)))
+		f.route(1)
+		if v := c.request(methodSubscribe, `{"uri":"`+uris[i]+`"}`); v["result"] == nil {
+			t.Fatalf("subscribe on B: %v", v)
+		}
+	}
+	pending := func(i int) int {
+		hs := f.hs[i].legacy.lookup(c.sid)
+		hs.listener.mu.Lock()
+		defer hs.listener.mu.Unlock()
+		return len(hs.listener.pending)
+	}
+	for _, u := range uris {
+		f.servers[1].ResourceUpdated(u)
+		f.servers[0].ResourceUpdated(u)
+	}
+	if n := pending(1); n != 0 {
+		t.Errorf("B, not the holder, keeps %d changes for a stream it never writes", n)
+	}
+	if n := pending(0); n == 0 || n > maxPendingChanges {
+		t.Errorf("A, the holder, keeps %d changes for its GET stream, want some, at most %d", n, maxPendingChanges)
+	}
+	// B takes the GET stream over: from then on it is told, and A is not.
+	f.route(1)
+	resp := c.get("")
+	defer resp.Body.Close()
+	events := readSSE(resp.Body)
+	waitFor(t, "B to hold the session", func() bool { return f.hs[1].legacy.lookup(c.sid).holder.Load() })
+	waitFor(t, "A to let go", func() bool { return !f.hs[0].legacy.lookup(c.sid).holder.Load() })
+	if n := pending(0); n != 0 {
+		t.Errorf("A, no longer the holder, keeps %d changes", n)
+	}
+	f.servers[1].ResourceUpdated(uris[7])
+	for {
+		m := events.next(t)
+		if m["method"] == NotificationResourceUpdated && m["params"].(map[string]any)["uri"] == uris[7] {
+			break
+		}
+	}
+}
