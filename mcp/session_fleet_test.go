@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,10 @@ type testFleet struct {
 	next  int
 	// served records which instance each request went to.
 	served []int
+	// down are instances no request goes to any more (killed).
+	down map[int]bool
+	// resumes are the instances GETs with Last-Event-ID went to.
+	resumes []int
 }
 
 func newTestFleet(t *testing.T, n int, o *HTTPOptions, setup func(s *Server)) *testFleet {
@@ -62,7 +67,13 @@ func (f *testFleet) RoundTrip(r *http.Request) (*http.Response, error) {
 		i = f.next % len(f.ts)
 		f.next++
 	}
+	for n := 0; f.down[i] && n < len(f.ts); n++ {
+		i = (i + 1) % len(f.ts) // the balancer skips a dead instance
+	}
 	f.served = append(f.served, i)
+	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+		f.resumes = append(f.resumes, i)
+	}
 	f.mu.Unlock()
 	u, _ := url.Parse(f.ts[i].URL)
 	r2 := r.Clone(r.Context())
@@ -1070,5 +1081,90 @@ func TestANonHolderReplicaAccumulatesNoChanges(t *testing.T) {
 		if m["method"] == NotificationResourceUpdated && m["params"].(map[string]any)["uri"] == uris[7] {
 			break
 		}
+	}
+}
+
+func TestOurClientsGETStreamMovesToAnotherInstanceWhenItsHolderDies(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, nil)
+	got := make(chan string, 16)
+	c := NewClient(NewHTTPClientTransport("http://fleet.invalid/", &HTTPClientOptions{HTTPClient: &http.Client{Transport: f}}),
+		&ClientOptions{Mode: ModeLegacy, OnSessionNotification: func(n *ListenNotification) {
+			if n.Method == NotificationResourceUpdated {
+				got <- n.URI
+			}
+		}})
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Subscribe(ctx, "test://watched"); err != nil {
+		t.Fatal(err)
+	}
+	holderOf := func() int {
+		var sid string
+		for i := range f.hs {
+			lh := f.hs[i].legacy
+			lh.mu.Lock()
+			for id := range lh.sessions {
+				sid = id
+			}
+			lh.mu.Unlock()
+		}
+		rec, err := f.store.Load(context.Background(), sid)
+		if err != nil {
+			return -1
+		}
+		for i, s := range f.servers {
+			if rec.Instance == s.fleet.name {
+				if hs := f.hs[i].legacy.lookup(sid); hs != nil {
+					if st := hs.standalone(); st != nil {
+						st.mu.Lock()
+						open := st.conn != nil
+						st.mu.Unlock()
+						if open {
+							return i
+						}
+					}
+				}
+			}
+		}
+		return -1
+	}
+	var h int
+	waitFor(t, "the client's GET stream to open", func() bool { h = holderOf(); return h >= 0 })
+	other := 1 - h
+	f.servers[h].ResourceUpdated("test://watched")
+	if u := <-got; u != "test://watched" {
+		t.Fatalf("got %q", u)
+	}
+	// The holder dies: no more requests, bus or connections.
+	f.mu.Lock()
+	f.down = map[int]bool{h: true}
+	f.mu.Unlock()
+	f.servers[h].fleet.close()
+	f.ts[h].CloseClientConnections()
+	f.servers[h].Close()
+	waitFor(t, "the client to resume its GET stream on the other instance", func() bool { return holderOf() == other })
+	f.mu.Lock()
+	resumes := slices.Clone(f.resumes)
+	f.mu.Unlock()
+	if !slices.Contains(resumes, other) {
+		t.Errorf("GETs with Last-Event-ID went to %v: the client did not resume on the other instance", resumes)
+	}
+	f.servers[other].ResourceUpdated("test://watched")
+	select {
+	case u := <-got:
+		if u != "test://watched" {
+			t.Fatalf("got %q", u)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the notification through the other instance did not reach the client")
+	}
+	// The session goes on there.
+	if _, err := c.ListTools(ctx, nil); err != nil {
+		t.Errorf("tools/list after the move: %v", err)
 	}
 }
