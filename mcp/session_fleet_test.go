@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -1166,5 +1167,27 @@ func TestOurClientsGETStreamMovesToAnotherInstanceWhenItsHolderDies(t *testing.T
 	// The session goes on there.
 	if _, err := c.ListTools(ctx, nil); err != nil {
 		t.Errorf("tools/list after the move: %v", err)
+	}
+}
+
+func TestAnAnswerToAQuestionOfADeadInstanceIsAcceptedAndTheSessionGoesOn(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, nil)
+	c := f.client(t, 0, legacyCaps)
+	tag := f.servers[0].fleet.tag
+	f.servers[0].fleet.close()
+	f.ts[0].CloseClientConnections()
+	f.servers[0].Close()
+	// The client answers a question A asked before it died, through B:
+	// the request that asked died with A; the answer has nowhere to go,
+	// and is accepted as any answer to a request no longer waiting.
+	f.route(1)
+	id := int64(tag)<<32 | 1
+	if st := c.postRaw(`{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) + `,"result":{"action":"accept"}}`); st != http.StatusAccepted {
+		t.Fatalf("the answer on B: %d, want 202", st)
+	}
+	f.route(1)
+	if v := c.request(MethodToolsList, ""); v["result"] == nil {
+		t.Errorf("the session on B afterwards: %v", v)
 	}
 }
