@@ -48,6 +48,11 @@ type httpSession struct {
 	instance string
 	outbox   []SessionEvent
 	flushing bool
+	// handing: the GET stream is being taken over here (takeOverGET);
+	// the notifications related to no request raised meanwhile wait in
+	// handover, to follow the replayed events.
+	handing  bool
+	handover [][]byte
 
 	// under lh.mu
 	q                          *quota
@@ -441,9 +446,14 @@ func (hs *httpSession) sendUnrelated(method string, params any) {
 	if err != nil {
 		return
 	}
-	if f := hs.lh.s.fleet; f != nil && !hs.holder.Load() {
-		f.toHolder(hs, b) // the instance holding the session's GET stream writes it
-		return
+	if f := hs.lh.s.fleet; f != nil {
+		if hs.deferHandover(b) {
+			return
+		}
+		if !hs.holder.Load() {
+			f.toHolder(hs, b) // the instance holding the session's GET stream writes it
+			return
+		}
 	}
 	if st := hs.standalone(); st != nil {
 		_ = st.emit(b, false)

@@ -810,7 +810,10 @@ func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, id sse
 	}
 	hs.fmu.Lock()
 	prev := hs.instance
+	hs.handing = true
 	hs.fmu.Unlock()
+	handed := sync.OnceFunc(func() { hs.endHandover(st) })
+	defer handed()
 	if _, err := hs.storeUpdate(SessionUpdate{SetInstance: true, Instance: f.name}); err != nil {
 		if errors.Is(err, ErrSessionNotFound) {
 			sessionNotFound(w, jsonrpc.ID{})
@@ -864,7 +867,41 @@ func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, id sse
 		st.seq = max(st.seq, ev.Seq) // what is written from here follows on
 	}
 	st.mu.Unlock()
+	handed()
 	st.hold(c, done, lh.opts.StreamLifetime)
+}
+
+// maxHandover bounds the notifications kept during a hand-over.
+const maxHandover = 64
+
+// deferHandover keeps a notification raised while the GET stream is
+// being taken over here; false when none is.
+func (hs *httpSession) deferHandover(msg []byte) bool {
+	hs.fmu.Lock()
+	defer hs.fmu.Unlock()
+	if !hs.handing {
+		return false
+	}
+	if len(hs.handover) < maxHandover {
+		hs.handover = append(hs.handover, msg)
+	}
+	return true
+}
+
+// endHandover ends a hand-over: what was raised meanwhile is written on
+// st, numbered after the replayed events.
+func (hs *httpSession) endHandover(st *legacyStream) {
+	hs.fmu.Lock()
+	msgs := hs.handover
+	hs.handing, hs.handover = false, nil
+	hs.fmu.Unlock()
+	for _, m := range msgs {
+		if hs.holder.Load() {
+			_ = st.emit(m, false)
+		} else {
+			hs.lh.s.fleet.toHolder(hs, m)
+		}
+	}
 }
 
 // releaseFlushWait bounds how long a former holder waits for its queued

@@ -877,6 +877,25 @@ func TestTheGETStreamResumedElsewhereWaitsForTheFormerHoldersLateEvents(t *testi
 	if evs, _, _ := f.store.EventsAfter(context.Background(), c.sid, 0, 0, 0); len(evs) == 3 {
 		t.Fatal("A's events reached the store at once: the test shows nothing")
 	}
+	// A notification raised on B during the hand-over follows the replay.
+	raised := make(chan bool, 1)
+	go func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			if hs := f.hs[1].legacy.lookup(c.sid); hs != nil {
+				hs.fmu.Lock()
+				handing := hs.handing
+				hs.fmu.Unlock()
+				if handing {
+					hs.sendUnrelated(notificationElicitationComplete, map[string]string{"elicitationId": "during"})
+					raised <- true
+					return
+				}
+			}
+			time.Sleep(time.Millisecond)
+		}
+		raised <- false
+	}()
 	f.route(1)
 	again := c.get(last)
 	defer again.Body.Close()
@@ -891,6 +910,12 @@ func TestTheGETStreamResumedElsewhereWaitsForTheFormerHoldersLateEvents(t *testi
 	}
 	if want := "0-2 test://2,0-3 test://3"; last != "0-1" || strings.Join(got, ",") != want {
 		t.Fatalf("resumed after %s with %v, want %v", last, got, want)
+	}
+	if !<-raised {
+		t.Fatal("B never took the stream over")
+	}
+	if m, id := ev.next(t), <-ev.ids; m["method"] != notificationElicitationComplete || id != "0-4" {
+		t.Errorf("after the replay: %s %v, want 0-4 and the notification raised during the hand-over", id, m)
 	}
 	if f.hs[0].legacy.lookup(c.sid).holder.Load() {
 		t.Error("A still writes the session's notifications")
