@@ -128,6 +128,9 @@ type legacySession struct {
 	client Implementation
 	caps   ClientCapabilities
 	opened time.Time
+	// quiet: a replica of a fleet's session (session_fleet.go), whose
+	// opening and end are observed once for the fleet, not here.
+	quiet bool
 
 	// ctx ends with the session: questions waiting for answers give up
 	// and (on HTTP) requests in flight are cancelled.
@@ -185,7 +188,9 @@ func (s *Server) newLegacySession(id string, p *legacyInitParams, from sessionOr
 	}
 	ls.listener = s.hub.addListener(l)
 	ls.opened = time.Now()
-	s.observe(Event{Kind: EventSessionOpened, Revision: ls.rev.version, SessionID: id})
+	if ls.quiet = s.fleet != nil && from.transport == TransportHTTP; !ls.quiet {
+		s.observe(Event{Kind: EventSessionOpened, Revision: ls.rev.version, SessionID: id})
+	}
 	return ls
 }
 
@@ -204,12 +209,15 @@ func (ls *legacySession) close() {
 		return
 	}
 	ls.closed = true
-	elicits := ls.elicits
+	elicits, quiet := ls.elicits, ls.quiet
 	ls.elicits, ls.pending, ls.subs = nil, nil, nil
 	ls.mu.Unlock()
 	ls.cancel()
 	ls.s.hub.remove(ls.listener)
 	ls.s.legacy.forget(ls, elicits)
+	if quiet {
+		return
+	}
 	ls.s.observe(Event{Kind: EventSessionClosed, Revision: ls.rev.version, SessionID: ls.id, Duration: time.Since(ls.opened)})
 }
 
@@ -594,8 +602,25 @@ func (st *legacyState) forget(ls *legacySession, ids []string) {
 // interaction finished, with notifications/elicitation/complete. Only
 // 2025-11-25 sessions have that notification (2026-07-28 correlates URL
 // elicitations through requestState): it reports whether a session was
-// found and notified.
+// found and notified. In a fleet (ServerOptions.SessionStore) an
+// elicitation asked on another instance is looked for there: the call
+// waits up to 1 s for that instance's answer, and true means it found
+// the session and handed the notification to the instance holding the
+// session's GET stream, which writes it (best effort, as the bus is);
+// false, that no instance answered in time.
 func (s *Server) CompleteElicitation(elicitationID string) bool {
+	if s.completeElicitationHere(elicitationID) {
+		return true
+	}
+	if s.fleet != nil {
+		return s.fleet.completeElsewhere(elicitationID)
+	}
+	return false
+}
+
+// completeElicitationHere is CompleteElicitation for the elicitations
+// asked on this instance.
+func (s *Server) completeElicitationHere(elicitationID string) bool {
 	s.legacy.mu.Lock()
 	ls := s.legacy.elicits[elicitationID]
 	delete(s.legacy.elicits, elicitationID)

@@ -297,11 +297,14 @@ func (lh *legacyHTTP) other(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method == http.MethodDelete {
 		if f := lh.s.fleet; f != nil {
 			ctx, cancel := f.ctx()
-			_, err := f.store.Delete(ctx, hs.id)
+			existed, err := f.store.Delete(ctx, hs.id)
 			cancel()
 			if err != nil {
 				storeUnavailable(w, jsonrpc.ID{})
 				return true
+			}
+			if existed {
+				hs.observeFleet(EventSessionClosed) // once in the fleet: here, where Delete removed it
 			}
 			lh.endEverywhere(hs.id)
 		}
@@ -445,6 +448,9 @@ func (lh *legacyHTTP) initialize(w http.ResponseWriter, r *http.Request, msg jso
 		w.Header().Set("Retry-After", retryAfterBusy)
 		writeHTTPError(w, http.StatusServiceUnavailable, msg.ID, jsonrpcError(-32000, msg2))
 		return
+	}
+	if lh.s.fleet != nil {
+		hs.observeFleet(EventSessionOpened) // once in the fleet: here, where Create succeeded
 	}
 	hs.startTimer()
 	w.Header()[headerSessionID] = []string{id}

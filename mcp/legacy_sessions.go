@@ -47,6 +47,11 @@ type httpSession struct {
 	instance string
 	outbox   []SessionEvent
 	flushing bool
+	// handing: the GET stream is being taken over here (takeOverGET);
+	// the notifications related to no request raised meanwhile wait in
+	// handover, to follow the replayed events.
+	handing  bool
+	handover [][]byte
 
 	// under lh.mu
 	q                          *quota
@@ -307,6 +312,15 @@ func (hs *httpSession) expireCheck() {
 		hs.smu.Unlock()
 		return
 	}
+	if lh.s.fleet != nil && !lh.fleetExpired(hs) {
+		// The holder keeps its replica while the record lives.
+		hs.smu.Lock()
+		if hs.timer != nil {
+			hs.timer.Reset(idle)
+		}
+		hs.smu.Unlock()
+		return
+	}
 	lh.s.log.Info("mcp: legacy session expired", "session", hs.id, "idle", idle)
 	lh.closeSession(hs)
 }
@@ -409,12 +423,18 @@ func (hs *httpSession) standalone() *legacyStream {
 // sendUnrelated writes a notification related to no request on the GET
 // stream (kept for replay when no GET stream is open).
 func (hs *httpSession) sendUnrelated(method string, params any) {
-	if hs.lh.s.fleet != nil && !hs.holder.Load() {
-		return // the instance holding the session's GET stream writes it
-	}
 	b, err := encodeNotification(nil, method, params)
 	if err != nil {
 		return
+	}
+	if f := hs.lh.s.fleet; f != nil {
+		if hs.deferHandover(b) {
+			return
+		}
+		if !hs.holder.Load() {
+			f.toHolder(hs, b) // the instance holding the session's GET stream writes it
+			return
+		}
 	}
 	if st := hs.standalone(); st != nil {
 		_ = st.emit(b, false)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
@@ -45,7 +46,22 @@ const (
 	fleetChanged = "changed" // the session's record changed: reload it
 	fleetCancel  = "cancel"  // notifications/cancelled (Msg: its params)
 	fleetPost    = "post"    // a message POSTed to an HTTP+SSE session held here (Msg)
+	fleetAck     = "ack"     // the answer to a post or a release (Nonce, OK)
+	fleetRelease = "release" // give the GET stream up and flush its events, then ack
+	// fleetNotify is a notification related to no request (Msg) for the
+	// session's holder to write.
+	fleetNotify = "notify"
+	// fleetComplete is CompleteElicitation (Msg: the id as a JSON
+	// string) for the instance that asked it, which acks.
+	fleetComplete = "complete"
 )
+
+// maxElicitationID bounds the id CompleteElicitation asks the fleet for.
+const maxElicitationID = 1024
+
+// fleetAckWait bounds how long a forwarded HTTP+SSE POST waits for the
+// holder's acknowledgement: none by then, and the holder is gone.
+const fleetAckWait = time.Second
 
 type fleetMessage struct {
 	Kind    string          `json:"k"`
@@ -53,6 +69,39 @@ type fleetMessage struct {
 	Msg     json.RawMessage `json:"m,omitempty"`
 	// Header is what a forwarded HTTP+SSE POST carried (fleetPost).
 	Header map[string]string `json:"h,omitempty"`
+	// Token is the verified token of a forwarded POST (fleetPost).
+	Token *fleetToken `json:"t,omitempty"`
+	// AckTo names the instance waiting for the holder's fleetAck of a
+	// post, and Nonce the wait; OK is the holder's answer (it runs
+	// the message).
+	AckTo string `json:"a,omitempty"`
+	Nonce string `json:"n,omitempty"`
+	OK    bool   `json:"ok,omitempty"`
+}
+
+// fleetToken is a TokenInfo on the bus, bounded (maxFleetToken): what
+// WithTokenInfo put in the context of the POST the holder runs.
+type fleetToken struct {
+	ClientID string    `json:"c,omitempty"`
+	Issuer   string    `json:"i,omitempty"`
+	Subject  string    `json:"s,omitempty"`
+	Scopes   []string  `json:"sc,omitempty"`
+	Expiry   time.Time `json:"e,omitzero"`
+}
+
+// maxFleetToken bounds a token carried on the bus (its JSON); a larger
+// one is not forwarded (the POST is refused, 413).
+const maxFleetToken = 16 << 10
+
+func tokenToFleet(ti *TokenInfo) *fleetToken {
+	if ti == nil {
+		return nil
+	}
+	return &fleetToken{ClientID: ti.ClientID, Issuer: ti.Issuer, Subject: ti.Subject, Scopes: slices.Clone(ti.Scopes), Expiry: ti.Expiry}
+}
+
+func (t *fleetToken) info() *TokenInfo {
+	return &TokenInfo{ClientID: t.ClientID, Issuer: t.Issuer, Subject: t.Subject, Scopes: t.Scopes, Expiry: t.Expiry}
 }
 
 // sessionFleet is a Server's membership of a fleet.
@@ -62,6 +111,11 @@ type sessionFleet struct {
 	tag   uint64
 	name  string
 	stop  context.CancelFunc
+
+	// acks are the forwarded POSTs waiting for their holder's
+	// fleetAck, by nonce (at most one entry per POST in flight here).
+	amu  sync.Mutex
+	acks map[string]chan bool
 }
 
 func fleetInstanceName(tag uint64) string { return fmt.Sprintf("mcp-%05x", tag) }
@@ -128,6 +182,66 @@ func (f *sessionFleet) publish(to, kind, session string, msg []byte) {
 	}()
 }
 
+// ack answers a forwarded POST's wait (when it has one).
+func (f *sessionFleet) ack(m *fleetMessage, ok bool) {
+	if m.AckTo == "" || m.Nonce == "" || len(m.AckTo) > 64 || len(m.Nonce) > 64 {
+		return
+	}
+	b, err := json.Marshal(&fleetMessage{Kind: fleetAck, Session: m.Session, Nonce: m.Nonce, OK: ok})
+	if err != nil {
+		return
+	}
+	go func() {
+		ctx, cancel := f.ctx()
+		defer cancel()
+		_ = f.store.Publish(ctx, m.AckTo, b)
+	}()
+}
+
+// ask publishes m to the instance named to and waits up to wait for its
+// fleetAck: answered is false when none came (the instance is gone, or
+// too slow), ok the instance's answer.
+func (f *sessionFleet) ask(ctx context.Context, to string, m *fleetMessage, wait time.Duration) (ok, answered bool, err error) {
+	m.AckTo, m.Nonce = f.name, newSessionID()
+	b, err := json.Marshal(m)
+	if err != nil {
+		return false, false, err
+	}
+	if len(b) > maxFleetMessage {
+		return false, false, errFleetTooLarge
+	}
+	acked := make(chan bool, 1)
+	f.amu.Lock()
+	if f.acks == nil {
+		f.acks = make(map[string]chan bool)
+	}
+	f.acks[m.Nonce] = acked
+	f.amu.Unlock()
+	defer func() {
+		f.amu.Lock()
+		delete(f.acks, m.Nonce)
+		f.amu.Unlock()
+	}()
+	pctx, cancel := f.ctx()
+	err = f.store.Publish(pctx, to, b)
+	cancel()
+	if err != nil {
+		return false, false, err
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case ok := <-acked:
+		return ok, true, nil
+	case <-t.C:
+		return false, false, nil
+	case <-ctx.Done():
+		return false, false, ctx.Err()
+	}
+}
+
+var errFleetTooLarge = errors.New("mcp: fleet message too large")
+
 // receive handles one message of the bus.
 func (f *sessionFleet) receive(b []byte) {
 	if len(b) > maxFleetMessage {
@@ -137,10 +251,44 @@ func (f *sessionFleet) receive(b []byte) {
 	if json.Unmarshal(b, &m) != nil || m.Session == "" {
 		return
 	}
-	if m.Kind == fleetPost || m.Kind == fleetClose {
-		for _, sh := range f.s.legacy.liveSSEHandlers() {
-			sh.fromFleet(&m)
+	switch m.Kind {
+	case fleetAck:
+		f.amu.Lock()
+		ch := f.acks[m.Nonce]
+		delete(f.acks, m.Nonce)
+		f.amu.Unlock()
+		if ch != nil {
+			ch <- m.OK // buffered: never blocks
 		}
+		return
+	case fleetPost, fleetClose:
+		acked := false
+		for _, sh := range f.s.legacy.liveSSEHandlers() {
+			if sh.fromFleet(&m) {
+				acked = true
+			}
+		}
+		if m.Kind == fleetPost && !acked {
+			f.ack(&m, false) // not held here (any more): the POST is 404
+		}
+	case fleetComplete:
+		var id string
+		if json.Unmarshal(m.Msg, &id) == nil && id != "" && len(id) <= maxElicitationID && f.s.completeElicitationHere(id) {
+			f.ack(&m, true)
+		}
+		return
+	case fleetRelease:
+		released := false
+		for _, lh := range f.s.legacy.liveHandlers() {
+			if hs := lh.lookup(m.Session); hs != nil {
+				released = true
+				go func() { hs.release(); f.ack(&m, true) }()
+			}
+		}
+		if !released {
+			f.ack(&m, true) // nothing of the session here, nothing queued
+		}
+		return
 	}
 	for _, lh := range f.s.legacy.liveHandlers() {
 		hs := lh.lookup(m.Session)
@@ -157,12 +305,44 @@ func (f *sessionFleet) receive(b []byte) {
 			lh.closeSession(hs)
 		case fleetChanged:
 			if _, err := lh.reload(hs); errors.Is(err, ErrSessionNotFound) {
-				lh.closeSession(hs)
+				lh.goneFromStore(hs)
 			}
 		case fleetCancel:
 			hs.cancelled(m.Msg)
+		case fleetNotify:
+			if msg, e := jsonrpc.Decode(m.Msg); !hs.holder.Load() || e != nil || !msg.IsNotification() {
+				continue // the holder moved on meanwhile: it is lost, as any best-effort message
+			}
+			if st := hs.standalone(); st != nil {
+				_ = st.emit(m.Msg, false)
+			}
 		}
 	}
+}
+
+// toHolder hands a notification related to no request of a session
+// this instance does not hold to the instance that does.
+func (f *sessionFleet) toHolder(hs *httpSession, msg []byte) {
+	hs.fmu.Lock()
+	to := hs.instance
+	hs.fmu.Unlock()
+	if to != "" && to != f.name {
+		f.publish(to, fleetNotify, hs.id, msg)
+	}
+}
+
+// completeElsewhere asks the fleet for the instance that asked the URL
+// elicitation id, which notifies the session (CompleteElicitation).
+func (f *sessionFleet) completeElsewhere(id string) bool {
+	if id == "" || len(id) > maxElicitationID {
+		return false
+	}
+	raw, err := json.Marshal(id)
+	if err != nil {
+		return false
+	}
+	ok, _, _ := f.ask(context.Background(), fleetBroadcast, &fleetMessage{Kind: fleetComplete, Session: "-", Msg: raw}, fleetAckWait)
+	return ok
 }
 
 // requestID is the JSON-RPC id of the n-th server-to-client request of a
@@ -220,7 +400,7 @@ func (lh *legacyHTTP) fleetSession(w http.ResponseWriter, r *http.Request, id st
 		cancel()
 		switch {
 		case errors.Is(err, ErrSessionNotFound):
-			lh.closeSession(hs)
+			lh.goneFromStore(hs)
 			sessionNotFound(w, msgID)
 			return nil
 		case err != nil:
@@ -230,7 +410,7 @@ func (lh *legacyHTTP) fleetSession(w http.ResponseWriter, r *http.Request, id st
 		case v != hs.version.Load():
 			if _, err := lh.reload(hs); err != nil {
 				if errors.Is(err, ErrSessionNotFound) {
-					lh.closeSession(hs)
+					lh.goneFromStore(hs)
 					sessionNotFound(w, msgID)
 				} else {
 					storeUnavailable(w, msgID)
@@ -281,6 +461,54 @@ func (lh *legacyHTTP) fleetSession(w http.ResponseWriter, r *http.Request, id st
 	return hs
 }
 
+// observeFleet tells the observer of the opening or end of a session of
+// the fleet, once for the fleet: opened where Create succeeded, closed
+// where Delete removed it, where Create evicted it, or, for an idle
+// expiry (the store's, which tells nobody), on the instance holding the
+// session when it finds the record gone. Duration is the session's age
+// as this instance knows it (its replica's).
+func (hs *httpSession) observeFleet(kind EventKind) {
+	ev := Event{Kind: kind, Revision: hs.rev.version, SessionID: hs.id}
+	if kind == EventSessionClosed {
+		ev.Duration = time.Since(hs.opened)
+	}
+	hs.lh.s.observe(ev)
+}
+
+// fleetExpired decides, when the replica hs has been idle for
+// IdleTimeout, whether it goes: a non-holder's replica always goes (the
+// session lives on in the store); the holder's goes only once the record
+// is gone (the store expired it), and then the holder observes the end
+// of the session. The holder keeps its replica while the record lives:
+// it writes the session's notifications related to no request.
+func (lh *legacyHTTP) fleetExpired(hs *httpSession) bool {
+	if !hs.holder.Load() {
+		return true
+	}
+	ctx, cancel := lh.s.fleet.ctx()
+	_, err := lh.s.fleet.store.Load(ctx, hs.id)
+	cancel()
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		hs.observeFleet(EventSessionClosed)
+		return true
+	case err != nil:
+		return false // the store cannot tell now: ask again later
+	}
+	return false
+}
+
+// goneFromStore ends the replica of a session whose record the store
+// no longer has; the holder observes the session's end (an expiry: a
+// DELETE or an eviction is observed where it happened, and their close
+// message ends the replicas without a word).
+func (lh *legacyHTTP) goneFromStore(hs *httpSession) {
+	if hs.holder.Load() && hs.ctx.Err() == nil {
+		hs.observeFleet(EventSessionClosed)
+	}
+	lh.closeSession(hs)
+}
+
 // reload reads the session's record again and applies it.
 func (lh *legacyHTTP) reload(hs *httpSession) (*SessionRecord, error) {
 	ctx, cancel := lh.s.fleet.ctx()
@@ -314,14 +542,31 @@ func (hs *httpSession) apply(rec *SessionRecord) {
 	ls.mu.Unlock()
 	uris := slices.Clone(rec.Subscriptions)
 	slices.Sort(uris)
-	ls.s.hub.mu.Lock()
-	ls.listener.filter.ResourceSubscriptions = uris
-	ls.s.hub.mu.Unlock()
 	hs.fmu.Lock()
 	hs.instance = rec.Instance
-	hs.holder.Store(rec.Instance == hs.lh.s.fleet.name)
 	hs.fmu.Unlock()
+	hs.setHolder(rec.Instance == hs.lh.s.fleet.name, uris)
 	hs.version.Store(rec.Version)
+}
+
+// setHolder says whether this instance writes the session's
+// notifications related to no request. Only the holder's hub listener
+// is told of changes: a replica elsewhere has an empty filter, so that
+// nothing accumulates in it (its GET stream, the only reader, is on the
+// holder); uris are the session's subscriptions.
+func (hs *httpSession) setHolder(holder bool, uris []string) {
+	ls := hs.legacySession
+	hs.holder.Store(holder)
+	ls.s.hub.mu.Lock()
+	if holder {
+		ls.listener.filter = SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, ResourceSubscriptions: uris}
+	} else {
+		ls.listener.filter = SubscriptionFilter{}
+	}
+	ls.s.hub.mu.Unlock()
+	if !holder {
+		ls.listener.take() // what came before was the holder's to write
+	}
 }
 
 // storeUpdate is the legacySession's update hook on a server with a
@@ -365,6 +610,8 @@ func (lh *legacyHTTP) createInStore(hs *httpSession, party string) error {
 	cancel()
 	for _, id := range evicted {
 		lh.s.log.Info("mcp: legacy session evicted to make room", "session", id)
+		// Once in the fleet: here, where Create evicted it.
+		lh.s.observe(Event{Kind: EventSessionClosed, SessionID: id})
 		lh.endEverywhere(id)
 	}
 	if err != nil {
@@ -453,6 +700,9 @@ func (hs *httpSession) keepUnread() {
 			st.mu.Lock()
 			open := st.conn != nil
 			st.mu.Unlock()
+			hs.fmu.Lock()
+			open = open || hs.handing // a GET stream being taken over writes them once attached
+			hs.fmu.Unlock()
 			if !open && hs.holder.Load() {
 				hs.listener.sendPending(func(b []byte) { _ = st.emit(b, false) })
 			}
@@ -486,6 +736,10 @@ func (f *sessionFleet) resumesElsewhere(hs *httpSession, id sse.EventID) bool {
 // (this instance becomes its holder) and goes on live from here.
 func (lh *legacyHTTP) resumeFromStore(w http.ResponseWriter, hs *httpSession, id sse.EventID, last string, done <-chan struct{}) {
 	f := lh.s.fleet
+	if id.Stream == 0 {
+		lh.takeOverGET(w, hs, id, last, done)
+		return
+	}
 	ctx, cancel := f.ctx()
 	evs, kept, err := f.store.EventsAfter(ctx, hs.id, id.Stream, id.Seq, 0)
 	cancel()
@@ -498,10 +752,6 @@ func (lh *legacyHTTP) resumeFromStore(w http.ResponseWriter, hs *httpSession, id
 		return
 	case !kept && (id.Stream != 0 || id.Seq != 0):
 		unknownEventID(w, last, "Unknown or expired Last-Event-ID ")
-		return
-	}
-	if id.Stream == 0 {
-		lh.takeOverGET(w, hs, id.Seq, evs, done)
 		return
 	}
 	st := &legacyStream{lh: lh, hs: hs, num: id.Stream, streaming: true, ctx: hs.ctx}
@@ -579,15 +829,55 @@ func (lh *legacyHTTP) follow(ctx context.Context, st *legacyStream, c *sseConn, 
 }
 
 // takeOverGET makes this instance the holder of the session's GET
-// stream, resumed after the events evs the client missed.
-func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, after uint64, evs []SessionEvent, done <-chan struct{}) {
+// stream, resumed after id (Last-Event-ID last). The record names this
+// instance first, so that the former holder stops writing the session's
+// notifications; then the former holder is told to release the stream
+// and flush the events it queued for the store's log, and its
+// acknowledgement is awaited (fleetAckWait: a holder that is gone does
+// not hold the resume up longer); only then are the events the client
+// missed read from the store, so that none of the former holder's last
+// events is missing. Notifications related to no request meanwhile wait
+// in this replica's listener, written once the stream is attached.
+func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, id sse.EventID, last string, done <-chan struct{}) {
+	f := lh.s.fleet
 	st := hs.standalone()
 	if st == nil {
 		lh.replicaEnded(w, jsonrpc.ID{})
 		return
 	}
-	if _, err := hs.storeUpdate(SessionUpdate{SetInstance: true, Instance: lh.s.fleet.name}); err != nil {
+	hs.fmu.Lock()
+	prev := hs.instance
+	hs.handing = true
+	hs.fmu.Unlock()
+	handed := sync.OnceFunc(func() { hs.endHandover(st) })
+	defer handed()
+	if _, err := hs.storeUpdate(SessionUpdate{SetInstance: true, Instance: f.name}); err != nil {
+		if errors.Is(err, ErrSessionNotFound) {
+			sessionNotFound(w, jsonrpc.ID{})
+		} else {
+			storeUnavailable(w, jsonrpc.ID{})
+		}
+		return
+	}
+	if prev != "" && prev != f.name {
+		// The reply's only use is the wait: released or gone, go on.
+		_, answered, _ := f.ask(context.Background(), prev, &fleetMessage{Kind: fleetRelease, Session: hs.id}, fleetAckWait)
+		if !answered {
+			lh.s.log.Info("mcp: the GET stream's former holder did not answer: resuming without its last events", "session", hs.id, "instance", prev)
+		}
+	}
+	ctx, cancel := f.ctx()
+	evs, kept, err := f.store.EventsAfter(ctx, hs.id, 0, id.Seq, 0)
+	cancel()
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		sessionNotFound(w, jsonrpc.ID{})
+		return
+	case err != nil:
 		storeUnavailable(w, jsonrpc.ID{})
+		return
+	case !kept && id.Seq != 0:
+		unknownEventID(w, last, "Unknown or expired Last-Event-ID ")
 		return
 	}
 	st.mu.Lock()
@@ -606,18 +896,83 @@ func (lh *legacyHTTP) takeOverGET(w http.ResponseWriter, hs *httpSession, after 
 	c.queueLocked(outFrame{kind: frameStart})
 	// The numbering goes on from what the client has, even when nothing
 	// is left to replay (a stream the former holder ended on drain).
-	st.seq = max(st.seq, after)
+	st.seq = max(st.seq, id.Seq)
 	for _, ev := range evs {
-		if len(ev.Data) == 0 {
+		if len(ev.Data) == 0 || ev.Seq <= id.Seq {
 			continue
 		}
-		id := sse.EventID{Seq: ev.Seq}
-		hs.keep(id, ev.Data)
-		c.queueLocked(outFrame{kind: frameEvent, id: id, msg: ev.Data})
+		eid := sse.EventID{Seq: ev.Seq}
+		hs.keep(eid, ev.Data)
+		c.queueLocked(outFrame{kind: frameEvent, id: eid, msg: ev.Data})
 		st.seq = max(st.seq, ev.Seq) // what is written from here follows on
 	}
 	st.mu.Unlock()
+	handed()
 	st.hold(c, done, lh.opts.StreamLifetime)
+}
+
+// maxHandover bounds the notifications kept during a hand-over.
+const maxHandover = 64
+
+// deferHandover keeps a notification raised while the GET stream is
+// being taken over here; false when none is.
+func (hs *httpSession) deferHandover(msg []byte) bool {
+	hs.fmu.Lock()
+	defer hs.fmu.Unlock()
+	if !hs.handing {
+		return false
+	}
+	if len(hs.handover) < maxHandover {
+		hs.handover = append(hs.handover, msg)
+	}
+	return true
+}
+
+// endHandover ends a hand-over: what was raised meanwhile is written on
+// st, numbered after the replayed events.
+func (hs *httpSession) endHandover(st *legacyStream) {
+	hs.fmu.Lock()
+	msgs := hs.handover
+	hs.handing, hs.handover = false, nil
+	hs.fmu.Unlock()
+	for _, m := range msgs {
+		if hs.holder.Load() {
+			_ = st.emit(m, false)
+		} else {
+			hs.lh.s.fleet.toHolder(hs, m)
+		}
+	}
+}
+
+// releaseFlushWait bounds how long a former holder waits for its queued
+// events to reach the store before acknowledging a release (within the
+// new holder's fleetAckWait).
+const releaseFlushWait = 800 * time.Millisecond
+
+// release gives the session's GET stream up (another instance took it
+// over): this instance writes the session's notifications no more, ends
+// a GET exchange still attached here, and returns once the events queued
+// for the store's log are appended, or after releaseFlushWait.
+func (hs *httpSession) release() {
+	hs.setHolder(false, nil)
+	hs.smu.Lock()
+	st := hs.get
+	hs.smu.Unlock()
+	if st != nil {
+		st.mu.Lock()
+		if st.conn != nil {
+			st.conn.endLocked()
+		}
+		st.mu.Unlock()
+	}
+	for deadline := time.Now().Add(releaseFlushWait); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		hs.fmu.Lock()
+		idle := len(hs.outbox) == 0 && !hs.flushing
+		hs.fmu.Unlock()
+		if idle {
+			return
+		}
+	}
 }
 
 // lastGETEvent returns the last sequence number of the session's GET
@@ -653,6 +1008,7 @@ func (sh *sseHandler) recordInStore(ss *sseSession, party string) bool {
 	evicted, err := f.store.Create(ctx, rec, sh.opts.Legacy.MaxSessionsPerPrincipal, sh.opts.Legacy.MaxSessions)
 	cancel()
 	for _, id := range evicted {
+		sh.s.observe(Event{Kind: EventSessionClosed, SessionID: id}) // once in the fleet, as for Streamable HTTP
 		f.publish(fleetBroadcast, fleetClose, id, nil)
 	}
 	if err != nil {
@@ -695,9 +1051,14 @@ func (sh *sseHandler) forgetInStore(ss *sseSession) {
 const maxForwardedHeaders = 16
 
 // forward hands a POST naming an HTTP+SSE session held by another
-// instance to that instance, which runs it and answers on its stream;
-// the POST gets 202 as it would there. It reports whether it answered
-// (false: the session is not found anywhere).
+// instance to that instance, which runs it and answers on its stream. The
+// POST waits (fleetAckWait) for the holder's acknowledgement and gets 202
+// as it would there; a holder that does not answer is gone, and its
+// stream with it: the session is ended in the store and the POST gets
+// 404 (the client opens a new stream). The message carries the verified
+// token of the POST (WithTokenInfo), so that the handler sees it on the
+// holder as here. It reports whether it answered (false: the session is
+// not found anywhere).
 func (sh *sseHandler) forward(w http.ResponseWriter, r *http.Request, sid string) bool {
 	f := sh.s.fleet
 	principal, err := sh.principal(r)
@@ -736,48 +1097,87 @@ func (sh *sseHandler) forward(w http.ResponseWriter, r *http.Request, sid string
 			hdr[k] = vs[0]
 		}
 	}
-	b, err := json.Marshal(&fleetMessage{Kind: fleetPost, Session: sid, Msg: body, Header: hdr})
-	if err != nil || len(b) > maxFleetMessage {
+	tok := tokenToFleet(TokenInfoFromContext(r.Context()))
+	if tb, err := json.Marshal(tok); err != nil || len(tb) > maxFleetToken {
+		writeHTTPError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Invalid request: the caller's token is too large to forward"))
+		return true
+	}
+	ok, answered, err := f.ask(r.Context(), rec.Instance, &fleetMessage{Kind: fleetPost, Session: sid, Msg: body, Header: hdr, Token: tok}, fleetAckWait)
+	switch {
+	case errors.Is(err, errFleetTooLarge):
 		writeHTTPError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpcError(CodeInvalidRequest, "Invalid request: the message is too large to forward"))
 		return true
-	}
-	ctx, cancel = f.ctx()
-	err = f.store.Publish(ctx, rec.Instance, b)
-	cancel()
-	if err != nil {
+	case r.Context().Err() != nil:
+		return true // the client went away: nothing to answer
+	case err != nil:
 		storeUnavailable(w, jsonrpc.ID{})
 		return true
+	case ok:
+		w.WriteHeader(http.StatusAccepted)
+		return true
+	case answered:
+		// The instance named is there but does not hold the stream
+		// (it ended, and the record's Delete failed).
+		sh.s.log.Info("mcp: HTTP+SSE session not held by the instance its record names", "session", sid, "instance", rec.Instance)
+	default:
+		sh.s.log.Warn("mcp: HTTP+SSE session's holder did not answer: its stream is gone", "session", sid, "instance", rec.Instance)
 	}
-	w.WriteHeader(http.StatusAccepted)
-	return true
+	// The stream is gone with its holder: the session ends everywhere
+	// (a holder that was only slow ends its stream on the close).
+	ctx, cancel = f.ctx()
+	_, _ = f.store.Delete(ctx, sid)
+	cancel()
+	f.publish(fleetBroadcast, fleetClose, sid, nil)
+	return false
 }
 
 // fromFleet handles what the bus brings an HTTP+SSE handler: a message
-// POSTed to one of its sessions on another instance (run as if POSTed
-// here; the answers go on the stream, the caller already had its 202),
-// or the end of a session evicted elsewhere.
-func (sh *sseHandler) fromFleet(m *fleetMessage) {
+// POSTed to one of its sessions on another instance (acknowledged, then
+// run as if POSTed here with the POST's verified token in its context;
+// the answers go on the stream), or the end of a session evicted
+// elsewhere. It reports whether it acknowledged a post. A post whose
+// token does not name the session's principal is not run: the bus never
+// gives more than a POST here would have.
+func (sh *sseHandler) fromFleet(m *fleetMessage) bool {
 	sh.mu.Lock()
 	ss := sh.sessions[m.Session]
 	sh.mu.Unlock()
 	if ss == nil {
-		return
+		return false
 	}
 	if m.Kind == fleetClose {
+		if ls := ss.ls.Load(); ls != nil {
+			ls.mu.Lock()
+			ls.quiet = true // the instance that evicted it observed its end
+			ls.mu.Unlock()
+		}
 		sh.remove(ss)
 		ss.end(true)
-		return
+		return false
 	}
-	r, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "/", bytes.NewReader(m.Msg))
+	ctx := context.Background()
+	if m.Token != nil {
+		if len(m.Token.Scopes) > 256 {
+			return false
+		}
+		ctx = WithTokenInfo(ctx, m.Token.info())
+	}
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(m.Msg))
 	if err != nil {
-		return
+		return false
 	}
 	for k, v := range m.Header {
 		if len(r.Header) < maxForwardedHeaders {
 			r.Header.Set(k, v)
 		}
 	}
+	if p, err := sh.principal(r); err != nil || p != ss.principal {
+		sh.s.log.Warn("mcp: forwarded HTTP+SSE message of another principal ignored", "session", ss.id)
+		return false
+	}
+	sh.s.fleet.ack(m, true)
 	sh.postTo(discardResponse{h: make(http.Header)}, r, ss)
+	return true
 }
 
 // discardResponse is the ResponseWriter of a forwarded POST: its client

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +31,10 @@ type testFleet struct {
 	next  int
 	// served records which instance each request went to.
 	served []int
+	// down are instances no request goes to any more (killed).
+	down map[int]bool
+	// resumes are the instances GETs with Last-Event-ID went to.
+	resumes []int
 }
 
 func newTestFleet(t *testing.T, n int, o *HTTPOptions, setup func(s *Server)) *testFleet {
@@ -62,7 +68,13 @@ func (f *testFleet) RoundTrip(r *http.Request) (*http.Response, error) {
 		i = f.next % len(f.ts)
 		f.next++
 	}
+	for n := 0; f.down[i] && n < len(f.ts); n++ {
+		i = (i + 1) % len(f.ts) // the balancer skips a dead instance
+	}
 	f.served = append(f.served, i)
+	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+		f.resumes = append(f.resumes, i)
+	}
 	f.mu.Unlock()
 	u, _ := url.Parse(f.ts[i].URL)
 	r2 := r.Clone(r.Context())
@@ -337,28 +349,41 @@ func TestASessionGoesOnWhenTheInstanceThatOpenedItIsGone(t *testing.T) {
 func TestAStoreReplicaIsDroppedWhenIdleWithoutEndingTheSession(t *testing.T) {
 	t.Parallel()
 	f := newTestFleet(t, 2, &HTTPOptions{Legacy: LegacyHTTPOptions{IdleTimeout: 300 * time.Millisecond}}, nil)
-	c := f.client(t, 0, `{}`)
+	c := f.client(t, 0, `{}`) // A holds the session
 	f.route(1)
 	c.request(MethodToolsList, "")
-	// A's copy is used no more; B keeps the session alive in the store.
+	// B's copy is used no more; A keeps the session alive in the store.
 	stop := time.Now().Add(600 * time.Millisecond)
+	for time.Now().Before(stop) {
+		if st := f.status(t, c, 0); st != http.StatusOK {
+			t.Fatalf("on A: %d", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if f.hs[1].legacy.sessionCount() != 0 {
+		t.Error("B's idle replica was not dropped")
+	}
+	if st := f.status(t, c, 1); st != http.StatusOK {
+		t.Errorf("the session on B again: %d", st)
+	}
+	// Used on B only, A (the holder) keeps its replica while the record
+	// lives: it writes the session's notifications related to no request.
+	stop = time.Now().Add(600 * time.Millisecond)
 	for time.Now().Before(stop) {
 		if st := f.status(t, c, 1); st != http.StatusOK {
 			t.Fatalf("on B: %d", st)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if f.hs[0].legacy.sessionCount() != 0 {
-		t.Error("A's idle replica was not dropped")
+	if f.hs[0].legacy.lookup(c.sid) == nil {
+		t.Error("the holder's replica was dropped while the session lives")
 	}
-	if st := f.status(t, c, 0); st != http.StatusOK {
-		t.Errorf("the session on A again: %d", st)
-	}
-	// Unused everywhere, the store expires it.
+	// Unused everywhere, the store expires it, and the holder lets go.
 	time.Sleep(400 * time.Millisecond)
 	if st := f.status(t, c, 1); st != http.StatusNotFound {
 		t.Errorf("an idle session: %d, want 404", st)
 	}
+	waitFor(t, "the holder to drop the expired session", func() bool { return f.hs[0].legacy.sessionCount() == 0 })
 }
 
 func TestTheMemorySessionStoreKeepsItsBounds(t *testing.T) {
@@ -678,5 +703,516 @@ func TestACancellationPostedToOneInstanceStopsTheRequestRunningOnAnother(t *test
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the request on A was not cancelled")
+	}
+}
+
+// sseFleet is n Servers sharing one memory store, each behind an
+// HTTP+SSE endpoint on loopback (X-User names the verified caller).
+func sseFleet(t *testing.T, n int, setup func(s *Server)) (SessionStore, []*Server, []string) {
+	t.Helper()
+	store := NewMemorySessionStore()
+	var servers []*Server
+	var urls []string
+	for range n {
+		s := samplingServer(t, &ServerOptions{SessionStore: store})
+		if setup != nil {
+			setup(s)
+		}
+		t.Cleanup(func() { s.Close() })
+		u, _ := sseServer(t, s, nil)
+		servers, urls = append(servers, s), append(urls, u)
+	}
+	return store, servers, urls
+}
+
+func TestAnHTTPSSEPostForwardedToAHolderThatIsGoneIsNotFound(t *testing.T) {
+	t.Parallel()
+	store, servers, urls := sseFleet(t, 2, nil)
+	c := openRawSSE(t, urls[0], "alice") // A holds the stream
+	a, _ := url.Parse(urls[0])
+	b, _ := url.Parse(urls[1])
+	c.endpoint = strings.Replace(c.endpoint, a.Host, b.Host, 1) // every POST goes to B
+	if v := c.initialize("2024-11-05", `{}`); v != "2024-11-05" {
+		t.Fatalf("negotiated %q", v)
+	}
+	sid, _ := url.Parse(c.endpoint)
+	id := sid.Query().Get(sseSessionParam)
+	// A dies: it hears nothing more on the bus (its record stays, naming it).
+	servers[0].fleet.close()
+	start := time.Now()
+	st, m := c.postTo(c.endpoint, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil)
+	took := time.Since(start)
+	if st != http.StatusNotFound {
+		t.Fatalf("a POST forwarded to a dead holder: %d %v, want 404", st, m)
+	}
+	if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(-32001) {
+		t.Errorf("the 404's body: %v", m)
+	}
+	if took < fleetAckWait || took > fleetAckWait+3*time.Second {
+		t.Errorf("answered after %v, want about %v", took, fleetAckWait)
+	}
+	if _, err := store.Load(context.Background(), id); err != ErrSessionNotFound {
+		t.Errorf("the dead holder's record: %v, want it deleted", err)
+	}
+	// Now at once: no record, no wait.
+	start = time.Now()
+	if st := c.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); st != http.StatusNotFound || time.Since(start) > fleetAckWait/2 {
+		t.Errorf("again: %d after %v", st, time.Since(start))
+	}
+}
+
+func TestAnHTTPSSEPostForwardedToAnInstanceThatNoLongerHoldsTheStreamIsNotFoundAtOnce(t *testing.T) {
+	t.Parallel()
+	store, servers, urls := sseFleet(t, 2, nil)
+	// A record naming A, which holds no such stream (its Delete was lost).
+	rec := &SessionRecord{ID: "stale", Transport: TransportHTTPSSE, Party: "p", Instance: servers[0].fleet.name, IdleTimeout: time.Minute}
+	if _, err := store.Create(context.Background(), rec, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	c := &rawSSE{t: t, hc: &http.Client{}}
+	start := time.Now()
+	if st, _ := c.postTo(urls[1]+"?sessionId=stale", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, nil); st != http.StatusNotFound {
+		t.Fatalf("%d, want 404", st)
+	}
+	if d := time.Since(start); d >= fleetAckWait {
+		t.Errorf("answered after %v: A's refusal should come before the wait's end", d)
+	}
+	if _, err := store.Load(context.Background(), "stale"); err != ErrSessionNotFound {
+		t.Errorf("the stale record: %v, want it deleted", err)
+	}
+}
+
+func TestAForwardedHTTPSSERequestRunsWithTheCallersVerifiedToken(t *testing.T) {
+	t.Parallel()
+	ran := make(chan string, 2)
+	_, _, urls := sseFleet(t, 2, func(s *Server) {
+		s.AddTool(&Tool{Name: "whoami"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+			ti := TokenInfoFromContext(ctx)
+			if ti == nil {
+				ran <- ""
+				return TextResult("nobody"), nil
+			}
+			ran <- ti.Subject
+			return TextResult(ti.ClientID + "/" + ti.Issuer + "/" + ti.Subject), nil
+		})
+	})
+	c := openRawSSE(t, urls[0], "alice")
+	a, _ := url.Parse(urls[0])
+	b, _ := url.Parse(urls[1])
+	c.endpoint = strings.Replace(c.endpoint, a.Host, b.Host, 1)
+	c.initialize("2024-11-05", `{}`)
+	c.mustPost(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`)
+	if got := legacyText(t, c.next()); got != "app/idp/alice" {
+		t.Errorf("the handler on A saw %q, want the token B verified", got)
+	}
+	if who := <-ran; who != "alice" {
+		t.Errorf("ran as %q", who)
+	}
+}
+
+func TestAForwardedHTTPSSEMessageOfAnotherPrincipalIsNotRun(t *testing.T) {
+	t.Parallel()
+	_, servers, urls := sseFleet(t, 2, nil)
+	c := openRawSSE(t, urls[0], "alice")
+	c.initialize("2024-11-05", `{}`)
+	sid, _ := url.Parse(c.endpoint)
+	id := sid.Query().Get(sseSessionParam)
+	// A bus message claiming the session with mallory's token.
+	m := &fleetMessage{Kind: fleetPost, Session: id, Msg: []byte(`{"jsonrpc":"2.0","id":9,"method":"ping"}`),
+		Token: &fleetToken{ClientID: "app", Issuer: "idp", Subject: "mallory"}}
+	raw, _ := json.Marshal(m)
+	servers[0].fleet.receive(raw)
+	c.mustPost(`{"jsonrpc":"2.0","id":10,"method":"ping"}`)
+	if got := c.next(); got["id"] != float64(10) {
+		t.Errorf("the stream carried %v: the bus message of another principal ran", got)
+	}
+}
+
+// slowAppends is a store whose AppendEvent takes a while: the events of
+// the instance using it reach the log late.
+type slowAppends struct {
+	SessionStore
+	delay time.Duration
+}
+
+func (s slowAppends) AppendEvent(ctx context.Context, id string, ev SessionEvent) error {
+	time.Sleep(s.delay)
+	return s.SessionStore.AppendEvent(ctx, id, ev)
+}
+
+func TestTheGETStreamResumedElsewhereWaitsForTheFormerHoldersLateEvents(t *testing.T) {
+	t.Parallel()
+	f := &testFleet{store: NewMemorySessionStore()}
+	for i := range 2 {
+		var st SessionStore = f.store
+		if i == 0 {
+			st = slowAppends{f.store, 100 * time.Millisecond} // A's events reach the log late
+		}
+		s := newTestServer(t, &ServerOptions{SessionStore: st})
+		ts, h := legacyServer(t, s, nil)
+		t.Cleanup(func() { s.Close() })
+		f.servers, f.ts, f.hs = append(f.servers, s), append(f.ts, ts), append(f.hs, h)
+	}
+	c := f.client(t, 0, `{}`)
+	for _, u := range []string{"test://1", "test://2", "test://3"} {
+		f.route(0)
+		if v := c.request(methodSubscribe, `{"uri":"`+u+`"}`); v["result"] == nil {
+			t.Fatalf("subscribe: %v", v)
+		}
+	}
+	f.route(0)
+	resp := c.get("")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET on A: %d", resp.StatusCode)
+	}
+	events := readSSE(resp.Body)
+	<-events.ids // the priming event's
+	for _, u := range []string{"test://1", "test://2", "test://3"} {
+		f.servers[0].ResourceUpdated(u)
+	}
+	events.next(t)
+	last := <-events.ids
+	resp.Body.Close()
+	// At once, before A's queue has reached the store: B asks A to flush.
+	if evs, _, _ := f.store.EventsAfter(context.Background(), c.sid, 0, 0, 0); len(evs) == 3 {
+		t.Fatal("A's events reached the store at once: the test shows nothing")
+	}
+	// A notification raised on B during the hand-over follows the replay.
+	raised := make(chan bool, 1)
+	go func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			if hs := f.hs[1].legacy.lookup(c.sid); hs != nil {
+				hs.fmu.Lock()
+				handing := hs.handing
+				hs.fmu.Unlock()
+				if handing {
+					hs.sendUnrelated(notificationElicitationComplete, map[string]string{"elicitationId": "during"})
+					raised <- true
+					return
+				}
+			}
+			time.Sleep(time.Millisecond)
+		}
+		raised <- false
+	}()
+	f.route(1)
+	again := c.get(last)
+	defer again.Body.Close()
+	if again.StatusCode != http.StatusOK {
+		t.Fatalf("GET with Last-Event-ID %s on B: %d", last, again.StatusCode)
+	}
+	ev := readSSE(again.Body)
+	var got []string
+	for range 2 {
+		m := ev.next(t)
+		got = append(got, <-ev.ids+" "+m["params"].(map[string]any)["uri"].(string))
+	}
+	if want := "0-2 test://2,0-3 test://3"; last != "0-1" || strings.Join(got, ",") != want {
+		t.Fatalf("resumed after %s with %v, want %v", last, got, want)
+	}
+	if !<-raised {
+		t.Fatal("B never took the stream over")
+	}
+	if m, id := ev.next(t), <-ev.ids; m["method"] != notificationElicitationComplete || id != "0-4" {
+		t.Errorf("after the replay: %s %v, want 0-4 and the notification raised during the hand-over", id, m)
+	}
+	if f.hs[0].legacy.lookup(c.sid).holder.Load() {
+		t.Error("A still writes the session's notifications")
+	}
+}
+
+func TestTheGETStreamResumedElsewhereDoesNotWaitLongForADeadFormerHolder(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, nil)
+	c := f.client(t, 0, `{}`)
+	f.route(0)
+	resp := c.get("")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET on A: %d", resp.StatusCode)
+	}
+	resp.Body.Close()
+	f.servers[0].fleet.close() // A hears nothing more
+	f.route(1)
+	start := time.Now()
+	again := c.get("0-0")
+	defer again.Body.Close()
+	if again.StatusCode != http.StatusOK {
+		t.Fatalf("GET with Last-Event-ID on B: %d", again.StatusCode)
+	}
+	if d := time.Since(start); d > fleetAckWait+2*time.Second {
+		t.Errorf("the resume took %v", d)
+	}
+	f.servers[1].ResourceUpdated("test://x") // not subscribed: nothing
+	rec, err := f.store.Load(context.Background(), c.sid)
+	if err != nil || rec.Instance != f.servers[1].fleet.name {
+		t.Errorf("record %+v %v: B should hold the GET stream", rec, err)
+	}
+}
+
+func TestCompleteElicitationFindsAnElicitationAskedOnAnotherInstance(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, func(s *Server) {
+		s.AddTool(&Tool{Name: "connect"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+			var args struct{ Flow string }
+			_ = json.Unmarshal(r.Arguments, &args)
+			a, err := ElicitURL(ctx, "Sign in", "https://example.com/login", WithLegacyElicitationID(args.Flow))
+			if err != nil {
+				return nil, err
+			}
+			return TextResult(string(a)), nil
+		})
+	})
+	c := f.client(t, 0, legacyCaps)
+	c.answer = func(string, map[string]any) any { return map[string]any{"action": "accept"} }
+	f.route(0)
+	resp := c.get("") // A holds the GET stream
+	defer resp.Body.Close()
+	events := readSSE(resp.Body)
+	for _, flow := range []string{"flow-1", "flow-2"} {
+		f.route(1, 1) // asked on B, answered on B
+		if v := c.request(MethodToolsCall, `{"name":"connect","arguments":{"flow":"`+flow+`"}}`); legacyText(t, v) != "accept" {
+			t.Fatalf("got %v", v)
+		}
+	}
+	// Completed on A, which did not ask it: B is found over the bus.
+	if !f.servers[0].CompleteElicitation("flow-1") {
+		t.Fatal("CompleteElicitation on A found no session")
+	}
+	// Completed on B, which asked it but does not hold the GET stream.
+	if !f.servers[1].CompleteElicitation("flow-2") {
+		t.Fatal("CompleteElicitation on B found no session")
+	}
+	got := map[string]bool{}
+	for range 2 {
+		m := events.next(t)
+		if m["method"] != notificationElicitationComplete {
+			t.Fatalf("got %v", m)
+		}
+		got[m["params"].(map[string]any)["elicitationId"].(string)] = true
+	}
+	if !got["flow-1"] || !got["flow-2"] {
+		t.Errorf("completions on A's GET stream: %v", got)
+	}
+	start := time.Now()
+	if f.servers[0].CompleteElicitation("flow-1") {
+		t.Error("an elicitation completed twice")
+	}
+	if d := time.Since(start); d < fleetAckWait || d > fleetAckWait+2*time.Second {
+		t.Errorf("an unknown id took %v, want the fleet's wait", d)
+	}
+}
+
+func TestSessionEventsAreObservedOncePerFleet(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	count := map[EventKind]int{}
+	f := newTestFleet(t, 3, &HTTPOptions{Legacy: LegacyHTTPOptions{MaxSessionsPerPrincipal: 2, IdleTimeout: 300 * time.Millisecond}}, func(s *Server) {
+		s.opts.Observer = func(e Event) {
+			if e.Kind == EventSessionOpened || e.Kind == EventSessionClosed {
+				mu.Lock()
+				count[e.Kind]++
+				mu.Unlock()
+			}
+		}
+	})
+	counts := func() (int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return count[EventSessionOpened], count[EventSessionClosed]
+	}
+	deleted := f.client(t, 0, `{}`)
+	for i := range f.ts { // a replica on every instance
+		if st := f.status(t, deleted, i); st != http.StatusOK {
+			t.Fatalf("on %d: %d", i, st)
+		}
+	}
+	if o, cl := counts(); o != 1 || cl != 0 {
+		t.Fatalf("after one initialize and requests on three instances: opened %d, closed %d", o, cl)
+	}
+	f.route(1)
+	if st := deleted.delete(); st != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", st)
+	}
+	for i := range f.hs {
+		waitFor(t, "the replicas to go", func() bool { return f.hs[i].legacy.sessionCount() == 0 })
+	}
+	if o, cl := counts(); o != 1 || cl != 1 {
+		t.Errorf("after DELETE: opened %d, closed %d, want 1 and 1", o, cl)
+	}
+	// Eviction: the party's third session evicts its first.
+	evicted := f.client(t, 0, `{}`)
+	f.status(t, evicted, 2)
+	expiring := f.client(t, 1, `{}`)
+	f.client(t, 2, `{}`)
+	for i := range f.ts {
+		waitFor(t, "the evicted replicas to go", func() bool { return f.hs[i].legacy.lookup(evicted.sid) == nil })
+	}
+	if o, cl := counts(); o != 4 || cl != 2 {
+		t.Errorf("after an eviction: opened %d, closed %d, want 4 and 2", o, cl)
+	}
+	// Expiry: the two sessions left, unused, are observed closed once each.
+	f.status(t, expiring, 0) // a replica on A too
+	waitFor(t, "the sessions to expire", func() bool {
+		_, cl := counts()
+		return cl >= 4
+	})
+	time.Sleep(700 * time.Millisecond) // no second count comes
+	if o, cl := counts(); o != 4 || cl != 4 {
+		t.Errorf("after expiry: opened %d, closed %d, want 4 and 4", o, cl)
+	}
+}
+
+func TestANonHolderReplicaAccumulatesNoChanges(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, nil)
+	c := f.client(t, 0, `{}`) // A holds the session
+	var uris []string
+	for i := range 40 {
+		uris = append(uris, "test://r"+string(rune('a'+i%26))+string(rune('a'+i/26)))
+		f.route(1)
+		if v := c.request(methodSubscribe, `{"uri":"`+uris[i]+`"}`); v["result"] == nil {
+			t.Fatalf("subscribe on B: %v", v)
+		}
+	}
+	pending := func(i int) int {
+		hs := f.hs[i].legacy.lookup(c.sid)
+		hs.listener.mu.Lock()
+		defer hs.listener.mu.Unlock()
+		return len(hs.listener.pending)
+	}
+	for _, u := range uris {
+		f.servers[1].ResourceUpdated(u)
+		f.servers[0].ResourceUpdated(u)
+	}
+	if n := pending(1); n != 0 {
+		t.Errorf("B, not the holder, keeps %d changes for a stream it never writes", n)
+	}
+	if n := pending(0); n == 0 || n > maxPendingChanges {
+		t.Errorf("A, the holder, keeps %d changes for its GET stream, want some, at most %d", n, maxPendingChanges)
+	}
+	// B takes the GET stream over: from then on it is told, and A is not.
+	f.route(1)
+	resp := c.get("")
+	defer resp.Body.Close()
+	events := readSSE(resp.Body)
+	waitFor(t, "B to hold the session", func() bool { return f.hs[1].legacy.lookup(c.sid).holder.Load() })
+	waitFor(t, "A to let go", func() bool { return !f.hs[0].legacy.lookup(c.sid).holder.Load() })
+	if n := pending(0); n != 0 {
+		t.Errorf("A, no longer the holder, keeps %d changes", n)
+	}
+	f.servers[1].ResourceUpdated(uris[7])
+	for {
+		m := events.next(t)
+		if m["method"] == NotificationResourceUpdated && m["params"].(map[string]any)["uri"] == uris[7] {
+			break
+		}
+	}
+}
+
+func TestOurClientsGETStreamMovesToAnotherInstanceWhenItsHolderDies(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, nil)
+	got := make(chan string, 16)
+	c := NewClient(NewHTTPClientTransport("http://fleet.invalid/", &HTTPClientOptions{HTTPClient: &http.Client{Transport: f}}),
+		&ClientOptions{Mode: ModeLegacy, OnSessionNotification: func(n *ListenNotification) {
+			if n.Method == NotificationResourceUpdated {
+				got <- n.URI
+			}
+		}})
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Subscribe(ctx, "test://watched"); err != nil {
+		t.Fatal(err)
+	}
+	holderOf := func() int {
+		var sid string
+		for i := range f.hs {
+			lh := f.hs[i].legacy
+			lh.mu.Lock()
+			for id := range lh.sessions {
+				sid = id
+			}
+			lh.mu.Unlock()
+		}
+		rec, err := f.store.Load(context.Background(), sid)
+		if err != nil {
+			return -1
+		}
+		for i, s := range f.servers {
+			if rec.Instance == s.fleet.name {
+				if hs := f.hs[i].legacy.lookup(sid); hs != nil {
+					if st := hs.standalone(); st != nil {
+						st.mu.Lock()
+						open := st.conn != nil
+						st.mu.Unlock()
+						if open {
+							return i
+						}
+					}
+				}
+			}
+		}
+		return -1
+	}
+	var h int
+	waitFor(t, "the client's GET stream to open", func() bool { h = holderOf(); return h >= 0 })
+	other := 1 - h
+	f.servers[h].ResourceUpdated("test://watched")
+	if u := <-got; u != "test://watched" {
+		t.Fatalf("got %q", u)
+	}
+	// The holder dies: no more requests, bus or connections.
+	f.mu.Lock()
+	f.down = map[int]bool{h: true}
+	f.mu.Unlock()
+	f.servers[h].fleet.close()
+	f.ts[h].CloseClientConnections()
+	f.servers[h].Close()
+	waitFor(t, "the client to resume its GET stream on the other instance", func() bool { return holderOf() == other })
+	f.mu.Lock()
+	resumes := slices.Clone(f.resumes)
+	f.mu.Unlock()
+	if !slices.Contains(resumes, other) {
+		t.Errorf("GETs with Last-Event-ID went to %v: the client did not resume on the other instance", resumes)
+	}
+	f.servers[other].ResourceUpdated("test://watched")
+	select {
+	case u := <-got:
+		if u != "test://watched" {
+			t.Fatalf("got %q", u)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the notification through the other instance did not reach the client")
+	}
+	// The session goes on there.
+	if _, err := c.ListTools(ctx, nil); err != nil {
+		t.Errorf("tools/list after the move: %v", err)
+	}
+}
+
+func TestAnAnswerToAQuestionOfADeadInstanceIsAcceptedAndTheSessionGoesOn(t *testing.T) {
+	t.Parallel()
+	f := newTestFleet(t, 2, nil, nil)
+	c := f.client(t, 0, legacyCaps)
+	tag := f.servers[0].fleet.tag
+	f.servers[0].fleet.close()
+	f.ts[0].CloseClientConnections()
+	f.servers[0].Close()
+	// The client answers a question A asked before it died, through B:
+	// the request that asked died with A; the answer has nowhere to go,
+	// and is accepted as any answer to a request no longer waiting.
+	f.route(1)
+	id := int64(tag)<<32 | 1
+	if st := c.postRaw(`{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) + `,"result":{"action":"accept"}}`); st != http.StatusAccepted {
+		t.Fatalf("the answer on B: %d, want 202", st)
+	}
+	f.route(1)
+	if v := c.request(MethodToolsList, ""); v["result"] == nil {
+		t.Errorf("the session on B afterwards: %v", v)
 	}
 }
