@@ -60,6 +60,11 @@ type MethodSpec struct {
 	// checked, and the result is sent without resultType or the server's
 	// identity. Without it a session's request gets -32601.
 	Legacy bool
+	// Core, with Legacy, says the method is on sessions one the earlier
+	// revision defines itself (an extension that took over a feature of
+	// it): it does not make the extension declared in a session's
+	// initialize.
+	Core bool
 }
 
 // ExtensionRequest holds the params of a custom method.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
 // The public seams an extension package is built on, beyond custom
@@ -171,12 +174,12 @@ func (s *Server) runOnClose() {
 
 // modernOnly reports whether an extension serves 2026-07-28 requests
 // only: it has custom methods and none is opened to sessions
-// (MethodSpec.Legacy). Sessions of earlier revisions are not told of it.
+// (MethodSpec.Legacy) but as a method of the revision (MethodSpec.Core). Sessions of earlier revisions are not told of it.
 func (t *extensionTable) modernOnly(ext string) bool {
 	has := false
 	for _, m := range t.methods {
 		if m.spec.Extension == ext {
-			if m.spec.Legacy {
+			if m.spec.Legacy && !m.spec.Core {
 				return false
 			}
 			has = true
@@ -201,4 +204,132 @@ func (s *Server) sessionCapabilities() ServerCapabilities {
 	}
 	c.Extensions = ext
 	return c
+}
+
+// WithListing returns the option o that also adds members (the members
+// of a JSON object) to the tool's tools/list entry on sessions that
+// negotiated version: a member an earlier revision defines that the
+// server's Tool does not carry (2025-11-25's execution). A member the
+// entry has already is not repeated.
+func (o ToolOption) WithListing(version string, members json.RawMessage) ToolOption {
+	return func(t *serverTool) {
+		if o != nil {
+			o(t)
+		}
+		if jsonrpc.KindOf(members) != jsonrpc.KindObject {
+			return
+		}
+		if t.tool.listing == nil {
+			t.tool.listing = map[string]json.RawMessage{}
+		}
+		t.tool.listing[version] = append(json.RawMessage(nil), members...)
+	}
+}
+
+// AddSessionCapability adds the member name with value (a JSON object)
+// to the server's capabilities in the initialize result of sessions that
+// negotiate version: a capability an earlier revision defines that
+// ServerCapabilities does not carry. It does not replace a member the
+// server declares itself. Call it before serving.
+func (s *Server) AddSessionCapability(version, name string, value json.RawMessage) {
+	if jsonrpc.KindOf(value) != jsonrpc.KindObject {
+		panic("mcp: AddSessionCapability needs a JSON object")
+	}
+	s.extMu.Lock()
+	defer s.extMu.Unlock()
+	if s.sessionCaps == nil {
+		s.sessionCaps = map[string]map[string]json.RawMessage{}
+	}
+	if s.sessionCaps[version] == nil {
+		s.sessionCaps[version] = map[string]json.RawMessage{}
+	}
+	s.sessionCaps[version][name] = append(json.RawMessage(nil), value...)
+}
+
+// initializeCapabilities are the capabilities of a session's initialize
+// result: the revision's, with the members of AddSessionCapability.
+func (s *Server) initializeCapabilities(rev *revision) any {
+	c := rev.capabilities(s.sessionCapabilities())
+	s.extMu.Lock()
+	add := s.sessionCaps[rev.version]
+	s.extMu.Unlock()
+	if len(add) == 0 {
+		return c
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return c
+	}
+	return json.RawMessage(addMembers(b, add))
+}
+
+// addMembers appends to the JSON object obj the members of add it does
+// not have, in name order.
+func addMembers(obj []byte, add map[string]json.RawMessage) []byte {
+	has := map[string]bool{}
+	_ = jsonrpc.Fields(obj, func(k, _ []byte) error {
+		has[string(jsonrpc.Key(k))] = true
+		return nil
+	})
+	names := make([]string, 0, len(add))
+	for k := range add {
+		if !has[k] {
+			names = append(names, k)
+		}
+	}
+	if len(names) == 0 {
+		return obj
+	}
+	slices.Sort(names)
+	out := append([]byte(nil), obj[:len(obj)-1]...)
+	first := len(has) == 0
+	for _, k := range names {
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		key, _ := json.Marshal(k)
+		out = append(out, key...)
+		out = append(out, ':')
+		out = append(out, add[k]...)
+	}
+	return append(out, '}')
+}
+
+// listedTools returns res with each tool's WithListing members for the
+// revision, or res when no tool has any.
+func (r *revision) listedTools(res *ListToolsResult) Result {
+	found := false
+	for _, t := range res.Tools {
+		if t != nil && t.listing[r.version] != nil {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return res
+	}
+	tools := make([]json.RawMessage, 0, len(res.Tools))
+	for _, t := range res.Tools {
+		b, err := json.Marshal(t)
+		if err != nil {
+			return res
+		}
+		if t != nil {
+			if m := t.listing[r.version]; m != nil {
+				add := map[string]json.RawMessage{}
+				_ = jsonrpc.Fields(m, func(k, v []byte) error {
+					add[string(jsonrpc.Key(k))] = json.RawMessage(v)
+					return nil
+				})
+				b = addMembers(b, add)
+			}
+		}
+		tools = append(tools, b)
+	}
+	return &ExtensionResult{Value: &struct {
+		Tools      []json.RawMessage `json:"tools"`
+		NextCursor *string           `json:"nextCursor,omitempty"`
+		Meta       Meta              `json:"_meta,omitempty"`
+	}{tools, res.NextCursor, res.Meta}}
 }

@@ -50,6 +50,10 @@ type ClientCapabilities struct {
 	Roots        *RootsCapabilities         `json:"roots,omitempty"`
 	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
 	Extensions   map[string]json.RawMessage `json:"extensions,omitempty"`
+	// Raw is the capabilities object as a session's initialize sent it,
+	// members this package does not define included (an extension reads
+	// its own there); nil on 2026-07-28 requests. It is not sent.
+	Raw json.RawMessage `json:"-"`
 }
 
 // ElicitationCapabilities: an empty object means form mode only.
