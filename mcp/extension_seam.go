@@ -174,12 +174,12 @@ func (s *Server) runOnClose() {
 
 // modernOnly reports whether an extension serves 2026-07-28 requests
 // only: it has custom methods and none is opened to sessions
-// (MethodSpec.Legacy) but as a method of the revision (MethodSpec.Core). Sessions of earlier revisions are not told of it.
+// (MethodSpec.Legacy) but as a method of a revision (MethodSpec.Core). Sessions of earlier revisions are not told of it.
 func (t *extensionTable) modernOnly(ext string) bool {
 	has := false
 	for _, m := range t.methods {
 		if m.spec.Extension == ext {
-			if m.spec.Legacy && !m.spec.Core {
+			if m.spec.Legacy && m.spec.Core == "" {
 				return false
 			}
 			has = true
@@ -226,33 +226,28 @@ func (o ToolOption) WithListing(version string, members json.RawMessage) ToolOpt
 	}
 }
 
-// AddSessionCapability adds the member name with value (a JSON object)
-// to the server's capabilities in the initialize result of sessions that
-// negotiate version: a capability an earlier revision defines that
-// ServerCapabilities does not carry. It does not replace a member the
-// server declares itself. Call it before serving.
-func (s *Server) AddSessionCapability(version, name string, value json.RawMessage) {
-	if jsonrpc.KindOf(value) != jsonrpc.KindObject {
-		panic("mcp: AddSessionCapability needs a JSON object")
-	}
-	s.extMu.Lock()
-	defer s.extMu.Unlock()
-	if s.sessionCaps == nil {
-		s.sessionCaps = map[string]map[string]json.RawMessage{}
-	}
-	if s.sessionCaps[version] == nil {
-		s.sessionCaps[version] = map[string]json.RawMessage{}
-	}
-	s.sessionCaps[version][name] = append(json.RawMessage(nil), value...)
-}
-
 // initializeCapabilities are the capabilities of a session's initialize
-// result: the revision's, with the members of AddSessionCapability.
+// result: the revision's, with the MethodSpec.Capabilities of its Core
+// methods.
 func (s *Server) initializeCapabilities(rev *revision) any {
 	c := rev.capabilities(s.sessionCapabilities())
-	s.extMu.Lock()
-	add := s.sessionCaps[rev.version]
-	s.extMu.Unlock()
+	t := s.ext.Load()
+	if t == nil {
+		return c
+	}
+	var add map[string]json.RawMessage
+	for _, m := range t.methods {
+		if m.spec.Core != rev.version || len(m.spec.Capabilities) == 0 {
+			continue
+		}
+		_ = jsonrpc.Fields(m.spec.Capabilities, func(k, v []byte) error {
+			if add == nil {
+				add = map[string]json.RawMessage{}
+			}
+			add[string(jsonrpc.Key(k))] = json.RawMessage(v)
+			return nil
+		})
+	}
 	if len(add) == 0 {
 		return c
 	}
@@ -261,6 +256,16 @@ func (s *Server) initializeCapabilities(rev *revision) any {
 		return c
 	}
 	return json.RawMessage(addMembers(b, add))
+}
+
+// coreOf returns the MethodSpec.Core of the custom method ("" when none).
+func (s *Server) coreOf(method string) string {
+	if t := s.ext.Load(); t != nil {
+		if m := t.methods[method]; m != nil {
+			return m.spec.Core
+		}
+	}
+	return ""
 }
 
 // addMembers appends to the JSON object obj the members of add it does

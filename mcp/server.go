@@ -150,9 +150,7 @@ type Server struct {
 	// table, read without a lock.
 	extMu   sync.Mutex
 	onClose []func() // Server.OnClose (extension_seam.go), under extMu
-	// sessionCaps: Server.AddSessionCapability, by version, under extMu.
-	sessionCaps map[string]map[string]json.RawMessage
-	ext         atomic.Pointer[extensionTable]
+	ext     atomic.Pointer[extensionTable]
 	// completers is set once a prompt or template registers a completer
 	// (completion.go): the completions capability is advertised.
 	completers atomic.Bool

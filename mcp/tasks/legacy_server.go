@@ -21,12 +21,12 @@ import (
 // the revision's shapes. A question the task asks makes it
 // input_required and is sent as a live request of a tasks/result
 // waiting for the task, whose answer goes to the task. Seams of mcp:
-// mcp.Server.AddSessionCapability (tasks in initialize),
-// mcp.ToolOption.WithListing (execution.taskSupport in tools/list),
-// mcp.CallToolRequest.Params (the task member),
-// mcp.ClientCapabilities.Raw (the client's tasks capability),
-// mcp.MethodSpec.Core (the methods, not declaring the extension on
-// sessions). Earlier revisions have no tasks: the task member is
+// mcp.MethodSpec.Core (the methods, served on 2025-11-25 sessions only,
+// without declaring the extension there) and MethodSpec.Capabilities
+// (tasks in initialize), mcp.ToolOption.WithListing
+// (execution.taskSupport in tools/list), mcp.CallToolRequest.Params (the
+// task member), mcp.ClientCapabilities.Raw (the client's tasks
+// capability). Earlier revisions have no tasks: the task member is
 // ignored there.
 
 const (
@@ -42,10 +42,8 @@ const (
 // session (RequestMeta.ProtocolVersion).
 func legacyRequest(version string) bool { return version == legacyVersion }
 
-// addLegacy declares the tasks capability to 2025-11-25 sessions.
-func (rt *Runtime) addLegacy() {
-	rt.srv.AddSessionCapability(legacyVersion, "tasks", json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`))
-}
+// legacyCapabilities declare the server's tasks to 2025-11-25 sessions.
+var legacyCapabilities = json.RawMessage(`{"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}}`)
 
 // legacyTaskParam reads the task member of a tools/call's params: ok
 // when it is an object; ttl is its ttl (0 when absent or not a positive

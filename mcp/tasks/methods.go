@@ -25,12 +25,16 @@ func (rt *Runtime) addMethods() {
 	// tasks/get and tasks/cancel are also 2025-11-25's own methods
 	// (legacy_server.go), as are tasks/result and tasks/list.
 	for _, name := range []string{MethodGet, MethodUpdate, MethodCancel, methodResult} {
-		legacy := name != MethodUpdate
+		core := legacyVersion
+		if name == MethodUpdate {
+			core = ""
+		}
 		// tasks/result asks the task's questions live (a carrier, so
 		// that it may ask).
-		rt.srv.AddMethod(&mcp.MethodSpec{Name: name, Extension: Extension, TargetMember: "taskId", Legacy: legacy, Core: legacy, Carrier: name == methodResult}, rt.method)
+		rt.srv.AddMethod(&mcp.MethodSpec{Name: name, Extension: Extension, TargetMember: "taskId", Core: core, Carrier: name == methodResult}, rt.method)
 	}
-	rt.srv.AddMethod(&mcp.MethodSpec{Name: methodList, Extension: Extension, Legacy: true, Core: true}, rt.method)
+	// The tasks capability of 2025-11-25's initialize comes with tasks/list.
+	rt.srv.AddMethod(&mcp.MethodSpec{Name: methodList, Extension: Extension, Core: legacyVersion, Capabilities: legacyCapabilities}, rt.method)
 }
 
 // taskParams holds the params of a tasks method.

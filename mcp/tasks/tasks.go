@@ -181,7 +181,6 @@ func Enable(s *mcp.Server, o *Options) *Runtime {
 	}
 	rt := newRuntime(s, opts)
 	rt.addMethods()
-	rt.addLegacy()
 	s.OnClose(rt.cancelAll)
 	return rt
 }
