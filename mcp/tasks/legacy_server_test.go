@@ -283,12 +283,13 @@ func TestLegacyServerTaskCallPollAndResult(t *testing.T) {
 	}
 	log.mu.Lock()
 	defer log.mu.Unlock()
-	var sawCaps, sawListing, sawCreate, sawRelated bool
+	var sawCaps, sawListing, sawCreate, sawRelated, sawAsk bool
 	for _, m := range log.msgs {
 		s := string(m.raw)
 		sawCaps = sawCaps || strings.Contains(s, `"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
 		sawListing = sawListing || strings.Contains(s, `"name":"ask"`) && strings.Contains(s, `"execution":{"taskSupport":"required"}`) && strings.Contains(s, `"execution":{"taskSupport":"optional"}`)
 		sawCreate = sawCreate || !m.fromClient && strings.Contains(s, `"result":{"task":{"taskId":`)
+		sawAsk = sawAsk || !m.fromClient && strings.Contains(s, `"method":"elicitation/create"`) && strings.Contains(s, `"Your name?"`)
 		sawRelated = sawRelated || strings.Contains(s, `"hello Ada"`) && strings.Contains(s, `"io.modelcontextprotocol/related-task":{"taskId":`)
 		if !m.fromClient && strings.Contains(s, `"protocolVersion":"2025-11-25"`) && strings.Contains(s, `"extensions"`) {
 			t.Errorf("initialize declares the tasks extension to a session: %s", s)
@@ -297,8 +298,8 @@ func TestLegacyServerTaskCallPollAndResult(t *testing.T) {
 			t.Errorf("plain is listed with execution: %s", s)
 		}
 	}
-	if !sawCaps || !sawListing || !sawCreate || !sawRelated {
-		t.Fatalf("capability %v, listing %v, CreateTaskResult %v, related-task result %v", sawCaps, sawListing, sawCreate, sawRelated)
+	if !sawCaps || !sawListing || !sawCreate || !sawRelated || !sawAsk {
+		t.Fatalf("capability %v, listing %v, CreateTaskResult %v, related-task result %v, live question %v", sawCaps, sawListing, sawCreate, sawRelated, sawAsk)
 	}
 }
 
@@ -399,13 +400,35 @@ func TestLegacyServerTaskIgnoredBefore20251125(t *testing.T) {
 	h, _, _, _ := legacyTaskServer(t)
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
+	post, init := legacySession(t, hs.URL, "2025-06-18", `{"tasks":{}}`)
+	if strings.Contains(init, `"tasks":{`) {
+		t.Fatalf("initialize: %s", init)
+	}
+	list := post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if !strings.Contains(list, `"name":"quick"`) || strings.Contains(list, `"execution"`) {
+		t.Fatalf("tools/list: %s", list)
+	}
+	call := post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"quick","arguments":{},"task":{"ttl":1000}}}`)
+	if !strings.Contains(call, `"text":"quick"`) || strings.Contains(call, `"taskId"`) {
+		t.Fatalf("tools/call: %s", call)
+	}
+	if got := post(`{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"x"}}`); !strings.Contains(got, `"code":-32601`) {
+		t.Fatalf("tasks/get on 2025-06-18: %s", got)
+	}
+}
+
+// legacySession opens a session of version on hs with the client
+// capabilities caps and returns a function posting a request on it, and
+// the initialize response.
+func legacySession(t *testing.T, url, version, caps string) (func(body string) string, string) {
+	t.Helper()
 	post := func(sid, body string) (http.Header, string) {
-		r, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
+		r, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Accept", "application/json, text/event-stream")
 		if sid != "" {
 			r.Header.Set("Mcp-Session-Id", sid)
-			r.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+			r.Header.Set("Mcp-Protocol-Version", version)
 		}
 		resp, err := http.DefaultClient.Do(r)
 		if err != nil {
@@ -415,18 +438,32 @@ func TestLegacyServerTaskIgnoredBefore20251125(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.Header, string(b)
 	}
-	hdr, init := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"tasks":{}},"clientInfo":{"name":"old","version":"1"}}}`)
+	hdr, init := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`)
 	sid := hdr.Get("Mcp-Session-Id")
-	if sid == "" || !strings.Contains(init, `"protocolVersion":"2025-06-18"`) || strings.Contains(init, `"tasks":{`) {
+	if sid == "" || !strings.Contains(init, `"protocolVersion":"`+version+`"`) {
 		t.Fatalf("initialize: %s", init)
 	}
 	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	_, list := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-	if !strings.Contains(list, `"name":"quick"`) || strings.Contains(list, `"execution"`) {
-		t.Fatalf("tools/list: %s", list)
+	return func(body string) string { _, b := post(sid, body); return b }, init
+}
+
+// On 2025-11-25, a Required tool called without a task is -32601, and a
+// task member from a client that did not declare tasks is ignored.
+func TestLegacyServerTaskNeedsTheTaskMemberAndTheCapability(t *testing.T) {
+	t.Parallel()
+	h, log, _, _ := legacyTaskServer(t)
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	with, _ := legacySession(t, hs.URL, "2025-11-25", `{"tasks":{}}`)
+	if got := with(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{}}}`); !strings.Contains(got, `"code":-32601`) {
+		t.Fatalf("a required task tool called plainly: %s", got)
 	}
-	_, call := post(sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"quick","arguments":{},"task":{"ttl":1000}}}`)
-	if !strings.Contains(call, `"text":"quick"`) || strings.Contains(call, `"taskId"`) {
-		t.Fatalf("tools/call: %s", call)
+	without, _ := legacySession(t, hs.URL, "2025-11-25", `{}`)
+	if got := without(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"quick","arguments":{},"task":{}}}`); !strings.Contains(got, `"text":"quick"`) || strings.Contains(got, `"taskId"`) {
+		t.Fatalf("a task member without the tasks capability: %s", got)
 	}
+	if got := without(`{"jsonrpc":"2.0","id":3,"method":"tasks/list","params":{}}`); !strings.Contains(got, `"tasks":[]`) {
+		t.Fatalf("tasks/list: %s", got)
+	}
+	log.check(t)
 }
