@@ -665,7 +665,9 @@ func decodeInitialize(raw []byte) (*legacyInitParams, *failure) {
 			if jsonrpc.KindOf(v) != jsonrpc.KindObject || json.Unmarshal(v, &p.Capabilities) != nil {
 				return paramsError("capabilities must be a ClientCapabilities object")
 			}
-			p.Capabilities.Raw = append(json.RawMessage(nil), v...)
+			if len(v) <= maxRawCapabilities {
+				p.Capabilities.Raw = append(json.RawMessage(nil), v...)
+			}
 			hasCaps = true
 		case 2:
 			if jsonrpc.KindOf(v) != jsonrpc.KindObject || json.Unmarshal(v, &p.ClientInfo) != nil {

@@ -52,9 +52,13 @@ type ClientCapabilities struct {
 	Extensions   map[string]json.RawMessage `json:"extensions,omitempty"`
 	// Raw is the capabilities object as a session's initialize sent it,
 	// members this package does not define included (an extension reads
-	// its own there); nil on 2026-07-28 requests. It is not sent.
+	// its own there); nil on 2026-07-28 requests and for an object over
+	// 64 KiB. It is not sent.
 	Raw json.RawMessage `json:"-"`
 }
+
+// maxRawCapabilities bounds ClientCapabilities.Raw, which a session keeps.
+const maxRawCapabilities = 64 << 10
 
 // ElicitationCapabilities: an empty object means form mode only.
 type ElicitationCapabilities struct {
