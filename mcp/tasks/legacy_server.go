@@ -32,6 +32,7 @@ import (
 const (
 	legacyVersion = "2025-11-25"
 	methodList    = "tasks/list"
+	methodStatus  = "notifications/tasks/status"
 	// relatedTask is the _meta key tying a message to its task.
 	relatedTask = "io.modelcontextprotocol/related-task"
 	// legacyListPage is the page size of tasks/list.
@@ -181,13 +182,22 @@ func (rt *Runtime) legacyMethod(ctx context.Context, req *mcp.ExtensionRequest) 
 // legacyResult is tasks/result: it waits for the task to end, asking its
 // questions live on this request meanwhile, and answers what the
 // tools/call would have: the CallToolResult, the task's JSON-RPC error,
-// or an error for a cancelled task.
+// or an error for a cancelled task. A change of the task's status seen
+// while it waits is sent as notifications/tasks/status on its stream.
 func (rt *Runtime) legacyResult(ctx context.Context, id, principal string) (mcp.Result, error) {
+	var last Status
 	for {
 		t, err := rt.get(ctx, id, principal)
 		if err != nil {
 			return nil, err
 		}
+		if last != "" && t.Status != last {
+			// The revision's optional status notification, on this
+			// request's stream (best effort: a client gone away fails the
+			// request below anyway).
+			_ = mcp.Notify(ctx, methodStatus, toLegacy(t))
+		}
+		last = t.Status
 		switch t.Status {
 		case Completed:
 			return &mcp.ExtensionResult{Value: t.Result}, nil

@@ -283,12 +283,13 @@ func TestLegacyServerTaskCallPollAndResult(t *testing.T) {
 	}
 	log.mu.Lock()
 	defer log.mu.Unlock()
-	var sawCaps, sawListing, sawCreate, sawRelated, sawAsk bool
+	var sawCaps, sawListing, sawCreate, sawRelated, sawAsk, sawStatus bool
 	for _, m := range log.msgs {
 		s := string(m.raw)
 		sawCaps = sawCaps || strings.Contains(s, `"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
 		sawListing = sawListing || strings.Contains(s, `"name":"ask"`) && strings.Contains(s, `"execution":{"taskSupport":"required"}`) && strings.Contains(s, `"execution":{"taskSupport":"optional"}`)
 		sawCreate = sawCreate || !m.fromClient && strings.Contains(s, `"result":{"task":{"taskId":`)
+		sawStatus = sawStatus || !m.fromClient && strings.Contains(s, `"method":"notifications/tasks/status"`) && strings.Contains(s, `"status":"completed"`)
 		sawAsk = sawAsk || !m.fromClient && strings.Contains(s, `"method":"elicitation/create"`) && strings.Contains(s, `"Your name?"`)
 		sawRelated = sawRelated || strings.Contains(s, `"hello Ada"`) && strings.Contains(s, `"io.modelcontextprotocol/related-task":{"taskId":`)
 		if !m.fromClient && strings.Contains(s, `"protocolVersion":"2025-11-25"`) && strings.Contains(s, `"extensions"`) {
@@ -298,8 +299,8 @@ func TestLegacyServerTaskCallPollAndResult(t *testing.T) {
 			t.Errorf("plain is listed with execution: %s", s)
 		}
 	}
-	if !sawCaps || !sawListing || !sawCreate || !sawRelated || !sawAsk {
-		t.Fatalf("capability %v, listing %v, CreateTaskResult %v, related-task result %v, live question %v", sawCaps, sawListing, sawCreate, sawRelated, sawAsk)
+	if !sawCaps || !sawListing || !sawCreate || !sawRelated || !sawAsk || !sawStatus {
+		t.Fatalf("capability %v, listing %v, CreateTaskResult %v, related-task result %v, live question %v, status notification %v", sawCaps, sawListing, sawCreate, sawRelated, sawAsk, sawStatus)
 	}
 }
 
