@@ -174,7 +174,8 @@ func (s *Server) runOnClose() {
 
 // modernOnly reports whether an extension serves 2026-07-28 requests
 // only: it has custom methods and none is opened to sessions
-// (MethodSpec.Legacy) but as a method of a revision (MethodSpec.Core). Sessions of earlier revisions are not told of it.
+// (MethodSpec.Legacy) but as a method of a revision (MethodSpec.Core).
+// Sessions of earlier revisions are not told of it.
 func (t *extensionTable) modernOnly(ext string) bool {
 	has := false
 	for _, m := range t.methods {
@@ -244,7 +245,7 @@ func (s *Server) initializeCapabilities(rev *revision) any {
 			if add == nil {
 				add = map[string]json.RawMessage{}
 			}
-			add[string(jsonrpc.Key(k))] = json.RawMessage(v)
+			add[string(k)] = json.RawMessage(v)
 			return nil
 		})
 	}
@@ -268,12 +269,13 @@ func (s *Server) coreOf(method string) string {
 	return ""
 }
 
-// addMembers appends to the JSON object obj the members of add it does
-// not have, in name order.
+// addMembers appends to the JSON object obj the members of add (keyed by
+// their names as written in JSON, between the quotes) it does not have,
+// in name order.
 func addMembers(obj []byte, add map[string]json.RawMessage) []byte {
 	has := map[string]bool{}
 	_ = jsonrpc.Fields(obj, func(k, _ []byte) error {
-		has[string(jsonrpc.Key(k))] = true
+		has[string(k)] = true
 		return nil
 	})
 	names := make([]string, 0, len(add))
@@ -293,9 +295,9 @@ func addMembers(obj []byte, add map[string]json.RawMessage) []byte {
 			out = append(out, ',')
 		}
 		first = false
-		key, _ := json.Marshal(k)
-		out = append(out, key...)
-		out = append(out, ':')
+		out = append(out, '"')
+		out = append(out, k...)
+		out = append(out, `":`...)
 		out = append(out, add[k]...)
 	}
 	return append(out, '}')
@@ -324,7 +326,7 @@ func (r *revision) listedTools(res *ListToolsResult) Result {
 			if m := t.listing[r.version]; m != nil {
 				add := map[string]json.RawMessage{}
 				_ = jsonrpc.Fields(m, func(k, v []byte) error {
-					add[string(jsonrpc.Key(k))] = json.RawMessage(v)
+					add[string(k)] = json.RawMessage(v)
 					return nil
 				})
 				b = addMembers(b, add)
