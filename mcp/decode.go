@@ -307,6 +307,7 @@ func decodeCallTool(raw []byte, p *metaPresence) (Params, *Error) {
 		r.Arguments = json.RawMessage(v)
 		return nil
 	})
+	r.Params = json.RawMessage(raw)
 	return r, err
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
@@ -60,6 +61,18 @@ type MethodSpec struct {
 	// checked, and the result is sent without resultType or the server's
 	// identity. Without it a session's request gets -32601.
 	Legacy bool
+	// Core is the version of an earlier revision that defines the method
+	// itself (an extension that took over a feature of it, as 2026-07-28
+	// extensions do): the method is served on that revision's sessions,
+	// Legacy or not, and on no other session, and it does not make the
+	// extension declared in their initialize.
+	Core string
+	// Capabilities, for a Core method, are members added to the server's
+	// capabilities in the initialize result of the Core revision's
+	// sessions (a JSON object: {"name": {...}}), for a capability the
+	// revision defines that ServerCapabilities does not carry. A member
+	// the server declares itself is not replaced.
+	Capabilities json.RawMessage
 }
 
 // ExtensionRequest holds the params of a custom method.
@@ -358,7 +371,12 @@ func newCustomMethod(spec *MethodSpec, h extensionHandler) (*customMethod, error
 		return nil, fmt.Errorf("mcp: method %q is reserved (a method of the specification, a notification, or rpc.*)", sp.Name)
 	case !validExtensionName(sp.Extension):
 		return nil, fmt.Errorf("mcp: method %q: invalid extension identifier %q", sp.Name, sp.Extension)
+	case sp.Core != "" && !slices.Contains(legacyVersions, sp.Core):
+		return nil, fmt.Errorf("mcp: method %q: Core %q is not an earlier revision the server serves", sp.Name, sp.Core)
+	case sp.Capabilities != nil && (sp.Core == "" || jsonrpc.KindOf(sp.Capabilities) != jsonrpc.KindObject):
+		return nil, fmt.Errorf("mcp: method %q: Capabilities need a Core revision and a JSON object", sp.Name)
 	}
+	sp.Capabilities = append(json.RawMessage(nil), sp.Capabilities...)
 	m := &customMethod{spec: sp, handler: h, names: []string{"_meta"}, roles: []memberRole{roleMeta}, strip: []string{"_meta"}}
 	if sp.TargetMember != "" {
 		switch {
@@ -402,7 +420,7 @@ func (s *Server) customSpec(method string, modern bool) *methodSpec {
 		return nil
 	}
 	m := t.methods[method]
-	if m == nil || !modern && !m.spec.Legacy {
+	if m == nil || !modern && !m.spec.Legacy && m.spec.Core == "" {
 		return nil
 	}
 	return &m.ms

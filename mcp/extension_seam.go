@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
 // The public seams an extension package is built on, beyond custom
@@ -171,12 +174,13 @@ func (s *Server) runOnClose() {
 
 // modernOnly reports whether an extension serves 2026-07-28 requests
 // only: it has custom methods and none is opened to sessions
-// (MethodSpec.Legacy). Sessions of earlier revisions are not told of it.
+// (MethodSpec.Legacy) but as a method of a revision (MethodSpec.Core).
+// Sessions of earlier revisions are not told of it.
 func (t *extensionTable) modernOnly(ext string) bool {
 	has := false
 	for _, m := range t.methods {
 		if m.spec.Extension == ext {
-			if m.spec.Legacy {
+			if m.spec.Legacy && m.spec.Core == "" {
 				return false
 			}
 			has = true
@@ -201,4 +205,138 @@ func (s *Server) sessionCapabilities() ServerCapabilities {
 	}
 	c.Extensions = ext
 	return c
+}
+
+// WithListing returns the option o that also adds members (the members
+// of a JSON object) to the tool's tools/list entry on sessions that
+// negotiated version: a member an earlier revision defines that the
+// server's Tool does not carry (2025-11-25's execution). A member the
+// entry has already is not repeated.
+func (o ToolOption) WithListing(version string, members json.RawMessage) ToolOption {
+	return func(t *serverTool) {
+		if o != nil {
+			o(t)
+		}
+		if jsonrpc.KindOf(members) != jsonrpc.KindObject {
+			return
+		}
+		if t.tool.listing == nil {
+			t.tool.listing = map[string]json.RawMessage{}
+		}
+		t.tool.listing[version] = append(json.RawMessage(nil), members...)
+	}
+}
+
+// initializeCapabilities are the capabilities of a session's initialize
+// result: the revision's, with the MethodSpec.Capabilities of its Core
+// methods.
+func (s *Server) initializeCapabilities(rev *revision) any {
+	c := rev.capabilities(s.sessionCapabilities())
+	t := s.ext.Load()
+	if t == nil {
+		return c
+	}
+	var add map[string]json.RawMessage
+	for _, m := range t.methods {
+		if m.spec.Core != rev.version || len(m.spec.Capabilities) == 0 {
+			continue
+		}
+		_ = jsonrpc.Fields(m.spec.Capabilities, func(k, v []byte) error {
+			if add == nil {
+				add = map[string]json.RawMessage{}
+			}
+			add[string(k)] = json.RawMessage(v)
+			return nil
+		})
+	}
+	if len(add) == 0 {
+		return c
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return c
+	}
+	return json.RawMessage(addMembers(b, add))
+}
+
+// coreOf returns the MethodSpec.Core of the custom method ("" when none).
+func (s *Server) coreOf(method string) string {
+	if t := s.ext.Load(); t != nil {
+		if m := t.methods[method]; m != nil {
+			return m.spec.Core
+		}
+	}
+	return ""
+}
+
+// addMembers appends to the JSON object obj the members of add (keyed by
+// their names as written in JSON, between the quotes) it does not have,
+// in name order.
+func addMembers(obj []byte, add map[string]json.RawMessage) []byte {
+	has := map[string]bool{}
+	_ = jsonrpc.Fields(obj, func(k, _ []byte) error {
+		has[string(k)] = true
+		return nil
+	})
+	names := make([]string, 0, len(add))
+	for k := range add {
+		if !has[k] {
+			names = append(names, k)
+		}
+	}
+	if len(names) == 0 {
+		return obj
+	}
+	slices.Sort(names)
+	out := append([]byte(nil), obj[:len(obj)-1]...)
+	first := len(has) == 0
+	for _, k := range names {
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		out = append(out, '"')
+		out = append(out, k...)
+		out = append(out, `":`...)
+		out = append(out, add[k]...)
+	}
+	return append(out, '}')
+}
+
+// listedTools returns res with each tool's WithListing members for the
+// revision, or res when no tool has any.
+func (r *revision) listedTools(res *ListToolsResult) Result {
+	found := false
+	for _, t := range res.Tools {
+		if t != nil && t.listing[r.version] != nil {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return res
+	}
+	tools := make([]json.RawMessage, 0, len(res.Tools))
+	for _, t := range res.Tools {
+		b, err := json.Marshal(t)
+		if err != nil {
+			return res
+		}
+		if t != nil {
+			if m := t.listing[r.version]; m != nil {
+				add := map[string]json.RawMessage{}
+				_ = jsonrpc.Fields(m, func(k, v []byte) error {
+					add[string(k)] = json.RawMessage(v)
+					return nil
+				})
+				b = addMembers(b, add)
+			}
+		}
+		tools = append(tools, b)
+	}
+	return &ExtensionResult{Value: &struct {
+		Tools      []json.RawMessage `json:"tools"`
+		NextCursor *string           `json:"nextCursor,omitempty"`
+		Meta       Meta              `json:"_meta,omitempty"`
+	}{tools, res.NextCursor, res.Meta}}
 }

@@ -650,10 +650,10 @@ type legacyInitParams struct {
 
 // initializeResult is the result of initialize.
 type initializeResult struct {
-	ProtocolVersion string             `json:"protocolVersion"`
-	Capabilities    ServerCapabilities `json:"capabilities"`
-	ServerInfo      Implementation     `json:"serverInfo"`
-	Instructions    string             `json:"instructions,omitempty"`
+	ProtocolVersion string         `json:"protocolVersion"`
+	Capabilities    any            `json:"capabilities"` // ServerCapabilities, with session members (extension_seam.go)
+	ServerInfo      Implementation `json:"serverInfo"`
+	Instructions    string         `json:"instructions,omitempty"`
 }
 
 // httpInitialize is the one prelude of initialize on both HTTP paths of
@@ -690,6 +690,9 @@ func decodeInitialize(raw []byte) (*legacyInitParams, *failure) {
 			if jsonrpc.KindOf(v) != jsonrpc.KindObject || json.Unmarshal(v, &p.Capabilities) != nil {
 				return paramsError("capabilities must be a ClientCapabilities object")
 			}
+			if len(v) <= maxRawCapabilities {
+				p.Capabilities.Raw = append(json.RawMessage(nil), v...)
+			}
 			hasCaps = true
 		case 2:
 			if jsonrpc.KindOf(v) != jsonrpc.KindObject || json.Unmarshal(v, &p.ClientInfo) != nil {
@@ -716,7 +719,7 @@ func decodeInitialize(raw []byte) (*legacyInitParams, *failure) {
 func (s *Server) initializeResult(id jsonrpc.ID, ls *legacySession) []byte {
 	b, err := s.appendLegacyResult(nil, id, &initializeResult{
 		ProtocolVersion: ls.rev.version,
-		Capabilities:    ls.rev.capabilities(s.sessionCapabilities()),
+		Capabilities:    s.initializeCapabilities(ls.rev),
 		ServerInfo:      ls.rev.implementation(s.impl),
 		Instructions:    s.opts.Instructions,
 	})

@@ -145,6 +145,9 @@ func (ls *legacyScope) decode(s *Server, c *call) *failure {
 	spec := legacyMethods[msg.Method]
 	if spec == nil {
 		spec = s.customSpec(msg.Method, false) // AddMethod (extension.go)
+		if c := s.coreOf(msg.Method); spec != nil && c != "" && c != ls.rev.version {
+			spec = nil // another revision's own method (MethodSpec.Core)
+		}
 	}
 	if spec == nil {
 		e := jsonrpcError(CodeMethodNotFound, "Method not found: "+msg.Method)

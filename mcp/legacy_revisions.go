@@ -236,6 +236,15 @@ func each[T any](xs []T, f func(T) T) []T {
 // result returns res as the revision defines it: a shallow copy without
 // the members the revision lacks, or res itself when nothing needs to go.
 func (r *revision) result(res Result) Result {
+	res = r.trimmed(res)
+	if v, ok := res.(*ListToolsResult); ok {
+		return r.listedTools(v) // ToolOption.WithListing (extension_seam.go)
+	}
+	return res
+}
+
+// trimmed is res without the members the revision lacks.
+func (r *revision) trimmed(res Result) Result {
 	if r.full() {
 		return res
 	}

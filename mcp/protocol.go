@@ -50,7 +50,15 @@ type ClientCapabilities struct {
 	Roots        *RootsCapabilities         `json:"roots,omitempty"`
 	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
 	Extensions   map[string]json.RawMessage `json:"extensions,omitempty"`
+	// Raw is the capabilities object as a session's initialize sent it,
+	// members this package does not define included (an extension reads
+	// its own there); nil on 2026-07-28 requests and for an object over
+	// 64 KiB. It is not sent.
+	Raw json.RawMessage `json:"-"`
 }
+
+// maxRawCapabilities bounds ClientCapabilities.Raw, which a session keeps.
+const maxRawCapabilities = 64 << 10
 
 // ElicitationCapabilities: an empty object means form mode only.
 type ElicitationCapabilities struct {

@@ -69,6 +69,10 @@ type CallToolRequest struct {
 	Name string      `json:"name"`
 	// Arguments is the raw JSON object of arguments (nil when absent).
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Params is the params object as received, members this package
+	// does not define included (an extension reads its own there). It is
+	// not sent.
+	Params json.RawMessage `json:"-"`
 	retryParams
 }
 
@@ -169,6 +173,10 @@ type Tool struct {
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
 	Icons        []Icon           `json:"icons,omitempty"`
 	Meta         Meta             `json:"_meta,omitempty"`
+
+	// listing holds members added to the tool's tools/list entry on
+	// sessions, by negotiated version (ToolOption.WithListing).
+	listing map[string]json.RawMessage
 }
 
 // ToolAnnotations are hints about a tool's behaviour. Nil means unknown.

@@ -14,7 +14,10 @@ import (
 // The fixtures of the tasks extension scenarios (tasks-*, SEP-2663, not
 // scored): a sync tool, task tools that sleep, fail, fail at the protocol
 // level, ask one or two questions inside the task, and one that asks
-// through MRTR before it becomes a task.
+// through MRTR before it becomes a task. The same tools are 2025-11-25's
+// own tasks on sessions of that revision (rt.Support lists them with
+// execution.taskSupport; a task-augmented tools/call becomes a task at
+// once, followed with tasks/get, tasks/result, tasks/list, tasks/cancel).
 
 var (
 	greetArgs = json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)

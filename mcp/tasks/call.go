@@ -23,7 +23,7 @@ import (
 // for tools of the server rt was enabled on: the task's result is
 // encoded, and its principal derived, by that server.
 func (rt *Runtime) Support(mode Support) mcp.ToolOption {
-	return mcp.WrapTool(func(next mcp.ToolHandler) mcp.ToolHandler {
+	o := mcp.WrapTool(func(next mcp.ToolHandler) mcp.ToolHandler {
 		if mode == Forbidden {
 			return next
 		}
@@ -31,6 +31,14 @@ func (rt *Runtime) Support(mode Support) mcp.ToolOption {
 			return rt.call(ctx, mode, next, p)
 		}
 	})
+	// 2025-11-25 lists the tool's support (legacy_server.go).
+	switch mode {
+	case Optional:
+		o = o.WithListing(legacyVersion, json.RawMessage(`{"execution":{"taskSupport":"optional"}}`))
+	case Required:
+		o = o.WithListing(legacyVersion, json.RawMessage(`{"execution":{"taskSupport":"required"}}`))
+	}
+	return o
 }
 
 // taskStart lets a handler of a task-supporting tool turn its call into a
@@ -39,6 +47,10 @@ type taskStart struct {
 	rt *Runtime
 
 	created chan *Task // receives the seed once, on Start
+	// legacyTTL, for a 2025-11-25 task: the lifetime the request asked
+	// for (0: Options.TTL), at most Options.TTL.
+	legacy    bool
+	legacyTTL time.Duration
 
 	mu      sync.Mutex
 	lt      *liveTask
@@ -89,7 +101,11 @@ func Start(ctx context.Context) (context.Context, error) {
 		return ctx, errInternal
 	}
 	now := time.Now().UTC()
-	ttl := rt.opts.TTL.Milliseconds()
+	life := rt.opts.TTL
+	if ts.legacyTTL > 0 && ts.legacyTTL < life {
+		life = ts.legacyTTL
+	}
+	ttl := life.Milliseconds()
 	seed := &Task{
 		TaskID:         newTaskID(),
 		Status:         Working,
@@ -117,12 +133,13 @@ func Start(ctx context.Context) (context.Context, error) {
 		rt.log.Error("mcp: creating a task", "err", err)
 		return ctx, errInternal
 	}
-	lt := &liveTask{rt: rt, id: seed.TaskID, principal: principal, snap: seed, pending: map[string]*pendingInput{}, used: map[string]bool{}}
+	lt := &liveTask{rt: rt, id: seed.TaskID, principal: principal, snap: seed, pending: map[string]*pendingInput{}, used: map[string]bool{},
+		changed: make(chan struct{}), legacy: ts.legacy}
 	// The task's context keeps the request's values (e.g. the principal)
 	// but not its cancellation; it ends at the TTL or on tasks/cancel.
 	// The request can send nothing more, and the task's questions go to
 	// the task.
-	cctx, cancel := context.WithDeadline(mcp.Detach(ctx, &taskAsker{lt: lt}), now.Add(rt.opts.TTL))
+	cctx, cancel := context.WithDeadline(mcp.Detach(ctx, &taskAsker{lt: lt}), now.Add(life))
 	lt.cancel = cancel
 	tctx := context.WithValue(cctx, inTaskKey{}, lt)
 	if rt.shared != nil {
@@ -162,6 +179,9 @@ type toolOutcome struct {
 // it, the handler runs on its own goroutine so that Start can answer the
 // request while the handler goes on.
 func (rt *Runtime) call(ctx context.Context, mode Support, next mcp.ToolHandler, p *mcp.CallToolRequest) (mcp.ToolResponse, error) {
+	if legacyRequest(p.Meta.ProtocolVersion) {
+		return rt.legacyCall(ctx, mode, next, p)
+	}
 	if !mcp.ExtensionDeclared(ctx, Extension) {
 		if mode == Required {
 			return nil, missingExtension("tool " + strconv.Quote(p.Name))
@@ -237,7 +257,13 @@ func (rt *Runtime) settleResult(lt *liveTask, name string, r *mcp.CallToolResult
 	if r.Content == nil {
 		r.Content = []mcp.Content{}
 	}
-	b, err := rt.srv.MarshalResult(r)
+	var b []byte
+	var err error
+	if lt.legacy {
+		b, err = legacyToolResult(lt.id, r)
+	} else {
+		b, err = rt.srv.MarshalResult(r)
+	}
 	switch {
 	case err != nil:
 		rt.log.Error("mcp: encoding a task result", "tool", name, "err", err)

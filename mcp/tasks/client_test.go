@@ -492,8 +492,8 @@ func TestClientTaskBounds(t *testing.T) {
 }
 
 // TestClientTaskLegacySession: a 2025-11-25 session never declares the
-// extension, and a server without 2025-11-25 tasks (no
-// tasks.requests.tools.call) gets an ordinary tools/call.
+// extension, and a tool the client has not seen listed gets an ordinary
+// tools/call.
 func TestClientTaskLegacySession(t *testing.T) {
 	t.Parallel()
 	s, _, _ := newTaskServer(t, fastTasks)
@@ -506,9 +506,9 @@ func TestClientTaskLegacySession(t *testing.T) {
 	if got := resultText(t, res); got != "sync" {
 		t.Fatalf("got %q", got)
 	}
-	// tasks/get is a method of 2025-11-25 too: it is sent, and a server
-	// that does not serve that revision's tasks answers -32601.
-	if _, err := tasks.Get(c, "x", nil).Get(context.Background()); ErrorCode(err) != CodeMethodNotFound {
+	// tasks/get is a method of 2025-11-25 too: it is sent, and the
+	// server, which serves that revision's tasks, knows no task "x".
+	if _, err := tasks.Get(c, "x", nil).Get(context.Background()); ErrorCode(err) != CodeInvalidParams {
 		t.Fatalf("tasks/get on a legacy session: %v", err)
 	}
 	log.mu.Lock()

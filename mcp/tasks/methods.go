@@ -22,9 +22,19 @@ import (
 // addMethods registers the three methods.
 func (rt *Runtime) addMethods() {
 	rt.srv.AddExtension(Extension, nil)
-	for _, name := range []string{MethodGet, MethodUpdate, MethodCancel} {
-		rt.srv.AddMethod(&mcp.MethodSpec{Name: name, Extension: Extension, TargetMember: "taskId"}, rt.method)
+	// tasks/get and tasks/cancel are also 2025-11-25's own methods
+	// (legacy_server.go), as are tasks/result and tasks/list.
+	for _, name := range []string{MethodGet, MethodUpdate, MethodCancel, methodResult} {
+		core := legacyVersion
+		if name == MethodUpdate {
+			core = ""
+		}
+		// tasks/result asks the task's questions live (a carrier, so
+		// that it may ask).
+		rt.srv.AddMethod(&mcp.MethodSpec{Name: name, Extension: Extension, TargetMember: "taskId", Core: core, Carrier: name == methodResult}, rt.method)
 	}
+	// The tasks capability of 2025-11-25's initialize comes with tasks/list.
+	rt.srv.AddMethod(&mcp.MethodSpec{Name: methodList, Extension: Extension, Core: legacyVersion, Capabilities: legacyCapabilities}, rt.method)
 }
 
 // taskParams holds the params of a tasks method.
@@ -113,6 +123,12 @@ var errTooManyTasks = jsonrpcError(mcp.CodeInternalError, "Internal error: too m
 // exactly as an unknown one.
 func (rt *Runtime) method(ctx context.Context, req *mcp.ExtensionRequest) (mcp.Result, error) {
 	method := req.Method
+	if legacyRequest(req.Meta.ProtocolVersion) {
+		return rt.legacyMethod(ctx, req)
+	}
+	if method == methodResult || method == methodList {
+		return nil, jsonrpcError(mcp.CodeMethodNotFound, "Method not found: "+method+" is a method of protocol revision "+legacyVersion+" (use "+MethodGet+")")
+	}
 	p := &taskParams{TaskID: req.Target}
 	if method == MethodUpdate {
 		var e *mcp.Error

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -166,4 +168,25 @@ func (m *memoryStore) Update(_ context.Context, t *Task) error {
 	}
 	m.tasks[t.TaskID] = t
 	return nil
+}
+
+// list returns the unexpired tasks of principal, oldest first (ties by
+// id): tasks/list of 2025-11-25 sessions on the in-memory store.
+func (m *memoryStore) list(principal string) []*Task {
+	m.mu.Lock()
+	now := time.Now()
+	out := make([]*Task, 0)
+	for _, t := range m.tasks {
+		if !t.expired(now) && samePrincipal(t.Principal, principal) {
+			out = append(out, t)
+		}
+	}
+	m.mu.Unlock()
+	slices.SortFunc(out, func(a, b *Task) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.TaskID, b.TaskID)
+	})
+	return out
 }

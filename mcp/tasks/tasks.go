@@ -241,11 +241,18 @@ type liveTask struct {
 	asked   int                      // questions asked so far
 	used    map[string]bool          // every key issued (unique per task)
 	done    bool
+	// changed is closed (and replaced) on every new snapshot: a
+	// 2025-11-25 tasks/result waits on it (legacy_server.go).
+	changed chan struct{}
+	// legacy: created by a 2025-11-25 session's tools/call; its result
+	// is stored as that revision encodes it.
+	legacy bool
 }
 
 type pendingInput struct {
 	raw    json.RawMessage // the bare input request
 	answer chan json.RawMessage
+	asking bool // a 2025-11-25 tasks/result is asking it live
 }
 
 // newTaskID returns 128 bits from crypto/rand, base64url-encoded: an id
@@ -299,7 +306,12 @@ func (lt *liveTask) publishLocked(status Status, result json.RawMessage, e *mcp.
 		t.Status = Working
 	}
 	lt.snap = &t
-	return lt.rt.storeUpdate(&t)
+	err := lt.rt.storeUpdate(&t)
+	if lt.changed != nil {
+		close(lt.changed)
+	}
+	lt.changed = make(chan struct{})
+	return err
 }
 
 // republishLocked writes the state after the pending questions changed;
