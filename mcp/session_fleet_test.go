@@ -1162,9 +1162,28 @@ func TestOurClientsGETStreamMovesToAnotherInstanceWhenItsHolderDies(t *testing.T
 	var h int
 	waitFor(t, "the client's GET stream to open", func() bool { h = holderOf(); return h >= 0 })
 	other := 1 - h
-	f.servers[h].ResourceUpdated("test://watched")
-	if u := <-got; u != "test://watched" {
-		t.Fatalf("got %q", u)
+	// The holder hears of the subscription over the bus (it reloads the
+	// record when told): until then an update is not for the session.
+	func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		deadline := time.After(10 * time.Second)
+		for {
+			f.servers[h].ResourceUpdated("test://watched")
+			select {
+			case u := <-got:
+				if u != "test://watched" {
+					t.Fatalf("got %q", u)
+				}
+				return
+			case <-tick.C:
+			case <-deadline:
+				t.Fatal("no resource update reached the client through its GET stream's holder")
+			}
+		}
+	}()
+	for len(got) > 0 {
+		<-got // the updates sent while waiting
 	}
 	// The holder dies: no more requests, bus or connections.
 	f.mu.Lock()
