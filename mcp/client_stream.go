@@ -578,13 +578,16 @@ func (t *streamClientTransport) watchIdle() {
 // readLoop reads for every call in flight, until none is; on a legacy
 // session it reads between calls as well, until a call made since it
 // started (or in flight then) got its response and none is in flight.
+// Where the stream has no read deadline, a call whose context can end
+// cannot read for itself, so there readLoop goes on reading for the
+// whole session, as it did before calls read their own responses.
 func (t *streamClientTransport) readLoop() {
 	t.mu.Lock()
 	start, busy := t.gen, t.calls.lenLocked() > 0
 	t.mu.Unlock()
 	for t.readOne() {
 		t.mu.Lock()
-		if t.err == nil && t.calls.lenLocked() == 0 && (!t.session || busy || t.gen != start) {
+		if t.err == nil && t.calls.lenLocked() == 0 && (!t.session || t.deadline != nil && (busy || t.gen != start)) {
 			t.stopReadingLocked()
 			t.mu.Unlock()
 			return

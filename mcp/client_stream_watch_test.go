@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 )
@@ -109,5 +110,48 @@ func TestStreamLegacyIdleWatchStopsWithTheTransport(t *testing.T) {
 	defer st.mu.Unlock()
 	if st.watching {
 		t.Error("the idle watch is still armed after Close")
+	}
+}
+
+// plainPair is a stream without read deadlines (io.Pipe).
+type plainPair struct {
+	r *io.PipeReader
+	w *io.PipeWriter
+}
+
+func (p plainPair) Read(b []byte) (int, error)  { return p.r.Read(b) }
+func (p plainPair) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p plainPair) Close() error                { p.w.Close(); return p.r.Close() }
+
+// On a stream without read deadlines, calls whose context can end are
+// read for by one goroutine for the whole session; calls and the
+// server's requests between them are served as on any stream.
+func TestStreamLegacySessionWithoutReadDeadlines(t *testing.T) {
+	t.Parallel()
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	f := &fakeStream{t: t, lines: make(chan map[string]any, 64), w: sw}
+	go f.read(sr)
+	c := NewClient(NewStreamClientTransport(plainPair{cr, cw}, nil), &ClientOptions{Mode: ModeLegacy})
+	t.Cleanup(func() { c.Close(); sw.Close(); sr.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	first := callAsync(c, ctx, "first")
+	f.handshake("2025-11-25")
+	for i := range 4 {
+		ch := first
+		if i > 0 {
+			ch = callAsync(c, ctx, fmt.Sprint("call", i))
+		}
+		m := f.next()
+		f.send(textResult(m["id"], "ok"))
+		if out := waitResult(t, ch); out.err != nil {
+			t.Fatalf("call %d: %v", i, out.err)
+		}
+		time.Sleep(time.Duration(i) * 2 * time.Millisecond)
+		f.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"ping%d","method":"ping"}`, i))
+		if m := f.next(); m["id"] != fmt.Sprint("ping", i) || m["result"] == nil {
+			t.Fatalf("the ping after call %d got %v", i, m)
+		}
 	}
 }
