@@ -190,7 +190,8 @@ type streamClientTransport struct {
 	// leader is the id of the call that does, 0 for readLoop;
 	// interrupted, that the leader's context ended (or its due time
 	// passed) and the read deadline was set to stop it; session, that
-	// initialize was sent (a legacy session: read at all times). lines
+	// initialize was sent (a legacy session: read between calls too,
+	// see watch). lines
 	// belongs to the reader.
 	reading     bool
 	leader      int64
