@@ -554,8 +554,9 @@ func (t *streamClientTransport) stopReadingLocked() {
 const watchTick = time.Millisecond
 
 // watchIdle is the idle watch firing: when nothing reads and no call was
-// made since the last tick, it reads (readLoop); when a call reads, that
-// call arms the watch again once it stopped.
+// made since the last tick, it reads (readLoop), whether or not a call is
+// in flight; when a call reads, that call arms the watch again once it
+// stopped.
 func (t *streamClientTransport) watchIdle() {
 	t.mu.Lock()
 	if t.err != nil || t.reading || !t.watching {
@@ -563,13 +564,17 @@ func (t *streamClientTransport) watchIdle() {
 		t.mu.Unlock()
 		return
 	}
-	if t.gen != t.seen || t.calls.lenLocked() > 0 {
-		// A call was made (or is being written): it reads for itself.
+	if t.gen != t.seen {
+		// A call was made since the last tick: it reads for itself.
 		t.seen = t.gen
 		t.watch.Reset(watchTick)
 		t.mu.Unlock()
 		return
 	}
+	// Nothing read for a tick and no call made. A call made before the
+	// last tick that does not read yet is still writing its request,
+	// perhaps blocked because the server is itself blocked writing to
+	// us: read, and that call gets its response from readLoop.
 	t.watching = false
 	t.reading, t.leader = true, 0
 	t.mu.Unlock()

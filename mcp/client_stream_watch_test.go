@@ -1,9 +1,13 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -153,5 +157,78 @@ func TestStreamLegacySessionWithoutReadDeadlines(t *testing.T) {
 		if m := f.next(); m["id"] != fmt.Sprint("ping", i) || m["result"] == nil {
 			t.Fatalf("the ping after call %d got %v", i, m)
 		}
+	}
+}
+
+// A 2025-11-25 server may write to the client while the client is still
+// writing a request the server has not read yet: the client reads it,
+// even though the call being written has not begun to read, so that
+// neither side waits on the other forever.
+func TestStreamLegacyCallBlockedWritingStillReadsTheServer(t *testing.T) {
+	t.Parallel()
+	cr, sw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr, cw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sw.Close(); sr.Close() })
+	big := strings.Repeat("x", 256<<10) // more than a pipe holds
+	served := make(chan error, 1)
+	go func() {
+		served <- func() error {
+			in := bufio.NewReaderSize(sr, 64<<10)
+			var m map[string]any
+			line, err := in.ReadBytes('\n')
+			if err != nil || json.Unmarshal(line, &m) != nil || m["method"] != methodInitialize {
+				return fmt.Errorf("want initialize, got %q (%v)", line, err)
+			}
+			fmt.Fprintf(sw, `{"jsonrpc":"2.0","id":%v,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"1"}}}`+"\n", m["id"])
+			if line, err = in.ReadBytes('\n'); err != nil || !strings.Contains(string(line), notificationInitialized) {
+				return fmt.Errorf("want notifications/initialized, got %q (%v)", line, err)
+			}
+			// The call's first bytes, then a notification larger than
+			// the pipe before reading on.
+			head := make([]byte, 64)
+			if _, err := io.ReadFull(in, head); err != nil {
+				return err
+			}
+			if _, err := fmt.Fprintf(sw, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":%q}}`+"\n", big); err != nil {
+				return err
+			}
+			rest, err := in.ReadBytes('\n')
+			if err != nil {
+				return err
+			}
+			if err := json.Unmarshal(append(head, rest...), &m); err != nil {
+				return err
+			}
+			_, err = io.WriteString(sw, textResult(m["id"], "done")+"\n")
+			return err
+		}()
+	}()
+	logs := make(chan int, 1)
+	c := NewClient(NewStreamClientTransport(filePair{cr, cw}, nil), &ClientOptions{Mode: ModeLegacy,
+		OnLog: func(m *LoggingMessageParams) { s, _ := m.Data.(string); logs <- len(s) }})
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.CallTool(ctx, "big", map[string]any{"text": big}, nil)
+	if err != nil {
+		t.Fatalf("the call: %v", err)
+	}
+	if got := res.Content[0].(*TextContent).Text; got != "done" {
+		t.Errorf("the call returned %q", got)
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	if n := waitResult(t, logs); n != len(big) {
+		t.Errorf("the notification arrived with %d bytes, want %d", n, len(big))
 	}
 }
