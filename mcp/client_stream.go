@@ -58,8 +58,10 @@ const (
 // *os.File pipe, a net.Conn, NewInMemoryTransports). Otherwise, and
 // whenever calls overlap, one goroutine reads for all of them. On a
 // 2026-07-28 session the server writes nothing between calls, so nothing
-// reads then; once initialize opened a 2025-11-25 session, which the
-// server may speak on at any time, something always reads.
+// reads then. Once initialize opened a 2025-11-25 session, which the
+// server may speak on at any time, a call still reads its own response,
+// and a watch makes a goroutine read whenever no call has been made for
+// a millisecond or so, until the next call's response came.
 func NewStreamClientTransport(rwc io.ReadWriteCloser, opts *StreamClientOptions) ClientTransport {
 	t := newStreamClientTransport(rwc, rwc, rwc.Close, opts)
 	_, t.memory = rwc.(*linepipe.End)
@@ -188,13 +190,27 @@ type streamClientTransport struct {
 	// leader is the id of the call that does, 0 for readLoop;
 	// interrupted, that the leader's context ended (or its due time
 	// passed) and the read deadline was set to stop it; session, that
-	// initialize was sent (a legacy session: read at all times). lines
+	// initialize was sent (a legacy session: read between calls too,
+	// see watch). lines
 	// belongs to the reader.
 	reading     bool
 	leader      int64
 	interrupted bool
 	session     bool
 	lines       linepipe.Reader
+
+	// The idle watch of a legacy session (under mu): a server may send a
+	// request or a notification between calls, when no call reads.
+	// Whoever stops reading while no call is in flight arms watch
+	// (watching); when it fires and finds no reader and no call made
+	// since it was armed (gen, counting the calls, still seen), readLoop
+	// reads until a call's response came with no other call in flight.
+	// While calls come back to back it fires once per watchTick and finds
+	// a call reading or a new one made.
+	watch    *time.Timer
+	watching bool
+	gen      uint64
+	seen     uint64
 
 	answers answerSlots // bound the answers to the server's requests
 }
@@ -296,6 +312,7 @@ func (t *streamClientTransport) roundTrip(ctx context.Context, r *wireRequest) (
 		return nil, err
 	}
 	t.calls.addLocked(r.id, c)
+	t.gen++
 	if r.method == methodInitialize {
 		t.session = true
 	}
@@ -506,22 +523,78 @@ func (t *streamClientTransport) expire() {
 }
 
 // handOver is called, under mu, by a reader about to stop: readLoop goes
-// on reading while calls are in flight or a legacy session is open.
+// on reading while calls are in flight; on a legacy session with none,
+// the idle watch is armed.
 func (t *streamClientTransport) handOver() {
-	if t.err == nil && (t.calls.lenLocked() > 0 || t.session) {
+	if t.err == nil && t.calls.lenLocked() > 0 {
 		go t.readLoop()
 		return
 	}
-	t.reading = false
+	t.stopReadingLocked()
 }
 
-// readLoop reads for every call in flight, until none is and no legacy
-// session is open.
+// stopReadingLocked says, under mu, that nothing reads any more, and on
+// a legacy session arms the idle watch.
+func (t *streamClientTransport) stopReadingLocked() {
+	t.reading = false
+	if t.err != nil || !t.session || t.watching {
+		return
+	}
+	t.watching, t.seen = true, t.gen
+	if t.watch == nil {
+		t.watch = time.AfterFunc(watchTick, t.watchIdle)
+	} else {
+		t.watch.Reset(watchTick)
+	}
+}
+
+// watchTick is the period of a legacy session's idle watch: the longest
+// the server's request or notification sent between calls waits, beyond
+// a tick, before something reads it.
+const watchTick = time.Millisecond
+
+// watchIdle is the idle watch firing: when nothing reads and no call was
+// made since the last tick, it reads (readLoop), whether or not a call is
+// in flight; when a call reads, that call arms the watch again once it
+// stopped.
+func (t *streamClientTransport) watchIdle() {
+	t.mu.Lock()
+	if t.err != nil || t.reading || !t.watching {
+		t.watching = false
+		t.mu.Unlock()
+		return
+	}
+	if t.gen != t.seen {
+		// A call was made since the last tick: it reads for itself.
+		t.seen = t.gen
+		t.watch.Reset(watchTick)
+		t.mu.Unlock()
+		return
+	}
+	// Nothing read for a tick and no call made. A call made before the
+	// last tick that does not read yet is still writing its request,
+	// perhaps blocked because the server is itself blocked writing to
+	// us: read, and that call gets its response from readLoop.
+	t.watching = false
+	t.reading, t.leader = true, 0
+	t.mu.Unlock()
+	t.readLoop()
+}
+
+// readLoop reads for every call in flight, until none is; on a legacy
+// session it reads between calls as well, until a call made since it
+// started (or in flight then) got its response and none is in flight.
+// Where the stream has no read deadline, a call whose context can end
+// cannot read for itself, so there readLoop goes on reading for the
+// whole session, as it did before calls read their own responses.
 func (t *streamClientTransport) readLoop() {
+	t.mu.Lock()
+	start, busy := t.gen, t.calls.lenLocked() > 0
+	t.mu.Unlock()
 	for t.readOne() {
 		t.mu.Lock()
-		if t.err == nil && t.calls.lenLocked() == 0 && !t.session {
-			t.reading = false
+		if t.err == nil && t.calls.lenLocked() == 0 && (!t.session || t.deadline != nil && (busy || t.gen != start)) {
+			t.stopReadingLocked()
 			t.mu.Unlock()
 			return
 		}

@@ -24,7 +24,12 @@ var (
 const DefaultMaxData = 4 << 20
 
 const (
-	readBufSize = 4096
+	// readBufSize is small because a client makes a Reader per SSE
+	// response: most events are a few hundred bytes, a longer line is
+	// read in pieces into the event's data, and the source is an HTTP
+	// body already buffered by net/http (a 4 KiB buffer here was most of
+	// the bytes a live-eliciting 2025 call allocated beyond raw's).
+	readBufSize = 512
 	// minReadBuf keeps the start of any line that matters (a known field
 	// name, its colon and the space after it) in the first piece of a line
 	// longer than the buffer.
@@ -47,7 +52,7 @@ var (
 // dropped; one byte order mark at the very start is skipped. Bytes are
 // taken as they are: invalid UTF-8 is passed on, not replaced.
 //
-// However long the input, it holds at most its 4 KiB read buffer, one
+// However long the input, it holds at most its 512-byte read buffer, one
 // event's data (maxData) and a few field values of maxLine each (the
 // event name, the last event ID, the line being read): a line or an
 // event past its bound is reported (ErrLineTooLong, ErrEventTooLarge) as
