@@ -307,6 +307,7 @@ func (f *sessionFleet) receive(b []byte) {
 			if _, err := lh.reload(hs); errors.Is(err, ErrSessionNotFound) {
 				lh.goneFromStore(hs)
 			}
+			f.ack(&m, true) // a subscription changed elsewhere waits for it (storeUpdate)
 		case fleetCancel:
 			hs.cancelled(m.Msg)
 		case fleetNotify:
@@ -585,7 +586,15 @@ func (hs *httpSession) storeUpdate(u SessionUpdate) (*SessionRecord, error) {
 	}
 	hs.apply(rec)
 	if rec.Instance != "" && rec.Instance != f.name {
-		f.publish(rec.Instance, fleetChanged, hs.id, nil)
+		if u.Subscribe != "" || u.Unsubscribe != "" {
+			// The holder writes the resource updates: the subscription
+			// is answered once it has read it (bounded: a holder that is
+			// gone does not hold the answer up), so that an update sent
+			// right after the answer reaches the client.
+			_, _, _ = f.ask(context.Background(), rec.Instance, &fleetMessage{Kind: fleetChanged, Session: hs.id}, fleetAckWait)
+		} else {
+			f.publish(rec.Instance, fleetChanged, hs.id, nil)
+		}
 	}
 	if prev != "" && prev != rec.Instance && prev != f.name {
 		// The former holder stops writing the session's notifications.

@@ -187,6 +187,10 @@ func (d *legacyDriver) session(i int) {
 				break
 			}
 			if d.stop.Load() {
+				// Cut short by Stop: the call may have run all the same.
+				d.mu.Lock()
+				d.failed[name] = true
+				d.mu.Unlock()
 				return
 			}
 			switch {

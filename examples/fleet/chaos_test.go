@@ -279,12 +279,14 @@ func (c *chaos) first(ctx context.Context, fl *flow) (*mcp.PendingCall, error) {
 		if errors.As(err, &pe) {
 			return pe.Call, nil
 		}
-		if try >= 10 || ctx.Err() != nil {
+		// About 12 s in all: longer than nginx keeps every instance out
+		// (fail_timeout) after the 503s of a store outage.
+		if try >= 30 || ctx.Err() != nil {
 			return nil, err
 		}
 		c.st().firstLegResends.Add(1)
 		c.eventf("flow %s: first leg sent again after: %v", fl.name, err)
-		time.Sleep(time.Duration(50*(try+1)) * time.Millisecond)
+		time.Sleep(time.Duration(min(50*(try+1), 500)) * time.Millisecond)
 	}
 }
 
