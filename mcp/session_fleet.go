@@ -305,7 +305,10 @@ func (f *sessionFleet) receive(b []byte) {
 			lh.closeSession(hs)
 		case fleetChanged:
 			if _, err := lh.reload(hs); errors.Is(err, ErrSessionNotFound) {
-				lh.goneFromStore(hs)
+				// Changed, then gone: ended by a DELETE or an eviction
+				// elsewhere, which that instance observes (its close
+				// message may come after this one), not an expiry.
+				lh.closeSession(hs)
 			}
 			f.ack(&m, true) // a subscription changed elsewhere waits for it (storeUpdate)
 		case fleetCancel:
