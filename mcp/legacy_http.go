@@ -438,7 +438,12 @@ func (lh *legacyHTTP) initialize(w http.ResponseWriter, r *http.Request, msg jso
 	}
 	if res := lh.register(hs, key, lh.s.fleet == nil); res != registered {
 		hs.legacySession.close()
-		if lh.s.fleet != nil {
+		if f := lh.s.fleet; f != nil {
+			// The record made above must not count against the party
+			// until it expires.
+			ctx, cancel := f.ctx()
+			_, _ = f.store.Delete(ctx, id)
+			cancel()
 			lh.endEverywhere(id)
 		}
 		msg2 := "Too many sessions: try again later"
