@@ -5,13 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"net/netip"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/roundtrip-mcp/roundtrip/internal/netaddr"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 	"github.com/roundtrip-mcp/roundtrip/redis/redisrate"
 )
@@ -37,7 +37,7 @@ func partyFlagsOf(fs *flag.FlagSet) *partyFlags {
 func (p *partyFlags) httpOptions(fs *flag.FlagSet, sf stateFlags) (mcp.HTTPOptions, error) {
 	var o mcp.HTTPOptions
 	var err error
-	if o.TrustedProxies, err = parsePrefixes(p.proxies); err != nil {
+	if o.TrustedProxies, err = netaddr.ParsePrefixes(p.proxies); err != nil {
 		return o, fmt.Errorf("-trusted-proxies: %w", err)
 	}
 	if p.rate == "" {
@@ -109,26 +109,4 @@ func parseRate(s string) (rate float64, burst int, err error) {
 		}
 	}
 	return rate, burst, nil
-}
-
-// parsePrefixes reads comma-separated CIDRs or bare IPs (a bare IP is its
-// own /32 or /128).
-func parsePrefixes(v string) ([]netip.Prefix, error) {
-	var ps []netip.Prefix
-	for s := range strings.SplitSeq(v, ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			continue
-		}
-		if p, err := netip.ParsePrefix(s); err == nil {
-			ps = append(ps, p.Masked())
-			continue
-		}
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			return nil, fmt.Errorf("%q is neither a CIDR nor an IP address", s)
-		}
-		a = a.Unmap()
-		ps = append(ps, netip.PrefixFrom(a, a.BitLen()))
-	}
-	return ps, nil
 }

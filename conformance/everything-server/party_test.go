@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roundtrip-mcp/roundtrip/internal/netaddr"
 	"github.com/roundtrip-mcp/roundtrip/redis/redistest"
 )
 
@@ -37,11 +38,11 @@ func TestRateLimitFlagForms(t *testing.T) {
 			t.Errorf("parseRate(%q) = %v, %v, %v", c.in, rate, burst, err)
 		}
 	}
-	ps, err := parsePrefixes("127.0.0.1, 10.9.0.0/16,::1")
+	ps, err := netaddr.ParsePrefixes("127.0.0.1, 10.9.0.0/16,::1")
 	if err != nil || fmt.Sprint(ps) != "[127.0.0.1/32 10.9.0.0/16 ::1/128]" {
 		t.Errorf("parsePrefixes: %v %v", ps, err)
 	}
-	if _, err := parsePrefixes("localhost"); err == nil {
+	if _, err := netaddr.ParsePrefixes("localhost"); err == nil {
 		t.Error("a name was taken as a proxy")
 	}
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)

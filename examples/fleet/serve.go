@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 
+	"github.com/roundtrip-mcp/roundtrip/internal/netaddr"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 	"github.com/roundtrip-mcp/roundtrip/otel"
 	"github.com/roundtrip-mcp/roundtrip/redis/redisfanout"
@@ -55,7 +56,7 @@ type serveFlags struct {
 	ledger       string
 	work         time.Duration
 	metricsAddr  string
-	proxies      []netip.Prefix // -trusted-proxies (party.go)
+	proxies      []netip.Prefix // -trusted-proxies (internal/netaddr)
 }
 
 // parseServeFlags reads the serve flags; usage (and errors) go to
@@ -78,7 +79,7 @@ func parseServeFlags(args []string, usage io.Writer) (serveFlags, error) {
 	fs.DurationVar(&f.work, "provision-time", 0, "how long provisioning takes, on the last leg (a stand-in for real work)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the metrics for Prometheus to scrape at http://`ADDR`/metrics, apart from /mcp (empty: no scrape endpoint; OTEL_* variables export over OTLP either way)")
 	fs.Func("trusted-proxies", "comma-separated `CIDRs` (or bare IPs) of the proxies in front (nginx): behind them a client's party, for the per-client session quota, is its X-Forwarded-For address", func(v string) (err error) {
-		f.proxies, err = parsePrefixes(v)
+		f.proxies, err = netaddr.ParsePrefixes(v)
 		return err
 	})
 	if err := fs.Parse(args); err != nil {

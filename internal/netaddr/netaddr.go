@@ -1,4 +1,6 @@
-package main
+// Package netaddr reads the address lists of command-line flags
+// (-trusted-proxies of the everything-server and of the fleet example).
+package netaddr
 
 import (
 	"fmt"
@@ -6,9 +8,9 @@ import (
 	"strings"
 )
 
-// parsePrefixes reads -trusted-proxies: comma-separated CIDRs or bare
-// IPs (a bare IP is its own /32 or /128).
-func parsePrefixes(v string) ([]netip.Prefix, error) {
+// ParsePrefixes reads comma-separated CIDRs or bare IPs (a bare IP is its
+// own /32 or /128); empty items are skipped.
+func ParsePrefixes(v string) ([]netip.Prefix, error) {
 	var ps []netip.Prefix
 	for s := range strings.SplitSeq(v, ",") {
 		if s = strings.TrimSpace(s); s == "" {
