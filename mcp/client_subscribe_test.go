@@ -7,58 +7,18 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/roundtrip-mcp/roundtrip/internal/testutil/wiretest"
-)
-
-// schema2025 is the published 2025-11-25 JSON Schema (testdata).
-var schema2025 = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	b, err := os.ReadFile("testdata/schema-2025-11-25.json")
-	if err != nil {
-		return nil, err
-	}
-	s := new(jsonschema.Schema)
-	return s, json.Unmarshal(b, s)
-})
-
-var (
-	resolvedMu   sync.Mutex
-	resolved2025 = map[string]*jsonschema.Resolved{}
 )
 
 // check2025 validates msg against the 2025-11-25 definition def.
 func check2025(t testing.TB, def string, msg []byte) {
 	t.Helper()
-	root, err := schema2025()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if root.Defs[def] == nil {
-		t.Fatalf("no $defs/%s in the 2025-11-25 schema", def)
-	}
-	resolvedMu.Lock()
-	r := resolved2025[def]
-	if r == nil {
-		s := &jsonschema.Schema{Schema: root.Schema, Ref: "#/$defs/" + def, Defs: root.Defs}
-		if r, err = s.Resolve(nil); err != nil {
-			resolvedMu.Unlock()
-			t.Fatal(err)
-		}
-		resolved2025[def] = r
-	}
-	resolvedMu.Unlock()
-	var v any
-	if err := json.Unmarshal(msg, &v); err != nil {
-		t.Fatalf("invalid JSON %q", msg)
-	}
-	if err := r.Validate(v); err != nil {
+	if err := wiretest.Validate(t, "2025-11-25", def, msg); err != nil {
 		t.Fatalf("%s does not match 2025-11-25 %s: %v", msg, def, err)
 	}
 }

@@ -1,5 +1,6 @@
 // Package wiretest checks what a server emits against the published
-// 2026-07-28 JSON Schema (the module's copy, mcp/testdata), for the
+// 2026-07-28 JSON Schema (the module's copy, mcp/testdata; Validate and
+// SchemaOf take an earlier revision's copy there too), for the
 // tests of package mcp and of its extensions. The method and
 // notification tables are string literals so that package mcp's own
 // tests can import it without a cycle.
@@ -23,20 +24,29 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
 )
 
-// schemaFile is the module's copy of the schema, from the module root.
-const schemaFile = "mcp/testdata/schema-2026-07-28.json"
+// schemaFile is the module's copy of a revision's schema, from the
+// module root.
+func schemaFile(revision string) string { return "mcp/testdata/schema-" + revision + ".json" }
+
+// wire is the modern revision, the one CheckWire and Schema use.
+const wire = "2026-07-28"
+
+type schemaSet struct {
+	once   sync.Once
+	root   *jsonschema.Schema
+	err    error
+	mu     sync.Mutex
+	byName map[string]*jsonschema.Resolved
+}
 
 var (
-	wireOnce   sync.Once
-	wireRoot   *jsonschema.Schema
-	wireErr    error
-	wireMu     sync.Mutex
-	wireByName = map[string]*jsonschema.Resolved{}
+	setsMu sync.Mutex
+	sets   = map[string]*schemaSet{}
 )
 
-// loadSchema reads schemaFile from the module root: the first folder up
-// from the test's working directory that has a go.mod.
-func loadSchema() (*jsonschema.Schema, error) {
+// loadSchema reads a revision's schema from the module root: the first
+// folder up from the test's working directory that has a go.mod.
+func loadSchema(revision string) (*jsonschema.Schema, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return nil, err
@@ -51,7 +61,7 @@ func loadSchema() (*jsonschema.Schema, error) {
 		}
 		dir = up
 	}
-	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(schemaFile)))
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(schemaFile(revision))))
 	if err != nil {
 		return nil, err
 	}
@@ -66,25 +76,53 @@ func loadSchema() (*jsonschema.Schema, error) {
 // fails t when the schema cannot be loaded or has no such definition.
 func Schema(t testing.TB, def string) *jsonschema.Resolved {
 	t.Helper()
-	wireOnce.Do(func() { wireRoot, wireErr = loadSchema() })
-	if wireErr != nil {
-		t.Fatalf("loading wire schema: %v", wireErr)
+	return SchemaOf(t, wire, def)
+}
+
+// SchemaOf returns definition def of the published schema of revision
+// (the module's copy in mcp/testdata), resolved; it fails t when the
+// schema cannot be loaded or has no such definition.
+func SchemaOf(t testing.TB, revision, def string) *jsonschema.Resolved {
+	t.Helper()
+	setsMu.Lock()
+	set := sets[revision]
+	if set == nil {
+		set = &schemaSet{byName: map[string]*jsonschema.Resolved{}}
+		sets[revision] = set
 	}
-	wireMu.Lock()
-	defer wireMu.Unlock()
-	if r := wireByName[def]; r != nil {
+	setsMu.Unlock()
+	set.once.Do(func() { set.root, set.err = loadSchema(revision) })
+	if set.err != nil {
+		t.Fatalf("loading the %s schema: %v", revision, set.err)
+	}
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	if r := set.byName[def]; r != nil {
 		return r
 	}
-	if wireRoot.Defs[def] == nil {
-		t.Fatalf("no $defs/%s in the wire schema", def)
+	if set.root.Defs[def] == nil {
+		t.Fatalf("no $defs/%s in the %s schema", def, revision)
 	}
-	s := &jsonschema.Schema{Schema: wireRoot.Schema, Ref: "#/$defs/" + def, Defs: wireRoot.Defs}
+	s := &jsonschema.Schema{Schema: set.root.Schema, Ref: "#/$defs/" + def, Defs: set.root.Defs}
 	r, err := s.Resolve(nil)
 	if err != nil {
 		t.Fatalf("resolving %s: %v", def, err)
 	}
-	wireByName[def] = r
+	set.byName[def] = r
 	return r
+}
+
+// Validate checks msg against definition def of revision's schema and
+// returns the mismatch (nil when it matches); it fails t when msg is not
+// JSON or the definition cannot be had.
+func Validate(t testing.TB, revision, def string, msg []byte) error {
+	t.Helper()
+	r := SchemaOf(t, revision, def)
+	var v any
+	if err := json.Unmarshal(msg, &v); err != nil {
+		t.Fatalf("invalid JSON %q", msg)
+	}
+	return r.Validate(v)
 }
 
 // responseDefs maps a method to the schema of its success response.
