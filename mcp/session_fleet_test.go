@@ -348,17 +348,19 @@ func TestASessionGoesOnWhenTheInstanceThatOpenedItIsGone(t *testing.T) {
 
 func TestAStoreReplicaIsDroppedWhenIdleWithoutEndingTheSession(t *testing.T) {
 	t.Parallel()
-	f := newTestFleet(t, 2, &HTTPOptions{Legacy: LegacyHTTPOptions{IdleTimeout: 300 * time.Millisecond}}, nil)
+	// An idle timeout of a second: a loaded machine (-race, make check) can
+	// leave a 300 ms session unused between two requests 100 ms apart.
+	f := newTestFleet(t, 2, &HTTPOptions{Legacy: LegacyHTTPOptions{IdleTimeout: time.Second}}, nil)
 	c := f.client(t, 0, `{}`) // A holds the session
 	f.route(1)
 	c.request(MethodToolsList, "")
 	// B's copy is used no more; A keeps the session alive in the store.
-	stop := time.Now().Add(600 * time.Millisecond)
+	stop := time.Now().Add(2 * time.Second)
 	for time.Now().Before(stop) {
 		if st := f.status(t, c, 0); st != http.StatusOK {
 			t.Fatalf("on A: %d", st)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 	if f.hs[1].legacy.sessionCount() != 0 {
 		t.Error("B's idle replica was not dropped")
@@ -368,18 +370,18 @@ func TestAStoreReplicaIsDroppedWhenIdleWithoutEndingTheSession(t *testing.T) {
 	}
 	// Used on B only, A (the holder) keeps its replica while the record
 	// lives: it writes the session's notifications related to no request.
-	stop = time.Now().Add(600 * time.Millisecond)
+	stop = time.Now().Add(2 * time.Second)
 	for time.Now().Before(stop) {
 		if st := f.status(t, c, 1); st != http.StatusOK {
 			t.Fatalf("on B: %d", st)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 	if f.hs[0].legacy.lookup(c.sid) == nil {
 		t.Error("the holder's replica was dropped while the session lives")
 	}
 	// Unused everywhere, the store expires it, and the holder lets go.
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond)
 	if st := f.status(t, c, 1); st != http.StatusNotFound {
 		t.Errorf("an idle session: %d, want 404", st)
 	}
