@@ -503,10 +503,9 @@ func (hs *httpSession) openLog(num uint64) {
 	defer hs.smu.Unlock()
 	if l := hs.logLocked(); l != nil {
 		l.Open(num)
-		if num != 0 && hs.lh.s.fleet != nil {
-			// The store knows a response stream from its priming event
-			// on, so that it resumes from the priming id on any instance
-			// (the GET stream needs none: resuming it takes it over).
+		if hs.lh.s.fleet != nil {
+			// The store knows the stream from its priming event on, so
+			// that it resumes from the priming id on any instance.
 			hs.replicate(SessionEvent{Stream: num})
 		}
 	}
