@@ -427,3 +427,31 @@ func TestCallsWithoutADeadlineGetTheDefault(t *testing.T) {
 		}
 	})
 }
+
+// closeCounter is a RoundTripper that counts CloseIdleConnections.
+type closeCounter struct {
+	http.RoundTripper
+	closes atomic.Int64
+}
+
+func (c *closeCounter) CloseIdleConnections() { c.closes.Add(1) }
+
+// Closing a Client leaves the idle connections of a caller's
+// http.Client alone: another request of the caller's may be about to
+// take one (net/http then fails it, "CloseIdleConnections called").
+func TestClosingAClientLeavesTheCallersConnectionsAlone(t *testing.T) {
+	t.Parallel()
+	var got seen
+	ts := answering(t, &got)
+	rt := &closeCounter{RoundTripper: http.DefaultTransport}
+	c := NewClient(NewHTTPClientTransport(ts.URL+"/mcp", &HTTPClientOptions{HTTPClient: &http.Client{Transport: rt}}), &ClientOptions{Mode: ModePinned, ProtocolVersion: LatestProtocolVersion})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.CallTool(ctx, "t", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if n := rt.closes.Load(); n != 0 {
+		t.Fatalf("the caller's transport had its idle connections closed %d times", n)
+	}
+}

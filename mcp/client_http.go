@@ -24,7 +24,9 @@ type HTTPClientOptions struct {
 	// ClientOptions.RequestTimeout instead: an SSE response may
 	// legitimately stay open for long). The transport sends with a copy
 	// whose CheckRedirect is its own (see FollowRedirects); the client
-	// given is not modified.
+	// given is not modified, and Client.Close leaves its idle
+	// connections to it (with nil, the transport has connections of its
+	// own and closes them).
 	HTTPClient *http.Client
 	// FollowRedirects lets the transport follow a server's redirects
 	// (3xx with a Location, at most 10 per request). By default every
@@ -133,7 +135,12 @@ func NewHTTPClientTransport(url string, opts *HTTPClientOptions) ClientTransport
 	}
 	t.sse.t = t
 	if t.hc == nil {
-		t.hc = &http.Client{}
+		// A transport of its own: closing this Client closes its idle
+		// connections, and those of a shared transport (the default
+		// one) may be handed to another client's request at that
+		// moment, which then fails.
+		t.hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		t.ownsConns = true
 	}
 	t.hc = redirectClient(t.hc, opts != nil && opts.FollowRedirects)
 	t.ctx, t.cancel = context.WithCancel(context.Background())
@@ -146,6 +153,7 @@ type httpClientTransport struct {
 	extra     http.Header
 	max       int
 	getStream bool
+	ownsConns bool // hc's transport is this transport's alone
 	hooks     *clientHooks
 
 	// ctx ends with the transport (the GET stream, answers in flight).
@@ -181,10 +189,13 @@ func (t *httpClientTransport) kind() string {
 	return "http"
 }
 
-// Close stops the GET stream and closes idle connections.
+// Close stops the GET stream and closes idle connections when the
+// transport made its own http.Client (a caller's is left as it is).
 func (t *httpClientTransport) Close() error {
 	t.cancel()
-	t.hc.CloseIdleConnections()
+	if t.ownsConns {
+		t.hc.CloseIdleConnections()
+	}
 	return nil
 }
 
