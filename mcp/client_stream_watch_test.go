@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // leaderOf waits until a call reads its own response on st (the
@@ -99,22 +101,17 @@ func TestStreamLegacyIdleWatchStopsWithTheTransport(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Within a few ticks the watch has something read between calls.
-	reading := false
-	for deadline := time.Now().Add(time.Second); !reading && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	testutil.Eventually(t, time.Second, "something to read the idle session", func() bool {
 		st.mu.Lock()
-		reading = st.reading && st.leader == 0
-		st.mu.Unlock()
-	}
-	if !reading {
-		t.Fatal("nothing reads the idle session")
-	}
+		defer st.mu.Unlock()
+		return st.reading && st.leader == 0
+	})
 	c.Close()
-	time.Sleep(5 * watchTick)
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.watching {
-		t.Error("the idle watch is still armed after Close")
-	}
+	testutil.Eventually(t, time.Second, "the idle watch to be disarmed after Close", func() bool {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return !st.watching
+	})
 }
 
 // plainPair is a stream without read deadlines (io.Pipe).

@@ -13,7 +13,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 )
 
 // A fleet for tests: n Servers sharing one memory SessionStore, each
@@ -108,12 +111,7 @@ func (f *testFleet) status(t *testing.T, c *legacyClient, i int) int {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, what, cond)
 }
 
 func TestASessionOpenedOnOneInstanceIsServedByAnother(t *testing.T) {
@@ -381,7 +379,10 @@ func TestAStoreReplicaIsDroppedWhenIdleWithoutEndingTheSession(t *testing.T) {
 		t.Error("the holder's replica was dropped while the session lives")
 	}
 	// Unused everywhere, the store expires it, and the holder lets go.
-	time.Sleep(1500 * time.Millisecond)
+	waitFor(t, "the store to expire the session", func() bool {
+		_, err := f.store.Load(context.Background(), c.sid)
+		return errors.Is(err, ErrSessionNotFound)
+	})
 	if st := f.status(t, c, 1); st != http.StatusNotFound {
 		t.Errorf("an idle session: %d, want 404", st)
 	}
@@ -390,6 +391,12 @@ func TestAStoreReplicaIsDroppedWhenIdleWithoutEndingTheSession(t *testing.T) {
 
 func TestTheMemorySessionStoreKeepsItsBounds(t *testing.T) {
 	t.Parallel()
+	// In a bubble: the idle expiry and the wait for an event pass on the
+	// bubble's clock.
+	synctest.Test(t, testTheMemorySessionStoreKeepsItsBounds)
+}
+
+func testTheMemorySessionStoreKeepsItsBounds(t *testing.T) {
 	ctx := context.Background()
 	st := NewMemorySessionStore()
 	mk := func(id, party string) *SessionRecord {
