@@ -126,7 +126,7 @@ func (a *asker) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elicit
 
 // sample is the Sampling handler.
 func (a *asker) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	return a.answerSampling(ctx, "", req)
+	return a.answerSampling(ctx, req)
 }
 
 // listRoots is the Roots handler: the --root flags.
@@ -155,7 +155,7 @@ func (a *asker) answer(ctx context.Context, key string, r mcp.InputRequest) (any
 	case *mcp.ElicitRequest:
 		return a.answerElicit(ctx, key, r)
 	case *mcp.CreateMessageRequest:
-		return a.answerSampling(ctx, key, r)
+		return a.answerSampling(ctx, r)
 	case *mcp.ListRootsRequest:
 		if a.roots == nil {
 			a.mu.Lock()
@@ -168,11 +168,14 @@ func (a *asker) answer(ctx context.Context, key string, r mcp.InputRequest) (any
 	return nil, fmt.Errorf("cannot answer a %s request", r.InputMethod())
 }
 
-func keyNote(key string) string {
-	if key == "" {
-		return ""
+// questionText is what the terminal shows of a question: its text, and
+// its key (mcp.Elicit derives one from the question) only when the text
+// is empty.
+func questionText(key, text string) string {
+	if text != "" || key == "" {
+		return text
 	}
-	return fmt.Sprintf(" (%s)", key)
+	return "(" + key + ")"
 }
 
 // answerElicit asks a form field by field, or asks whether to accept a
@@ -181,7 +184,7 @@ func (a *asker) answerElicit(ctx context.Context, key string, req *mcp.ElicitReq
 	defer a.hold()()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	fmt.Fprintf(a.w, "\n[server asks%s] %s\n", keyNote(key), req.Message)
+	fmt.Fprintf(a.w, "\n[server asks] %s\n", questionText(key, req.Message))
 	if req.Mode == mcp.ElicitModeURL {
 		fmt.Fprintf(a.w, "  Open this URL: %s\n", req.URL)
 		return a.confirm(ctx, false, &mcp.ElicitResult{Action: mcp.ElicitAccept})
@@ -239,11 +242,11 @@ func (a *asker) answerElicit(ctx context.Context, key string, req *mcp.ElicitReq
 }
 
 // answerSampling shows the conversation and reads the reply.
-func (a *asker) answerSampling(ctx context.Context, key string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+func (a *asker) answerSampling(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	defer a.hold()()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	fmt.Fprintf(a.w, "\n[server asks for a model reply%s] (at most %d tokens)\n", keyNote(key), req.MaxTokens)
+	fmt.Fprintf(a.w, "\n[server asks for a model reply] (at most %d tokens)\n", req.MaxTokens)
 	if req.ModelPreferences != nil && len(req.ModelPreferences.Hints) > 0 {
 		var names []string
 		for _, h := range req.ModelPreferences.Hints {

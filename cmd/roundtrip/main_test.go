@@ -403,6 +403,11 @@ func TestMultiRoundAndDecline(t *testing.T) {
 	if !strings.Contains(r.stderr, "How many GB for orders in us-east-1?") {
 		t.Errorf("the second round was not asked")
 	}
+	// The terminal shows each question's text, not the key mcp.Elicit
+	// derived from it.
+	if !strings.Contains(r.stderr, "[server asks] Which region?\n") {
+		t.Errorf("the question is not shown as its text alone")
+	}
 	// Declining is the tool's business: here an isError result.
 	r = cli(t, "!decline\n", "call", "--url", url, "provision", "name=orders")
 	r.must(t, exitToolError, "declined")
