@@ -93,7 +93,7 @@ gofmt_check() {
 # screenshot test of the MCP Apps example's page. The tests start their own
 # instances in temporary directories (Unix socket, loopback ports).
 ensure_services() {
-  local missing=()
+  local missing=() wanted=(chromium redis-server redis-sentinel nginx-light)
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
   command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
   command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
@@ -117,6 +117,11 @@ ensure_services() {
       echo "could not install: ${missing[*]}"
       return 1
     fi
+  fi
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    note "Debian packages: ${wanted[*]} (installed now: ${missing[*]})"
+  else
+    note "Debian packages: ${wanted[*]} (all present)"
   fi
   # The package may start a system nginx on port 80; the tests use their own.
   redis-server --version
