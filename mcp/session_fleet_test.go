@@ -360,7 +360,7 @@ func TestAStoreReplicaIsDroppedWhenIdleWithoutEndingTheSession(t *testing.T) {
 // replicaDroppedWhenIdle is one try of the test above; false when the
 // test stalled past the idle timeout between two requests.
 func replicaDroppedWhenIdle(t *testing.T) bool {
-	const idle = time.Second
+	const idle = 600 * time.Millisecond
 	f := newTestFleet(t, 2, &HTTPOptions{Legacy: LegacyHTTPOptions{IdleTimeout: idle}}, nil)
 	c := f.client(t, 0, `{}`) // A holds the session
 	f.route(1)
