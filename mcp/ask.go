@@ -802,6 +802,12 @@ func ElicitURL(ctx context.Context, message, url string, opts ...AskOption) (Eli
 
 // Sample asks the client's LLM for a message. Setting Tools or
 // ToolChoice needs the client's sampling.tools capability.
+//
+// Deprecated: sampling is deprecated in 2026-07-28 (SEP-2577) and may be
+// removed from a revision after 2027-07-28; it still works with every
+// client that declares it. New servers should call a model they have
+// access to themselves, and ask the user what only the user knows with
+// Elicit.
 func Sample(ctx context.Context, req *CreateMessageRequest, opts ...AskOption) (*CreateMessageResult, error) {
 	if req == nil || len(req.Messages) == 0 || req.MaxTokens <= 0 {
 		return nil, errors.New("mcp: Sample needs messages and a positive MaxTokens")
@@ -817,6 +823,11 @@ func Sample(ctx context.Context, req *CreateMessageRequest, opts ...AskOption) (
 }
 
 // ListRoots asks for the client's roots.
+//
+// Deprecated: roots are deprecated in 2026-07-28 (SEP-2577) and may be
+// removed from a revision after 2027-07-28; it still works with every
+// client that declares them. New servers should take the paths or URIs
+// they work on as tool arguments, or ask for them with Elicit.
 func ListRoots(ctx context.Context, opts ...AskOption) ([]Root, error) {
 	raw, _, err := askRaw(ctx, &ListRootsRequest{}, nil, opts, func(raw json.RawMessage) error {
 		_, err := InputResponses{"": raw}.Roots("")

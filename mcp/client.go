@@ -103,8 +103,14 @@ type ClientOptions struct {
 	// answers roots/list (declaring the roots capability, with
 	// listChanged on a legacy session: see Client.NotifyRootsChanged).
 	Elicitation func(ctx context.Context, req *ElicitRequest) (*ElicitResult, error)
-	Sampling    func(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error)
-	Roots       func(ctx context.Context, req *ListRootsRequest) (*ListRootsResult, error)
+	// Deprecated: sampling is deprecated in 2026-07-28 (SEP-2577) and
+	// may be removed from a revision after 2027-07-28; servers of every
+	// revision may still ask, and this handler answers them.
+	Sampling func(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error)
+	// Deprecated: roots are deprecated in 2026-07-28 (SEP-2577) and may
+	// be removed from a revision after 2027-07-28; servers of every
+	// revision may still ask, and this handler answers them.
+	Roots func(ctx context.Context, req *ListRootsRequest) (*ListRootsResult, error)
 	// SamplingTools declares sampling.tools: the Sampling handler
 	// supports tools and toolChoice.
 	SamplingTools bool

@@ -324,6 +324,9 @@ func legacyDiscover(era *clientEra) []byte {
 // (notifications/roots/list_changed) on a legacy session. The modern
 // era has no such notification (a server asks for roots when it needs
 // them); there it does nothing.
+//
+// Deprecated: roots are deprecated in 2026-07-28 (SEP-2577); see
+// ClientOptions.Roots.
 func (c *Client) NotifyRootsChanged(ctx context.Context) error {
 	era := c.era.Load()
 	if era == nil {

@@ -43,6 +43,12 @@ type LogHandlerOptions struct {
 // warning and error; Info+2 is notice; Error+4, +8, +12 are critical,
 // alert and emergency). Combine it with the server's own handler to log
 // to both. It never blocks the caller (see LogHandlerOptions.QueueSize).
+//
+// Deprecated: logging to the client is deprecated in 2026-07-28
+// (SEP-2577) and may be removed from a revision after 2027-07-28; it
+// still works with every client that asks for logs. New servers should
+// log to their own handler (Server.Logger, OpenTelemetry) and report a
+// call's progress with ReportProgress.
 func NewLogHandler(opts *LogHandlerOptions) slog.Handler {
 	h := &logHandler{size: 64}
 	if opts != nil {

@@ -125,10 +125,12 @@ func ExampleHarness_Rounds() {
 func ExampleReply() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "namer", Version: "1.0.0"}, nil)
 	mcp.AddTypedTool(srv, &mcp.Tool{Name: "name"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+		//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 		roots, err := mcp.ListRoots(ctx)
 		if err != nil {
 			return nil, err
 		}
+		//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 		res, err := mcp.Sample(ctx, &mcp.CreateMessageRequest{MaxTokens: 10, Messages: []mcp.SamplingMessage{
 			{Role: mcp.RoleUser, Content: []mcp.Content{&mcp.TextContent{Text: "Name the project in " + roots[0].URI}}},
 		}})

@@ -95,7 +95,9 @@ func New(t testing.TB, srv *mcp.Server, opts *Options) *Harness {
 	co.Mode = mcp.ModePinned
 	co.ProtocolVersion = string(h.era)
 	co.Elicitation = h.elicit
+	//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 	co.Sampling = h.sample
+	//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 	co.Roots = h.roots
 	co.Middleware = append(slices.Clone(co.Middleware), h.middleware)
 

@@ -49,12 +49,14 @@ func provision(ctx context.Context, req *mcp.CallToolRequest, in NoArgs) (*mcp.C
 	if err != nil {
 		return nil, err
 	}
+	//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 	name, err := mcp.Sample(ctx, &mcp.CreateMessageRequest{MaxTokens: 20, Messages: []mcp.SamplingMessage{
 		{Role: mcp.RoleUser, Content: []mcp.Content{&mcp.TextContent{Text: "Name a database in " + r.Region}}},
 	}})
 	if err != nil {
 		return nil, err
 	}
+	//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 	roots, err := mcp.ListRoots(ctx)
 	if err != nil {
 		return nil, err

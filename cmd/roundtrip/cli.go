@@ -125,9 +125,9 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "bound each request (each round of a call separately, not the time spent answering); 0: none")
 	fs.BoolVar(&o.json, "json", o.json, "print results as JSON, and failures as one JSON object on stdout")
 	fs.BoolVar(&o.plain, "plain", o.plain, "ask questions line by line even in a terminal (no arrow-key choices or masked input)")
-	fs.Var(&o.roots, "root", "expose a root: a file:// `URI` or a path (repeatable); declares the roots capability")
-	fs.StringVar(&o.logLevel, "log-level", o.logLevel, "ask the server for log messages at this `LEVEL` and above (debug, info, notice, warning, error, ...), printed on stderr")
-	fs.StringVar(&o.model, "model", o.model, "the model `NAME` reported in sampling replies typed by the user")
+	fs.Var(&o.roots, "root", "expose a root: a file:// `URI` or a path (repeatable); declares the roots capability (roots are deprecated in 2026-07-28, SEP-2577, and still served)")
+	fs.StringVar(&o.logLevel, "log-level", o.logLevel, "ask the server for log messages at this `LEVEL` and above (debug, info, notice, warning, error, ...), printed on stderr (logging is deprecated in 2026-07-28, SEP-2577, and still served)")
+	fs.StringVar(&o.model, "model", o.model, "the model `NAME` reported in sampling replies typed by the user (sampling is deprecated in 2026-07-28, SEP-2577, and still served)")
 	fs.BoolVar(&o.quiet, "quiet", o.quiet, "discard the stderr of a stdio server")
 	fs.IntVar(&o.maxRounds, "max-rounds", o.maxRounds, "give up after this many input rounds of one call")
 	fs.StringVar(&o.config, "config", o.config, "read named servers from `FILE` (mcpServers format; default: $"+envConfig+", else roundtrip/config.json in the user config directory merged with ./.mcp.json)")
@@ -466,6 +466,8 @@ Common flags (accepted by every command, before or after it; help flags):
   -H 'Name: value'  --legacy  --sse  --protocol-version V  --timeout D  --json
   --root PATH|URI  --log-level L  --model NAME  --quiet  --max-rounds N
   --allow-command (run a project file's or saved call's command without asking)
+  (--root, --log-level and the sampling replies serve roots, logging and
+  sampling, deprecated in 2026-07-28 by SEP-2577 and still served)
   --oauth  --oauth-redirect URL  --oauth-token-file FILE  --oauth-browser
   --oauth-issuer ISSUER --oauth-client-id ID [--oauth-client-secret SECRET]
 
@@ -598,14 +600,16 @@ func (s *session) connect() (*mcp.Client, error) {
 	copts := &mcp.ClientOptions{
 		Info:        mcp.Implementation{Name: "roundtrip-cli", Version: version},
 		Elicitation: s.ui.elicit,
-		Sampling:    s.ui.sample,
-		MaxRounds:   o.maxRounds,
-		Logger:      slog.New(slog.NewTextHandler(s.errw, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
+		Sampling:  s.ui.sample,
+		MaxRounds: o.maxRounds,
+		Logger:    slog.New(slog.NewTextHandler(s.errw, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if !s.perRound {
 		copts.RequestTimeout = o.timeout
 	}
 	if len(s.ui.roots) > 0 {
+		//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 		copts.Roots = s.ui.listRoots
 	}
 	switch {

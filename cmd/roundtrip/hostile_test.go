@@ -66,6 +66,7 @@ func hostileServer() *mcp.Server {
 			return mcp.TextResult(evil("never called")), nil
 		})
 	mcp.AddTypedTool(srv, &mcp.Tool{Name: "evil", Description: evil("asks and logs")}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+		//lint:ignore SA1019 logging to the client, deprecated in 2026-07-28, is still served to the revisions that have it
 		toClient := slog.New(mcp.NewLogHandler(&mcp.LogHandlerOptions{Logger: evilMark}))
 		toClient.WarnContext(ctx, evil("log message"))
 		toClient.WarnContext(ctx, "data", "k", evil("log data"))
@@ -89,6 +90,7 @@ func hostileServer() *mcp.Server {
 		return mcp.TextResult(evil(string(a))), nil
 	})
 	mcp.AddTypedTool(srv, &mcp.Tool{Name: "evil-sample", Description: "sampling"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+		//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 		_, err := mcp.Sample(ctx, &mcp.CreateMessageRequest{MaxTokens: 5, SystemPrompt: evil("system"),
 			ModelPreferences: &mcp.ModelPreferences{Hints: []mcp.ModelHint{{Name: evilMark}}},
 			Messages:         []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: []mcp.Content{&mcp.TextContent{Text: evil("sampled")}}}}})

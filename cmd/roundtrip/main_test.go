@@ -161,6 +161,7 @@ func testServerWith(opts *mcp.ServerOptions) *mcp.Server {
 		return mcp.TextResult("action: " + string(a)), nil
 	})
 	mcp.AddTypedTool(srv, &mcp.Tool{Name: "changelog", Description: "Sampling."}, func(ctx context.Context, _ *mcp.CallToolRequest, in NameArgs) (*mcp.CallToolResult, error) {
+		//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 		res, err := mcp.Sample(ctx, &mcp.CreateMessageRequest{MaxTokens: 40, SystemPrompt: "Be brief.", Messages: []mcp.SamplingMessage{{
 			Role: mcp.RoleUser, Content: []mcp.Content{&mcp.TextContent{Text: "Write a changelog line for " + in.Name + "."}}}}})
 		if err != nil {
@@ -169,6 +170,7 @@ func testServerWith(opts *mcp.ServerOptions) *mcp.Server {
 		return mcp.TextResult(fmt.Sprintf("model %s said: %s", res.Model, contentText(res.Content[0]))), nil
 	})
 	mcp.AddTypedTool(srv, &mcp.Tool{Name: "roots", Description: "Lists the client's roots."}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+		//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 		roots, err := mcp.ListRoots(ctx)
 		if err != nil {
 			return nil, err
@@ -185,6 +187,7 @@ func testServerWith(opts *mcp.ServerOptions) *mcp.Server {
 		Service string `json:"service"`
 	}) (*mcp.CallToolResult, error) {
 		target, err1 := mcp.Elicit[Target](ctx, "Where should "+in.Service+" run?", mcp.WithKey("a_target"))
+		//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 		note, err2 := mcp.Sample(ctx, &mcp.CreateMessageRequest{MaxTokens: 40, Messages: []mcp.SamplingMessage{{
 			Role: mcp.RoleUser, Content: []mcp.Content{&mcp.TextContent{Text: "Changelog for " + in.Service + "?"}}}}}, mcp.WithKey("b_note"))
 		if err := errors.Join(err1, err2); err != nil {

@@ -57,9 +57,11 @@ func main() {
 		Mode:            mode,
 		ProtocolVersion: version,
 		Elicitation:     elicit,
-		Sampling:        sample,
-		Roots:           roots,
-		Logger:          logger,
+		//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
+		Sampling: sample,
+		//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
+		Roots:  roots,
+		Logger: logger,
 	})
 	defer c.Close()
 	if err := run(ctx, c, scenario); err != nil {

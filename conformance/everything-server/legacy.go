@@ -90,6 +90,7 @@ func (e *everything) addLegacy() {
 			if err := json.Unmarshal(orEmpty(req.Arguments), &in); err != nil || in.Prompt == "" {
 				return mcp.ErrorResult("test_sampling needs a prompt argument"), nil
 			}
+			//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 			res, err := mcp.Sample(ctx, samplingRequest(in.Prompt, 100))
 			if err != nil {
 				return nil, err

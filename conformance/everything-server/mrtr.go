@@ -166,6 +166,7 @@ func (e *everything) addMRTR() {
 
 	s.AddTool(&mcp.Tool{Name: "test_input_required_result_sampling", Description: "MRTR: asks the client's model a question through sampling", InputSchema: noArgs},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (mcp.ToolResponse, error) {
+			//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 			res, err := mcp.Sample(ctx, samplingRequest("What is the capital of France?", 100), mcp.WithKey(keyCapital))
 			if err != nil {
 				return nil, err
@@ -175,6 +176,7 @@ func (e *everything) addMRTR() {
 
 	s.AddTool(&mcp.Tool{Name: "test_input_required_result_list_roots", Description: "MRTR: asks for the client's roots", InputSchema: noArgs},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (mcp.ToolResponse, error) {
+			//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 			roots, err := mcp.ListRoots(ctx, mcp.WithKey(keyRoots))
 			if err != nil {
 				return nil, err
@@ -221,6 +223,7 @@ func (e *everything) addMRTR() {
 				}
 			}
 			if caps.Sampling != nil {
+				//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 				g, err := mcp.Sample(ctx, samplingRequest("Generate a greeting", 50), mcp.WithKey(keyGreeting))
 				if err != nil {
 					errs = append(errs, err)
@@ -229,6 +232,7 @@ func (e *everything) addMRTR() {
 				}
 			}
 			if caps.Roots != nil {
+				//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 				roots, err := mcp.ListRoots(ctx, mcp.WithKey(keyRoots))
 				if err != nil {
 					errs = append(errs, err)
@@ -301,6 +305,7 @@ func (e *everything) addMRTR() {
 				}
 			}
 			if caps.Sampling != nil {
+				//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 				res, err := mcp.Sample(ctx, samplingRequest("Please provide some input", 50), mcp.WithKey(keyModelInput))
 				if err != nil {
 					errs = append(errs, err)

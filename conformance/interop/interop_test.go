@@ -77,7 +77,9 @@ func (a *answers) options(o *mcp.ClientOptions) *mcp.ClientOptions {
 	}
 	o.Info = mcp.Implementation{Name: "interop-test", Version: "1"}
 	o.Elicitation = a.elicitation
+	//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 	o.Sampling = a.sampling
+	//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 	o.Roots = a.listRoots
 	return o
 }

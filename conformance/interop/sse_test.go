@@ -137,6 +137,7 @@ func TestClientFallsBackAgainstATypeScriptSSEServer(t *testing.T) {
 	node, modules := tsSDK(t)
 	t.Setenv("NODE_PATH", modules)
 	_, u := testutil.Listen(t, node, filepath.Join("testdata", "ts-sse-server.cjs"))
+	//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 	opts := &mcp.ClientOptions{Sampling: func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 		return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "go", Content: []mcp.Content{&mcp.TextContent{Text: "Paris"}}}, nil
 	}}

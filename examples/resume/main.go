@@ -88,6 +88,7 @@ type Confirm struct {
 // nothing but ask until every answer is in.
 func deploy(ctx context.Context, req *mcp.CallToolRequest, in DeployArgs) (*mcp.CallToolResult, error) {
 	target, err1 := mcp.Elicit[Target](ctx, fmt.Sprintf("Where should %s run?", in.Service))
+	//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 	note, err2 := mcp.Sample(ctx, &mcp.CreateMessageRequest{MaxTokens: 40, Messages: []mcp.SamplingMessage{{
 		Role: mcp.RoleUser, Content: []mcp.Content{&mcp.TextContent{Text: "Write a one-line changelog entry for deploying " + in.Service + "."}}}}})
 	if err := errors.Join(err1, err2); err != nil {
@@ -187,6 +188,7 @@ func answer(stateFile string, out io.Writer) error {
 	fmt.Fprintf(out, "[answer pid %d] resuming the call started by pid %d\n", os.Getpid(), s.AskedBy)
 
 	u := &user{out: out}
+	//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 	c := mcp.NewClient(mcp.NewHTTPClientTransport(s.URL, nil), &mcp.ClientOptions{Elicitation: u.elicit, Sampling: u.sample})
 	defer c.Close()
 	responses := mcp.InputResponses{}

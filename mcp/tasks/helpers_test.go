@@ -175,9 +175,11 @@ func fixtureHandlers(o *ClientOptions) *ClientOptions {
 	o.Elicitation = func(ctx context.Context, r *ElicitRequest) (*ElicitResult, error) {
 		return &ElicitResult{Action: ElicitAccept, Content: map[string]any{"name": "Ada"}}, nil
 	}
+	//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 	o.Sampling = func(ctx context.Context, r *CreateMessageRequest) (*CreateMessageResult, error) {
 		return &CreateMessageResult{Role: RoleAssistant, Model: "m", Content: []Content{&TextContent{Text: "Paris"}}}, nil
 	}
+	//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 	o.Roots = func(ctx context.Context, r *ListRootsRequest) (*ListRootsResult, error) {
 		return &ListRootsResult{Roots: []Root{{URI: "file:///a"}, {URI: "file:///b"}}}, nil
 	}

@@ -142,9 +142,11 @@ func FuzzTaskState(f *testing.F) {
 		Elicitation: func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "Ada"}}, nil
 		},
+		//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 		Sampling: func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "m", Content: []mcp.Content{&mcp.TextContent{Text: "Paris"}}}, nil
 		},
+		//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 		Roots: func(ctx context.Context, r *mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
 			return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///a"}}}, nil
 		},

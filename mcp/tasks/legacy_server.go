@@ -305,12 +305,14 @@ func askLive(ctx context.Context, id string, raw json.RawMessage) (json.RawMessa
 		if err := json.Unmarshal(q.Params, &p); err != nil {
 			return nil, errInternal
 		}
+		//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 		res, err := mcp.Sample(ctx, &p)
 		if err != nil {
 			return nil, err
 		}
 		return json.Marshal(res)
 	case "roots/list":
+		//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 		roots, err := mcp.ListRoots(ctx)
 		if err != nil {
 			return nil, err
