@@ -44,8 +44,10 @@ func dpopAlgs(o *auth.BearerOptions) []string {
 // by another key.
 func TestEndToEndDPoP(t *testing.T) {
 	t.Parallel()
-	p := newProtectedWith(t, []string{"mcp:tools"}, func(o *auth.BearerOptions) {
-		o.DPoP = &auth.DPoPVerifyOptions{Required: true, NonceKey: []byte(strings.Repeat("n", 32))}
+	var p *protected
+	p = newProtectedWith(t, []string{"mcp:tools"}, func(o *auth.BearerOptions) {
+		o.DPoP = &auth.DPoPVerifyOptions{Required: true, NonceKey: []byte(strings.Repeat("n", 32)),
+			NonceLifetime: time.Minute, Now: func() time.Time { return p.clock.Now() }}
 	})
 	b := &browser{t: t}
 	store := &auth.MemoryTokenStore{}
@@ -69,6 +71,19 @@ func TestEndToEndDPoP(t *testing.T) {
 	tok, err := store.Load(context.Background(), p.resource)
 	if err != nil || tok == nil || tok.TokenType != auth.TokenTypeDPoP || tok.DPoPKeyThumbprint == "" {
 		t.Fatalf("stored token %+v, %v", tok, err)
+	}
+
+	// Three minutes later the client's nonce is stale: one
+	// use_dpop_nonce round with the same token, no new authorization.
+	p.clock.Advance(3 * time.Minute)
+	if got := callText(t, c, "whoami"); got != "ada" {
+		t.Fatalf("whoami with a stale nonce = %q", got)
+	}
+	if s := p.as.Stats(); s.Authorizations != 1 || s.CodeGrants != 1 {
+		t.Errorf("after a stale nonce: authorization server stats %+v", s)
+	}
+	if n := p.count(http.StatusUnauthorized); n != 2 {
+		t.Errorf("%d responses 401, want 2 (the first, one use_dpop_nonce)", n)
 	}
 
 	// The token stolen: as a Bearer token, and with a proof by the
