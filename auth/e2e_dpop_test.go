@@ -139,14 +139,30 @@ func TestEndToEndDPoP(t *testing.T) {
 // call gets 403 insufficient_scope naming it, the Transport authorizes
 // again for the union and retries, and the call succeeds, once; later
 // calls reuse the larger token. tools/list names the tool all along.
+// With Bearer tokens and with DPoP-bound ones (DPoP challenges).
 func TestEndToEndStepUp(t *testing.T) {
 	t.Parallel()
+	t.Run("Bearer", func(t *testing.T) { t.Parallel(); testStepUp(t, false) })
+	t.Run("DPoP", func(t *testing.T) { t.Parallel(); testStepUp(t, true) })
+}
+
+// testStepUp is TestEndToEndStepUp with Bearer tokens, or with DPoP
+// required (the challenges are then DPoP ones).
+func testStepUp(t *testing.T, dpop bool) {
 	p := newProtectedWith(t, []string{"mcp:tools", "admin"}, func(o *auth.BearerOptions) {
 		o.ToolScopes = map[string][]string{"nuke": {"admin"}}
+		if dpop {
+			o.DPoP = &auth.DPoPVerifyOptions{Required: true}
+		}
 	})
 	b := &browser{t: t}
 	store := &auth.MemoryTokenStore{}
-	c := p.clientWith(t, b, freeRedirectURL(t), nil, 0, func(o *auth.Options) { o.TokenStore = store })
+	c := p.clientWith(t, b, freeRedirectURL(t), nil, 0, func(o *auth.Options) {
+		o.TokenStore = store
+		if dpop {
+			o.DPoP = &auth.DPoPOptions{}
+		}
+	})
 	if got := callText(t, c, "whoami"); got != "ada" {
 		t.Fatalf("whoami = %q", got)
 	}
@@ -184,6 +200,9 @@ func TestEndToEndStepUp(t *testing.T) {
 		t.Fatalf("nuke again = %q", got)
 	}
 	want("second nuke", 2, 1)
+	if s := p.as.Stats(); dpop && s.DPoPTokens != 2 {
+		t.Errorf("%d DPoP-bound tokens, want 2", s.DPoPTokens)
+	}
 }
 
 // TestEndToEndStepUpDoesNotLoop: a resource server that keeps refusing
