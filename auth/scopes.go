@@ -19,7 +19,7 @@ import (
 // handler refuses anyway), the scopes of every reading are required.
 
 // maxBatchScan bounds the messages of a batch examined for scopes; a
-// larger batch is refused by the MCP handler.
+// larger batch is refused here (the MCP handler takes 64 at most).
 const maxBatchScan = 1024
 
 // bodyReadTimeout bounds how long RequireBearer waits for a body it
@@ -54,37 +54,51 @@ func (b *bearerHandler) targetScopes(w http.ResponseWriter, r *http.Request) (ne
 		}
 		return nil, false
 	}
+	need, ok = b.scopesOf(body)
+	if !ok {
+		http.Error(w, "batch too large", http.StatusRequestEntityTooLarge)
+		return nil, false
+	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	return b.scopesOf(body), true
+	return need, true
 }
 
 // scopesOf returns the scopes the requests of a message or batch need
 // (a body that does not decode needs none: the MCP handler refuses it).
-func (b *bearerHandler) scopesOf(body []byte) []string {
-	var need []string
+// ok is false for a batch of more than maxBatchScan messages, whose
+// scopes are not looked for.
+func (b *bearerHandler) scopesOf(body []byte) (need []string, ok bool) {
 	add := func(m *jsonrpc.Message) {
 		for _, s := range b.messageScopes(m) {
 			need = appendNew(need, s)
 		}
 	}
 	if jsonrpc.IsBatch(body) {
+		if !jsonrpc.Valid(body) {
+			return nil, true
+		}
+		n := 0
+		_ = jsonrpc.Elements(body, func([]byte) error { n++; return nil })
+		if n > maxBatchScan {
+			return nil, false
+		}
 		entries, e := jsonrpc.DecodeBatch(body, maxBatchScan)
 		if e != nil {
-			return nil
+			return nil, true
 		}
 		for i := range entries {
 			if entries[i].Err == nil {
 				add(&entries[i].Msg)
 			}
 		}
-		return need
+		return need, true
 	}
 	m, e := jsonrpc.Decode(body)
 	if e == nil {
 		add(&m)
 	}
-	return need
+	return need, true
 }
 
 // messageScopes returns the scopes the target of one request needs.

@@ -33,7 +33,7 @@ func TestTargetScopes(t *testing.T) {
 		ToolScopes:          map[string][]string{"nuke": {"admin"}, "vault": {"admin", "secrets"}},
 		PromptScopes:        map[string][]string{"review": {"prompts"}},
 		ResourceScopes:      map[string][]string{"file:///etc/shadow": {"secrets"}},
-		MaxBodyBytes:        1 << 10,
+		MaxBodyBytes:        8 << 10,
 		Logger:              slog.New(slog.DiscardHandler),
 	})
 	call := func(name string) string {
@@ -60,7 +60,8 @@ func TestTargetScopes(t *testing.T) {
 		"name twice":        {"admin", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"vault","name":"echo"}}`, 403, "mcp admin secrets"},
 		"name in two cases": {"basic", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","NAME":"nuke"}}`, 403, "mcp admin"},
 		"not JSON":          {"basic", `{"method":"tools/call"`, 204, ""},
-		"too large":         {"basic", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"x":"` + strings.Repeat("a", 2<<10) + `"}}}`, 413, ""},
+		"a batch too long":  {"basic", "[" + strings.Repeat(`{},`, maxBatchScan) + `{}]`, 413, ""},
+		"too large":         {"basic", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"x":"` + strings.Repeat("a", 8<<10) + `"}}}`, 413, ""},
 	} {
 		got = ""
 		r := httptest.NewRequest(http.MethodPost, "https://mcp.example/mcp", strings.NewReader(c.body))
