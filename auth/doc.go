@@ -84,6 +84,11 @@
 // [TokenVerifierFunc] (introspection, opaque tokens). The verified token
 // reaches handlers as an *mcp.TokenInfo, and the request-state boundary
 // binds every sealed requestState to its client, issuer and subject.
+// [BearerOptions].DPoP verifies the proofs of DPoP-bound tokens (RFC
+// 9449; [DPoPVerifyOptions], a [ReplayCache] that a fleet can share),
+// and [BearerOptions].ToolScopes (PromptScopes, ResourceScopes) makes a
+// target need scopes of its own: a token without them gets 403
+// insufficient_scope, to which a Transport answers by stepping up.
 //
 //	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: iss, Audience: "https://mcp.example/mcp", JWKSURL: iss + "/jwks"})
 //	prm, _ := auth.ResourceMetadataURL("https://mcp.example/mcp")

@@ -59,8 +59,15 @@ type Confirm struct {
 
 func newProtected(t *testing.T) *protected {
 	t.Helper()
+	return newProtectedWith(t, []string{"mcp:tools"}, nil)
+}
+
+// newProtectedWith is newProtected with the authorization server's
+// scopes and the resource server's options changed by configure.
+func newProtectedWith(t *testing.T, scopes []string, configure func(o *auth.BearerOptions)) *protected {
+	t.Helper()
 	p := &protected{clock: &clock{}}
-	as, err := oauthtest.New(oauthtest.Options{Subject: "ada", Scopes: []string{"mcp:tools"}, Now: p.clock.Now})
+	as, err := oauthtest.New(oauthtest.Options{Subject: "ada", Scopes: scopes, Now: p.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +82,10 @@ func newProtected(t *testing.T) *protected {
 				return mcp.ErrorResult("no token info"), nil
 			}
 			return mcp.TextResult(ti.Subject), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "nuke", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (mcp.ToolResponse, error) {
+			return mcp.TextResult("nuked by " + mcp.TokenInfoFromContext(ctx).Subject), nil
 		})
 	srv.AddTool(&mcp.Tool{Name: "launch", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (mcp.ToolResponse, error) {
@@ -107,8 +118,11 @@ func newProtected(t *testing.T) *protected {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.DiscardHandler)
-	bearer := auth.RequireBearer(mcp.NewHTTPHandler(srv, nil), &auth.BearerOptions{
-		Verifier: v, ResourceMetadataURL: prm, Scopes: []string{"mcp:tools"}, Logger: quiet})
+	bo := &auth.BearerOptions{Verifier: v, ResourceMetadataURL: prm, Scopes: []string{"mcp:tools"}, Logger: quiet}
+	if configure != nil {
+		configure(bo)
+	}
+	bearer := auth.RequireBearer(mcp.NewHTTPHandler(srv, nil), bo)
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		bearer.ServeHTTP(rec, r)
@@ -117,7 +131,8 @@ func newProtected(t *testing.T) *protected {
 	}))
 	u, _ := url.Parse(prm)
 	mux.Handle(u.Path, auth.ProtectedResourceHandler(&auth.ProtectedResourceMetadata{
-		Resource: p.resource, AuthorizationServers: []string{as.Issuer()}, ScopesSupported: []string{"mcp:tools"}}))
+		Resource: p.resource, AuthorizationServers: []string{as.Issuer()}, ScopesSupported: []string{"mcp:tools"},
+		DPoPSigningAlgValuesSupported: dpopAlgs(bo), DPoPBoundAccessTokensRequired: bo.DPoP != nil && bo.DPoP.Required}))
 	return p
 }
 
@@ -184,6 +199,13 @@ func (b *browser) open(authorizationURL string) error {
 // authorizer; the elicitation handler accepts with ok=true.
 func (p *protected) client(t *testing.T, b *browser, redirect string, store *auth.FileTokenStore, mode mcp.ClientMode) *mcp.Client {
 	t.Helper()
+	return p.clientWith(t, b, redirect, store, mode, nil)
+}
+
+// clientWith is client with the Transport's options changed by
+// configure.
+func (p *protected) clientWith(t *testing.T, b *browser, redirect string, store *auth.FileTokenStore, mode mcp.ClientMode, configure func(o *auth.Options)) *mcp.Client {
+	t.Helper()
 	authorize, err := auth.LoopbackAuthorizer(auth.LoopbackOptions{RedirectURL: redirect, Open: b.open, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -191,6 +213,9 @@ func (p *protected) client(t *testing.T, b *browser, redirect string, store *aut
 	o := &auth.Options{Authorize: authorize, RedirectURL: redirect, Logger: slog.New(slog.DiscardHandler)}
 	if store != nil {
 		o.TokenStore, o.ClientStore = store, store
+	}
+	if configure != nil {
+		configure(o)
 	}
 	tr, err := auth.NewTransport(o)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-jose/go-jose/v4"
 )
 
 // FuzzParseChallenges: any header value parses or fails with
@@ -148,6 +150,41 @@ func FuzzMetadata(f *testing.F) {
 			if lm.RegistrationEndpoint != "" && !onOrigin(lm.RegistrationEndpoint) {
 				t.Fatalf("fallback accepted registration endpoint %q", lm.RegistrationEndpoint)
 			}
+		}
+	})
+}
+
+// FuzzParseDPoPProof: any DPoP header value is a proof whose signature
+// checked out, with its claims and the thumbprint of its key, or an
+// error; never a panic, whatever its size. The seed corpus
+// (testdata/fuzz/FuzzParseDPoPProof) has proofs by each key type, a
+// private jwk, a kid instead of a jwk, HS256, alg none, JSON
+// serialization and wrong claim types.
+func FuzzParseDPoPProof(f *testing.F) {
+	algs := []jose.SignatureAlgorithm{jose.ES256, jose.ES384, jose.ES512, jose.PS256, jose.RS256, jose.EdDSA}
+	for _, kind := range []string{"P-256", "Ed25519"} {
+		k, err := newDPoPKey(&DPoPOptions{Key: mustKey(f, kind)})
+		if err != nil {
+			f.Fatal(err)
+		}
+		u, _ := url.Parse("https://mcp.example/mcp")
+		p, err := k.proof("POST", u, "token", "nonce", time.Unix(1700000000, 0))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(p)
+	}
+	f.Add("")
+	f.Add("a.b.c")
+	f.Add("eyJhbGciOiJub25lIiwidHlwIjoiZHBvcCtqd3QifQ.e30.")
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := parseDPoPProof(s, algs)
+		if err != nil {
+			return
+		}
+		c := p.claims
+		if len(s) > maxDPoPProofBytes || p.jkt == "" || c.JTI == "" || len(c.JTI) > maxDPoPJTI || c.HTM == "" || c.HTU == "" || c.IAT <= 0 {
+			t.Fatalf("accepted %q as %+v", s, p)
 		}
 	})
 }

@@ -64,7 +64,8 @@ type JWTOptions struct {
 // issuer's JSON Web Key Set: signature, iss, aud, exp (required), nbf,
 // iat. The token info it returns takes the client id from client_id
 // (else azp), the subject from sub, the scopes from scope (space
-// separated) or scp (array).
+// separated) or scp (array), and passes the confirmation claim cnf (RFC
+// 7800; cnf.jkt binds a DPoP token to its key) on in Extra["cnf"].
 //
 // An outage of the key set endpoint is not an outage of the resource
 // server. Keys are fetched at most one fetch at a time, in the
@@ -143,6 +144,7 @@ type accessClaims struct {
 	AZP      string          `json:"azp"`
 	Scope    string          `json:"scope"`
 	SCP      json.RawMessage `json:"scp"`
+	CNF      map[string]any  `json:"cnf"`
 }
 
 // Verify checks token and returns what it grants. It waits for the
@@ -183,6 +185,14 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*mcp.TokenInfo,
 	info := &mcp.TokenInfo{ClientID: extra.ClientID, Issuer: std.Issuer, Subject: std.Subject, Expiry: std.Expiry.Time()}
 	if info.ClientID == "" {
 		info.ClientID = extra.AZP
+	}
+	if extra.CNF != nil {
+		if jkt, ok := extra.CNF["jkt"]; ok {
+			if s, _ := jkt.(string); s == "" {
+				return nil, fmt.Errorf("%w: cnf.jkt is not a thumbprint", ErrInvalidToken)
+			}
+		}
+		info.Extra = map[string]any{"cnf": extra.CNF}
 	}
 	info.Scopes = strings.Fields(extra.Scope)
 	if len(info.Scopes) == 0 && len(extra.SCP) > 0 {

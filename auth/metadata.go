@@ -21,6 +21,13 @@ type ProtectedResourceMetadata struct {
 	ScopesSupported        []string `json:"scopes_supported,omitempty"`
 	BearerMethodsSupported []string `json:"bearer_methods_supported,omitempty"`
 	ResourceName           string   `json:"resource_name,omitempty"`
+	// DPoPSigningAlgValuesSupported lists the DPoP proof algorithms the
+	// resource accepts (DPoPVerifyOptions.Algorithms); set with
+	// BearerOptions.DPoP.
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	// DPoPBoundAccessTokensRequired says the resource accepts
+	// DPoP-bound tokens only (DPoPVerifyOptions.Required).
+	DPoPBoundAccessTokensRequired bool `json:"dpop_bound_access_tokens_required,omitempty"`
 }
 
 // AuthorizationServerMetadata is an OAuth 2.0 authorization server

@@ -71,6 +71,10 @@ type TokenInfo struct {
 	Subject  string
 	Scopes   []string
 	Expiry   time.Time
+	// Extra holds claims beyond the fields above that the verifier
+	// passes on, by claim name, such as "cnf" (RFC 7800: the key a
+	// DPoP-bound token is bound to, {"jkt": thumbprint}). Nil if none.
+	Extra map[string]any
 }
 
 type tokenInfoKey struct{}

@@ -5,6 +5,7 @@ go 1.26.0
 replace github.com/roundtrip-mcp/roundtrip => ../
 
 require (
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/roundtrip-mcp/roundtrip v0.0.0-00010101000000-000000000000
 )

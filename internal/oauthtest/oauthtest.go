@@ -4,7 +4,9 @@
 // endpoint that grants at once (no login page: it redirects with code,
 // state and iss), a token endpoint that checks PKCE S256 and issues RS256
 // JWT access tokens (RFC 9068, aud = the requested resource) and rotating
-// refresh tokens, and a JWKS endpoint. It counts what it was asked so
+// refresh tokens, and a JWKS endpoint. A token request with a DPoP proof
+// (RFC 9449) gets a DPoP-bound token: token_type DPoP and a cnf.jkt
+// claim, the thumbprint of the proof's key. It counts what it was asked so
 // that tests can assert how often a client authorized, exchanged a code
 // or refreshed.
 //
@@ -13,6 +15,7 @@
 package oauthtest
 
 import (
+	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -60,6 +63,7 @@ type Stats struct {
 	Registrations  int // dynamic client registrations
 	Authorizations int // authorization requests redirected with a code
 	CodeGrants     int // authorization codes exchanged for tokens
+	DPoPTokens     int // tokens bound to a DPoP key
 	RefreshGrants  int // refresh tokens exchanged for tokens
 	TokenErrors    int // token requests refused
 }
@@ -87,6 +91,7 @@ type client struct {
 
 type grant struct {
 	clientID, redirectURI, challenge, scope, resource string
+	jkt                                               string // the DPoP key of a refresh token's tokens
 	expires                                           time.Time
 }
 
@@ -168,6 +173,7 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"code_challenge_methods_supported":               []string{"S256"},
 		"token_endpoint_auth_methods_supported":          []string{"none", "client_secret_basic", "client_secret_post"},
 		"authorization_response_iss_parameter_supported": true,
+		"dpop_signing_alg_values_supported":              dpopAlgs,
 	}
 	if s.o.Scopes != nil {
 		md["scopes_supported"] = append(slices.Clone(s.o.Scopes), "offline_access")
@@ -347,6 +353,15 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		s.tokenError(w, http.StatusBadRequest, "unsupported_grant_type", "")
 		return
 	}
+	jkt, err := s.dpopKey(r)
+	if err != nil {
+		s.tokenError(w, http.StatusBadRequest, "invalid_dpop_proof", err.Error())
+		return
+	}
+	if g.jkt != "" && jkt != g.jkt {
+		s.tokenError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is bound to another DPoP key")
+		return
+	}
 	if res := f.Get("resource"); res != "" && res != g.resource {
 		s.tokenError(w, http.StatusBadRequest, "invalid_target", "the resource differs from the grant's")
 		return
@@ -359,6 +374,11 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	if g.scope != "" {
 		claims["scope"] = g.scope
 	}
+	tokenType := "Bearer"
+	if jkt != "" {
+		claims["cnf"] = map[string]string{"jkt": jkt}
+		tokenType = "DPoP"
+	}
 	at, err := jwt.Signed(s.signer).Claims(claims).Serialize()
 	if err != nil {
 		s.tokenError(w, http.StatusInternalServerError, "server_error", err.Error())
@@ -366,19 +386,74 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	rt := random()
 	s.mu.Lock()
-	s.refresh[rt] = &grant{clientID: clientID, scope: g.scope, resource: g.resource}
+	s.refresh[rt] = &grant{clientID: clientID, scope: g.scope, resource: g.resource, jkt: jkt}
+	if jkt != "" {
+		s.stats.DPoPTokens++
+	}
 	if f.Get("grant_type") == "authorization_code" {
 		s.stats.CodeGrants++
 	} else {
 		s.stats.RefreshGrants++
 	}
 	s.mu.Unlock()
-	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(s.o.TokenTTL / time.Second), "refresh_token": rt}
+	resp := map[string]any{"access_token": at, "token_type": tokenType, "expires_in": int(s.o.TokenTTL / time.Second), "refresh_token": rt}
 	if g.scope != "" {
 		resp["scope"] = g.scope
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, resp)
+}
+
+var dpopAlgs = []string{"ES256", "ES384", "ES512", "RS256", "PS256", "EdDSA"}
+
+// dpopKey returns the thumbprint of the key of the token request's DPoP
+// proof, "" when it has none. The proof's signature, typ, htm, htu and
+// iat are checked (its jti is not remembered: this is test equipment).
+func (s *Server) dpopKey(r *http.Request) (string, error) {
+	values := r.Header.Values("DPoP")
+	switch len(values) {
+	case 0:
+		return "", nil
+	case 1:
+	default:
+		return "", errors.New("more than one DPoP header")
+	}
+	var algs []jose.SignatureAlgorithm
+	for _, a := range dpopAlgs {
+		algs = append(algs, jose.SignatureAlgorithm(a))
+	}
+	jws, err := jose.ParseSignedCompact(values[0], algs)
+	if err != nil {
+		return "", err
+	}
+	h := jws.Signatures[0].Protected
+	if h.ExtraHeaders[jose.HeaderType] != "dpop+jwt" || h.JSONWebKey == nil || !h.JSONWebKey.IsPublic() {
+		return "", errors.New("not a dpop+jwt with a public jwk")
+	}
+	payload, err := jws.Verify(h.JSONWebKey)
+	if err != nil {
+		return "", err
+	}
+	var c struct {
+		HTM string `json:"htm"`
+		HTU string `json:"htu"`
+		IAT int64  `json:"iat"`
+		JTI string `json:"jti"`
+	}
+	if err := json.Unmarshal(payload, &c); err != nil {
+		return "", err
+	}
+	if c.HTM != http.MethodPost || c.HTU != s.Issuer()+"/token" || c.JTI == "" {
+		return "", fmt.Errorf("htm %q, htu %q: not this token endpoint", c.HTM, c.HTU)
+	}
+	if d := time.Since(time.Unix(c.IAT, 0)); d > 5*time.Minute || d < -time.Minute {
+		return "", errors.New("iat out of range")
+	}
+	sum, err := h.JSONWebKey.Thumbprint(crypto.SHA256)
+	if err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(sum), nil
 }
 
 // authenticate returns the client of a token request: client_secret_basic
