@@ -181,6 +181,25 @@ func (q *question) questionID() [8]byte {
 // InputRequiredResult; a legacy session's asker sends live requests.
 type asker interface {
 	ask(ctx context.Context, q *question) (json.RawMessage, error)
+	// refuses returns why q would not reach the client (the error ask
+	// would return at once), or nil.
+	refuses(q *question) error
+}
+
+// CanAsk reports whether a question like r, asked with ctx, can reach
+// the request's client, in either era: the client declared the
+// capability r needs (elicitation, in form or URL mode as r's Mode says;
+// sampling, with tools when r sets Tools or ToolChoice; roots) and, on a
+// 2025 session, the session's revision defines r and its transport can
+// carry a request to the client. A handler makes a question optional
+// with it: ask only when CanAsk, and do without the answer otherwise.
+// Outside a request that can ask it reports false.
+func CanAsk(ctx context.Context, r InputRequest) bool {
+	a := askerFrom(ctx)
+	if a == nil || r == nil {
+		return false
+	}
+	return a.refuses(&question{req: r}) == nil
 }
 
 type askerKey struct{}
@@ -305,10 +324,10 @@ func missingCapability(caps *ClientCapabilities, q *question) *Error {
 	switch r := q.req.(type) {
 	case *ElicitRequest:
 		if r.Mode == ElicitModeURL {
-			if !caps.Elicitation.SupportsURL() {
+			if !caps.Elicitation.supportsURL() {
 				need.Elicitation, name = &ElicitationCapabilities{URL: json.RawMessage(`{}`)}, "elicitation.url"
 			}
-		} else if !caps.Elicitation.SupportsForm() {
+		} else if !caps.Elicitation.supportsForm() {
 			need.Elicitation, name = &ElicitationCapabilities{}, "elicitation"
 		}
 	case *CreateMessageRequest:
@@ -452,6 +471,13 @@ func questionID(key string, digest [8]byte) (id [8]byte) {
 func (s *askScope) init(caps *ClientCapabilities, responses InputResponses, state []byte) {
 	s.caps, s.responses = caps, responses
 	s.prior, s.asked = decodeAskState(state)
+}
+
+func (s *askScope) refuses(q *question) error {
+	if e := missingCapability(s.caps, q); e != nil {
+		return e
+	}
+	return nil
 }
 
 func (s *askScope) ask(ctx context.Context, q *question) (json.RawMessage, error) {

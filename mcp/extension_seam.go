@@ -105,6 +105,13 @@ type detachedAsker struct {
 	caps *ClientCapabilities
 }
 
+func (d *detachedAsker) refuses(q *question) error {
+	if e := missingCapability(d.caps, q); e != nil {
+		return e
+	}
+	return nil
+}
+
 func (d *detachedAsker) ask(ctx context.Context, q *question) (json.RawMessage, error) {
 	if e := missingCapability(d.caps, q); e != nil {
 		return nil, e

@@ -24,11 +24,12 @@ type legacyAsker struct {
 	method string // the originating request's method
 }
 
-func (a *legacyAsker) ask(ctx context.Context, q *question) (json.RawMessage, error) {
-	// What the session's revision does not define is not sent, whatever
-	// the client declared.
+// refuses returns why q would not be sent: the session's revision does
+// not define it (whatever the client declared), the transport cannot
+// carry it, or the client did not declare the capability.
+func (a *legacyAsker) refuses(q *question) error {
 	if err := a.scope.rev.refuses(a.method, q); err != nil {
-		return nil, err
+		return err
 	}
 	method := q.req.InputMethod()
 	rs, _ := a.out.(requestSender)
@@ -44,11 +45,20 @@ func (a *legacyAsker) ask(ctx context.Context, q *question) (json.RawMessage, er
 		}
 	}
 	if why != "" {
-		return nil, jsonrpcError(CodeInvalidRequest, "Invalid request: cannot send "+method+" to the client: "+why)
+		return jsonrpcError(CodeInvalidRequest, "Invalid request: cannot send "+method+" to the client: "+why)
 	}
 	if e := missingCapability(a.caps, q); e != nil {
-		return nil, e
+		return e
 	}
+	return nil
+}
+
+func (a *legacyAsker) ask(ctx context.Context, q *question) (json.RawMessage, error) {
+	if err := a.refuses(q); err != nil {
+		return nil, err
+	}
+	rs, _ := a.out.(requestSender)
+	method := q.req.InputMethod()
 	params, err := a.legacyParams(q)
 	if err != nil {
 		return nil, err

@@ -66,14 +66,14 @@ type ElicitationCapabilities struct {
 	URL  json.RawMessage `json:"url,omitempty"`
 }
 
-// SupportsForm reports whether form-mode elicitation is declared: an empty
+// supportsForm reports whether form-mode elicitation is declared: an empty
 // elicitation object, or one with "form".
-func (e *ElicitationCapabilities) SupportsForm() bool {
+func (e *ElicitationCapabilities) supportsForm() bool {
 	return e != nil && (e.Form != nil || e.URL == nil)
 }
 
-// SupportsURL reports whether URL-mode elicitation is declared.
-func (e *ElicitationCapabilities) SupportsURL() bool { return e != nil && e.URL != nil }
+// supportsURL reports whether URL-mode elicitation is declared.
+func (e *ElicitationCapabilities) supportsURL() bool { return e != nil && e.URL != nil }
 
 // SamplingCapabilities describes sampling support.
 type SamplingCapabilities struct {

@@ -49,6 +49,51 @@ type Options struct {
 	// Sampling and Roots with the script; its own middleware runs inside
 	// the Middleware given here. Nil means the zero value.
 	Client *mcp.ClientOptions
+	// NoElicitation, NoURLElicitation, NoSampling and NoRoots drop a
+	// capability from those the client declares (by default every kind
+	// of question, elicitation in both modes): a client that cannot
+	// answer that kind of question, to test a handler whose question is
+	// optional (mcp.CanAsk). A question of a dropped kind is not answered
+	// from the script.
+	NoElicitation, NoURLElicitation, NoSampling, NoRoots bool
+}
+
+// capabilities are what the client declares: co's, or those of the
+// script's handlers, less what o drops; nil when o drops nothing.
+func (o *Options) capabilities(co *mcp.ClientOptions) *mcp.ClientCapabilities {
+	if !o.NoElicitation && !o.NoURLElicitation && !o.NoSampling && !o.NoRoots {
+		return co.Capabilities
+	}
+	empty := json.RawMessage(`{}`)
+	caps := mcp.ClientCapabilities{
+		Elicitation: &mcp.ElicitationCapabilities{Form: empty, URL: empty},
+		Sampling:    &mcp.SamplingCapabilities{},
+		Roots:       &mcp.RootsCapabilities{},
+	}
+	if co.SamplingTools {
+		caps.Sampling.Tools = empty
+	}
+	if co.Capabilities != nil {
+		caps = *co.Capabilities
+	}
+	switch {
+	case o.NoElicitation:
+		caps.Elicitation = nil
+	case o.NoURLElicitation && caps.Elicitation != nil:
+		e := *caps.Elicitation
+		e.URL = nil
+		if e.Form == nil {
+			e.Form = empty
+		}
+		caps.Elicitation = &e
+	}
+	if o.NoSampling {
+		caps.Sampling = nil
+	}
+	if o.NoRoots {
+		caps.Roots = nil
+	}
+	return &caps
 }
 
 // Harness is a client connected to one *mcp.Server in memory, with a
@@ -100,6 +145,18 @@ func New(t testing.TB, srv *mcp.Server, opts *Options) *Harness {
 	//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 	co.Roots = h.roots
 	co.Middleware = append(slices.Clone(co.Middleware), h.middleware)
+	co.Capabilities = opts.capabilities(&co)
+	if opts.NoElicitation {
+		co.Elicitation = nil
+	}
+	if opts.NoSampling {
+		//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
+		co.Sampling = nil
+	}
+	if opts.NoRoots {
+		//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
+		co.Roots = nil
+	}
 
 	clientEnd, serverEnd := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -144,8 +144,8 @@ func (e *everything) addMRTR() {
 	// usable user_name answer completes, with or without state.
 	const elicitTool = "test_input_required_result_elicitation"
 	s.AddTool(&mcp.Tool{Name: elicitTool, Description: "MRTR: asks the user's name through elicitation, then greets", InputSchema: noArgs},
-		func(_ context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			if !req.Meta.ClientCapabilities.Elicitation.SupportsForm() {
+		func(ctx context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
+			if !mcp.CanAsk(ctx, &mcp.ElicitRequest{}) {
 				return nil, mcp.MissingCapabilityError(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
 					elicitTool+" needs the elicitation capability (form mode)")
 			}
@@ -204,14 +204,14 @@ func (e *everything) addMRTR() {
 	const multiTool = "test_input_required_result_multiple_inputs"
 	s.AddTool(&mcp.Tool{Name: multiTool, Description: "MRTR: asks elicitation, sampling and roots in one round", InputSchema: noArgs},
 		func(ctx context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			caps := &req.Meta.ClientCapabilities
-			if !caps.Elicitation.SupportsForm() && caps.Sampling == nil && caps.Roots == nil {
+			canElicit, canSample, canRoots := mcp.CanAsk(ctx, &mcp.ElicitRequest{}), mcp.CanAsk(ctx, &mcp.CreateMessageRequest{}), mcp.CanAsk(ctx, &mcp.ListRootsRequest{})
+			if !canElicit && !canSample && !canRoots {
 				return nil, mcp.MissingCapabilityError(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
 					multiTool+" needs at least one of the elicitation, sampling and roots capabilities")
 			}
 			var parts []string
 			var errs []error
-			if caps.Elicitation.SupportsForm() {
+			if canElicit {
 				n, err := mcp.Elicit[nameForm](ctx, "What is your name?", mcp.WithKey(keyUserName))
 				switch {
 				case err != nil:
@@ -222,7 +222,7 @@ func (e *everything) addMRTR() {
 					parts = append(parts, "name=("+string(n.Action)+")")
 				}
 			}
-			if caps.Sampling != nil {
+			if canSample {
 				//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 				g, err := mcp.Sample(ctx, samplingRequest("Generate a greeting", 50), mcp.WithKey(keyGreeting))
 				if err != nil {
@@ -231,7 +231,7 @@ func (e *everything) addMRTR() {
 					parts = append(parts, "greeting="+samplingText(g))
 				}
 			}
-			if caps.Roots != nil {
+			if canRoots {
 				//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 				roots, err := mcp.ListRoots(ctx, mcp.WithKey(keyRoots))
 				if err != nil {
@@ -286,14 +286,14 @@ func (e *everything) addMRTR() {
 	const capsTool = "test_input_required_result_capabilities"
 	s.AddTool(&mcp.Tool{Name: capsTool, Description: "MRTR: asks only through the capabilities the client declared", InputSchema: noArgs},
 		func(ctx context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-			caps := &req.Meta.ClientCapabilities
-			if !caps.Elicitation.SupportsForm() && caps.Sampling == nil {
+			canElicit, canSample := mcp.CanAsk(ctx, &mcp.ElicitRequest{}), mcp.CanAsk(ctx, &mcp.CreateMessageRequest{})
+			if !canElicit && !canSample {
 				return nil, mcp.MissingCapabilityError(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
 					capsTool+" needs the elicitation or the sampling capability")
 			}
 			var got []string
 			var errs []error
-			if caps.Elicitation.SupportsForm() {
+			if canElicit {
 				in, err := mcp.Elicit[inputForm](ctx, "Please provide some input", mcp.WithKey(keyUserInput))
 				switch {
 				case err != nil:
@@ -304,7 +304,7 @@ func (e *everything) addMRTR() {
 					got = append(got, "elicitation: ("+string(in.Action)+")")
 				}
 			}
-			if caps.Sampling != nil {
+			if canSample {
 				//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 				res, err := mcp.Sample(ctx, samplingRequest("Please provide some input", 50), mcp.WithKey(keyModelInput))
 				if err != nil {
