@@ -87,6 +87,7 @@ type sseConn struct {
 	// finish (a kick when it does); hush: kick does nothing (writeDirect
 	// takes what it queues itself).
 	writing, direct, awaited, hush bool
+	run                            []sse.Entry // the writer's scratch space (under writing)
 }
 
 // attachLocked makes w the stream's exchange; nil when the session has
@@ -308,7 +309,6 @@ func (st *legacyStream) hold(c *sseConn, done <-chan struct{}, lifetime time.Dur
 		}
 	}
 	var batch []outFrame
-	var run []sse.Entry
 	for {
 		st.mu.Lock()
 		if c.writing {
@@ -323,6 +323,7 @@ func (st *legacyStream) hold(c *sseConn, done <-chan struct{}, lifetime time.Dur
 		c.qbytes = 0
 		gone, ending := c.gone, c.ending
 		c.writing = len(batch) > 0 && !gone
+		run := c.run
 		st.mu.Unlock()
 		if gone {
 			return
@@ -333,6 +334,7 @@ func (st *legacyStream) hold(c *sseConn, done <-chan struct{}, lifetime time.Dur
 			clear(batch)
 			st.mu.Lock()
 			c.writing = false
+			c.run = run
 			st.mu.Unlock()
 			if !ok {
 				return
@@ -551,10 +553,14 @@ func (st *legacyStream) writeDirect(c *sseConn) {
 	c.queue, c.qbytes = nil, 0
 	c.writing, c.direct = true, true
 	st.mu.Unlock()
-	_, ok := st.write(c, batch, nil, false)
+	run, ok := st.write(c, batch, c.run, false)
 	clear(batch)
 	st.mu.Lock()
 	c.writing, c.direct = false, false
+	c.run = run
+	if c.queue == nil && !c.gone {
+		c.queue = batch[:0] // hold takes it for its next batch
+	}
 	if !ok {
 		c.abortLocked()
 	}
