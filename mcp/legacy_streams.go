@@ -68,8 +68,8 @@ type outFrame struct {
 
 // sseConn is one HTTP exchange attached to a legacy stream: what waits to
 // be written to it, and whether it must end. Its fields are guarded by
-// the stream's mu; the exchange's own goroutine (hold) is the only
-// writer, through wr.
+// the stream's mu; the exchange's own goroutine (hold) writes through
+// wr, and so does a handler's writeDirect while hold does not (writing).
 type sseConn struct {
 	st   *legacyStream
 	w    http.ResponseWriter
