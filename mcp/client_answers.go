@@ -2,8 +2,10 @@ package mcp
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/mcp/internal/gopool"
 )
 
 // How many of a server's requests (elicitation/create,
@@ -33,10 +35,20 @@ var busyMessage = "Too many requests in flight: the client answers at most " + s
 type answerSlots struct {
 	work   chan struct{}
 	refuse chan struct{}
+	// goroutines runs the answers on goroutines an earlier answer's
+	// handler and POST already grew the stack of (a few, kept for
+	// answerKeep after their answer).
+	goroutines *gopool.Pool
 }
 
-func newAnswerSlots() answerSlots {
-	return answerSlots{work: make(chan struct{}, maxConcurrentAnswers), refuse: make(chan struct{}, maxConcurrentRefusals)}
+// answerKeep is how long a goroutine that answered waits for the next
+// answer before it ends.
+const answerKeep = 100 * time.Millisecond
+
+// newAnswerSlots makes the slots of a transport; done ends with it.
+func newAnswerSlots(done <-chan struct{}) answerSlots {
+	return answerSlots{work: make(chan struct{}, maxConcurrentAnswers), refuse: make(chan struct{}, maxConcurrentRefusals),
+		goroutines: gopool.New(2, answerKeep, done)}
 }
 
 // run runs answer on a goroutine of its own when an answer slot is
@@ -46,10 +58,10 @@ func newAnswerSlots() answerSlots {
 func (s answerSlots) run(answer, refuse func()) bool {
 	select {
 	case s.work <- struct{}{}:
-		go func() {
+		s.goroutines.Go(func() {
 			defer func() { <-s.work }()
 			answer()
-		}()
+		})
 		return true
 	default:
 	}

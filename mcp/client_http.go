@@ -118,7 +118,7 @@ const getStreamWait = 2 * time.Second
 // the URL and, when it gets that transport's event stream, speaks it
 // instead (see HTTPClientOptions.SSE and NoSSEFallback).
 func NewHTTPClientTransport(url string, opts *HTTPClientOptions) ClientTransport {
-	t := &httpClientTransport{url: url, max: defaultMaxMessageBytes, answers: newAnswerSlots()}
+	t := &httpClientTransport{url: url, max: defaultMaxMessageBytes}
 	if opts != nil {
 		t.hc = opts.HTTPClient
 		t.extra = opts.Header
@@ -144,6 +144,7 @@ func NewHTTPClientTransport(url string, opts *HTTPClientOptions) ClientTransport
 	}
 	t.hc = redirectClient(t.hc, opts != nil && opts.FollowRedirects)
 	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.answers = newAnswerSlots(t.ctx.Done())
 	return t
 }
 

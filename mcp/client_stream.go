@@ -216,12 +216,13 @@ type streamClientTransport struct {
 }
 
 func newStreamClientTransport(r io.Reader, w io.Writer, closeFn func() error, opts *StreamClientOptions) *streamClientTransport {
-	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: defaultMaxMessageBytes, answers: newAnswerSlots(), epoch: time.Now()}
+	t := &streamClientTransport{r: r, w: w, closeFn: closeFn, max: defaultMaxMessageBytes, epoch: time.Now()}
 	t.calls = newCallTable(&t.mu)
 	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Time{}) == nil {
 		t.deadline = d.SetReadDeadline
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.answers = newAnswerSlots(t.ctx.Done())
 	if opts != nil {
 		if opts.MaxMessageBytes > 0 {
 			t.max = opts.MaxMessageBytes

@@ -470,3 +470,68 @@ func TestSSEWritesHaveADeadline(t *testing.T) {
 		t.Error("losing its stream ended the session")
 	}
 }
+
+// A handler writes its live question itself when nothing else writes to
+// the exchange (legacyStream.writeDirect), with the deadline every SSE
+// write has: to a client that stops reading, the write fails within
+// StreamWriteTimeout, the exchange is let go, the handler waits for its
+// answer as before (the client may resume the stream), and DELETE ends
+// it.
+func TestLegacyQuestionToAClientThatDoesNotReadIsLetGo(t *testing.T) {
+	t.Parallel()
+	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
+	big := strings.Repeat("x", 4<<20) // far past the sockets' buffers
+	asking := make(chan struct{})
+	asked := make(chan error, 1)
+	s.AddTool(&Tool{Name: "wait"}, func(ctx context.Context, r *CallToolRequest) (ToolResponse, error) {
+		close(asking)
+		_, err := Elicit[Region](ctx, big)
+		asked <- err
+		return nil, err
+	})
+	h := NewHTTPHandler(s, &HTTPOptions{StreamWriteTimeout: 200 * time.Millisecond, KeepAlive: -1,
+		Legacy: LegacyHTTPOptions{MaxEventBytes: 16 << 20}}).(*httpHandler)
+	_, addr := loopbackServer(t, h)
+	c := newLegacyClient(t, "http://"+addr+"/mcp", legacyCaps)
+	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {LegacyProtocolVersion}, "Mcp-Session-Id": {c.sid}}
+	rawRequest(t, rawConn(t, addr), http.MethodPost, hdr, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait"}}`)
+	<-asking
+	hs := h.legacy.lookup(c.sid)
+	stream := func() *legacyStream {
+		hs.smu.Lock()
+		defer hs.smu.Unlock()
+		for num, st := range hs.streams {
+			if num != 0 {
+				return st
+			}
+		}
+		return nil
+	}
+	testutil.Eventually(t, 20*time.Second, "the exchange nobody reads to be let go", func() bool {
+		st := stream()
+		if st == nil {
+			return false
+		}
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return st.streaming && st.conn == nil
+	})
+	select {
+	case err := <-asked:
+		t.Fatalf("the question ended with the exchange: %v", err)
+	default:
+	}
+	if h.legacy.lookup(c.sid) == nil {
+		t.Fatal("losing the exchange ended the session")
+	}
+	c.delete()
+	select {
+	case err := <-asked:
+		if !errors.Is(err, errLegacySessionEnded) && !errors.Is(err, context.Canceled) {
+			t.Errorf("question ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler is still waiting after DELETE")
+	}
+}

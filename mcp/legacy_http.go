@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/internal/jsonrpc"
+	"github.com/roundtrip-mcp/roundtrip/mcp/internal/gopool"
 	"github.com/roundtrip-mcp/roundtrip/mcp/internal/httpstream"
 )
 
@@ -147,7 +148,17 @@ type legacyHTTP struct {
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 	quotas   map[string]*quota
+
+	// workers run the requests' handlers (serveCall) on goroutines
+	// whose stacks the previous handlers grew.
+	workers *gopool.Pool
 }
+
+// Handler goroutines kept idle for the next request: how many, how long.
+const (
+	maxIdleWorkers = 32
+	workerKeep     = 100 * time.Millisecond
+)
 
 func newLegacyHTTP(s *Server, o LegacyHTTPOptions, keepAlive, writeTimeout time.Duration) *legacyHTTP {
 	if o.IdleTimeout <= 0 {
@@ -161,7 +172,8 @@ func newLegacyHTTP(s *Server, o LegacyHTTPOptions, keepAlive, writeTimeout time.
 		o.RetryInterval = time.Second
 	}
 	lh := &legacyHTTP{s: s, opts: o, keepAlive: keepAlive, writeTimeout: writeTimeout,
-		sessions: make(map[string]*httpSession), quotas: make(map[string]*quota)}
+		sessions: make(map[string]*httpSession), quotas: make(map[string]*quota),
+		workers: gopool.New(maxIdleWorkers, workerKeep, s.hub.closed)}
 	s.legacy.addHandler(lh)
 	return lh
 }
@@ -538,7 +550,7 @@ func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *http
 		return
 	}
 	ps.serve(w, r, c.msg.ID, func() {
-		go func() {
+		lh.workers.Go(func() {
 			defer release()
 			defer ps.end()
 			res, f := lh.s.execute(ps.ctx, c, ps.st)
@@ -546,7 +558,7 @@ func (lh *legacyHTTP) serveCall(w http.ResponseWriter, r *http.Request, hs *http
 				hs.removeInflight(key)
 			}
 			ps.st.finish(c, res, f)
-		}()
+		})
 	}, func() {
 		ps.end()
 		release()

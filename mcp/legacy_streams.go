@@ -27,7 +27,12 @@ import (
 // queued on the attached exchange (sseConn) and the goroutine serving
 // that exchange writes them through its sse.Writer, with a write
 // deadline, holding no lock. So closing a session, DELETE or
-// Server.Close never waits on a client that does not read.
+// Server.Close never waits on a client that does not read. The one
+// exception to who writes is a request's handler asking the client a
+// live question while nothing else writes to the exchange: it writes
+// the question itself (writeDirect), with the same deadline and no
+// lock, since it waits for the answer next anyway; that spares the
+// hand-off to the exchange's goroutine on the question's way out.
 type legacyStream struct {
 	lh         *legacyHTTP
 	hs         *httpSession // nil for a stateless request
@@ -63,8 +68,8 @@ type outFrame struct {
 
 // sseConn is one HTTP exchange attached to a legacy stream: what waits to
 // be written to it, and whether it must end. Its fields are guarded by
-// the stream's mu; the exchange's own goroutine (hold) is the only
-// writer, through wr.
+// the stream's mu; the exchange's own goroutine (hold) writes through
+// wr, and so does a handler's writeDirect while hold does not (writing).
 type sseConn struct {
 	st   *legacyStream
 	w    http.ResponseWriter
@@ -76,6 +81,13 @@ type sseConn struct {
 	ending bool // write what is queued, then let the exchange go
 	gone   bool // let the exchange go now; queued frames are dropped
 	closed bool // the writer has left: w must not be touched
+
+	// writing: someone writes to w (hold, or a handler in writeDirect);
+	// direct: that someone is a handler; awaited: hold waits for it to
+	// finish (a kick when it does); hush: kick does nothing (writeDirect
+	// takes what it queues itself).
+	writing, direct, awaited, hush bool
+	run                            []sse.Entry // the writer's scratch space (under writing)
 }
 
 // attachLocked makes w the stream's exchange; nil when the session has
@@ -91,6 +103,9 @@ func (st *legacyStream) attachLocked(w http.ResponseWriter) *sseConn {
 }
 
 func (c *sseConn) kick() {
+	if c.hush {
+		return
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -294,12 +309,21 @@ func (st *legacyStream) hold(c *sseConn, done <-chan struct{}, lifetime time.Dur
 		}
 	}
 	var batch []outFrame
-	var run []sse.Entry
 	for {
 		st.mu.Lock()
+		if c.writing {
+			// A handler writes its question (writeDirect): it kicks
+			// when it is done.
+			c.awaited = true
+			st.mu.Unlock()
+			<-c.wake
+			continue
+		}
 		batch, c.queue = c.queue, batch[:0]
 		c.qbytes = 0
 		gone, ending := c.gone, c.ending
+		c.writing = len(batch) > 0 && !gone
+		run := c.run
 		st.mu.Unlock()
 		if gone {
 			return
@@ -308,6 +332,10 @@ func (st *legacyStream) hold(c *sseConn, done <-chan struct{}, lifetime time.Dur
 			var ok bool
 			run, ok = st.write(c, batch, run, ending)
 			clear(batch)
+			st.mu.Lock()
+			c.writing = false
+			c.run = run
+			st.mu.Unlock()
 			if !ok {
 				return
 			}
@@ -335,7 +363,21 @@ func (st *legacyStream) hold(c *sseConn, done <-chan struct{}, lifetime time.Dur
 		case <-changes:
 			from.sendPending(func(b []byte) { _ = st.emit(b, false) })
 		case <-tick:
-			if c.wr.Started() && c.wr.KeepAlive() != nil {
+			st.mu.Lock()
+			busy := c.writing // what is written now keeps it alive
+			c.writing = !busy
+			st.mu.Unlock()
+			if busy {
+				continue
+			}
+			err := error(nil)
+			if c.wr.Started() {
+				err = c.wr.KeepAlive()
+			}
+			st.mu.Lock()
+			c.writing = false
+			st.mu.Unlock()
+			if err != nil {
 				return
 			}
 		case <-expire:
@@ -409,7 +451,16 @@ func (st *legacyStream) detach(c *sseConn) {
 	if st.conn == c {
 		st.conn = nil
 	}
-	c.gone, c.closed = true, true
+	c.gone = true // no handler starts writing to it now
+	for c.writing {
+		// A handler's write ends within its deadline (at once when the
+		// client has left or the exchange was aborted).
+		c.awaited = true
+		st.mu.Unlock()
+		<-c.wake
+		st.mu.Lock()
+	}
+	c.closed = true
 	c.queue = nil
 	st.mu.Unlock()
 	c.wr.Release()
@@ -424,6 +475,13 @@ func (st *legacyStream) detach(c *sseConn) {
 // response into an SSE stream. final marks the response: the stream ends
 // with it. msg is kept as is: callers hand over a fresh slice.
 func (st *legacyStream) emit(msg []byte, final bool) error {
+	return st.send(msg, final, false)
+}
+
+// send is emit; direct (a handler's live question, never the final
+// message) writes the message to the exchange on the caller's goroutine
+// when nothing else writes to it (writeDirect).
+func (st *legacyStream) send(msg []byte, final, direct bool) error {
 	st.mu.Lock()
 	if st.done {
 		st.mu.Unlock()
@@ -448,7 +506,12 @@ func (st *legacyStream) emit(msg []byte, final bool) error {
 			st.mu.Unlock()
 			return nil // nowhere to put it
 		}
+		direct = direct && !c.writing && !c.gone && !c.ending
+		c.hush = direct
 		st.startSSELocked(c)
+	} else if c != nil {
+		direct = direct && !c.writing && !c.gone && !c.ending
+		c.hush = direct
 	}
 	st.seq++
 	id := sse.EventID{Stream: st.num, Seq: st.seq}
@@ -467,11 +530,45 @@ func (st *legacyStream) emit(msg []byte, final bool) error {
 			c.endLocked()
 		}
 	}
+	if direct && c != nil {
+		c.hush = false
+		if !c.gone && !c.ending {
+			st.writeDirect(c) // unlocks st.mu
+			return nil
+		}
+		c.kick() // let go meanwhile (queueLocked): hold ends the exchange
+	}
 	st.mu.Unlock()
 	if final && st.hs != nil {
 		st.hs.streamDone(st, true)
 	}
 	return nil
+}
+
+// writeDirect writes what is queued on c on the caller's goroutine
+// (under st.mu, which it releases; nothing else writes to c). A broken
+// write lets the exchange go, as hold does.
+func (st *legacyStream) writeDirect(c *sseConn) {
+	batch := c.queue
+	c.queue, c.qbytes = nil, 0
+	c.writing, c.direct = true, true
+	st.mu.Unlock()
+	run, ok := st.write(c, batch, c.run, false)
+	clear(batch)
+	st.mu.Lock()
+	c.writing, c.direct = false, false
+	c.run = run
+	if c.queue == nil && !c.gone {
+		c.queue = batch[:0] // hold takes it for its next batch
+	}
+	if !ok {
+		c.abortLocked()
+	}
+	if c.awaited || len(c.queue) > 0 {
+		c.awaited = false
+		c.kick()
+	}
+	st.mu.Unlock()
 }
 
 // answerable reports whether the answer of the stream's request(s) can
@@ -550,10 +647,15 @@ func (st *legacyStream) backChannel() (bool, string) {
 }
 
 func (st *legacyStream) sendRequest(msg []byte, late bool) error {
-	if !late && st.ctx.Err() != nil {
+	if late {
+		return st.emit(msg, false)
+	}
+	if st.ctx.Err() != nil {
 		return errRequestDone
 	}
-	return st.emit(msg, false)
+	// The handler asks and waits for the answer: it may write the
+	// question itself.
+	return st.send(msg, false, !st.standalone)
 }
 
 // closeSSE ends the HTTP exchange once what is queued is written, leaving
