@@ -723,10 +723,18 @@ func (e Elicited[T]) Value() (T, error) {
 
 // Elicit asks the user to fill a form whose flat JSON Schema is derived
 // from T, a struct of string, number, integer and boolean fields (and
-// string slices with an enum). Field names follow json tags; a
-// `jsonschema:"..."` tag gives the description; `mcp:"title=...,enum=a|b,
-// format=email"` adds the rest (format is one of email, uri, date,
-// date-time); fields without omitempty are required.
+// string slices with an enum), or pointers to them. Field names follow
+// json tags; a `jsonschema:"..."` tag gives the description; an
+// `mcp:"..."` tag adds what the restricted schema allows, options
+// separated by commas: title=, description=, enum=a|b, format= (email,
+// uri, date, date-time), default= (a|b for a list), minimum= and
+// maximum= (numbers), minLength= and maxLength= (strings), minItems= and
+// maxItems= (lists), required or optional, and pattern= last (it takes
+// the rest of the tag, commas included), as in
+// `mcp:"minimum=1,maximum=20"` for a party of at most 20. A field is
+// required unless it is a pointer, has omitempty or says optional; an
+// optional field not answered decodes as nil (a pointer) or its zero
+// value.
 //
 // An accepted answer is checked (types, enums, formats, required fields)
 // and decoded into T exactly as it was checked: a repeated member, or one

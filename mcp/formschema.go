@@ -147,26 +147,59 @@ func buildFormSchema(t reflect.Type) (*formSchema, error) {
 			return nil, fmt.Errorf("mcp: Elicit[%s]: two fields are named %q", t, name)
 		}
 		p := map[string]any{}
-		ff := newField(name, "", !omitempty)
+		ft := f.Type
+		optional := omitempty
+		if ft.Kind() == reflect.Pointer { // an optional field: nil when not answered
+			ft, optional = ft.Elem(), true
+		}
 		if d := f.Tag.Get("jsonschema"); d != "" {
 			p["description"] = d
 		}
 		var enum []string
-		for _, opt := range strings.Split(f.Tag.Get("mcp"), ",") {
+		var bounds []formBound
+		var def string
+		hasDef := false
+		tag := f.Tag.Get("mcp")
+		for tag != "" {
+			opt := tag
+			if k, _, _ := strings.Cut(tag, "="); k == "pattern" {
+				tag = "" // pattern is last: it takes the rest, commas included
+			} else if i := strings.IndexByte(tag, ','); i >= 0 {
+				opt, tag = tag[:i], tag[i+1:]
+			} else {
+				tag = ""
+			}
 			k, v, _ := strings.Cut(opt, "=")
 			switch k {
-			case "title":
+			case "title", "description":
 				p[k] = v
 			case "format":
 				if !knownFormat(v) {
 					return nil, fmt.Errorf("mcp: Elicit[%s]: field %s: format %q is not one of email, uri, date, date-time", t, f.Name, v)
 				}
-				p[k], ff.format = v, v
+				p[k] = v
 			case "enum":
 				enum = strings.Split(v, "|")
+			case "pattern":
+				p[k] = v
+			case "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems":
+				bounds = append(bounds, formBound{k, v})
+			case "default":
+				def, hasDef = v, true
+			case "required":
+				optional = false
+			case "optional":
+				optional = true
+			case "":
+			default:
+				return nil, fmt.Errorf("mcp: Elicit[%s]: field %s: unknown mcp tag option %q", t, f.Name, k)
 			}
 		}
-		switch f.Type.Kind() {
+		ff := newField(name, "", !optional)
+		if fm, ok := p["format"].(string); ok {
+			ff.format = fm
+		}
+		switch ft.Kind() {
 		case reflect.String:
 			ff.kind = "string"
 			if enum != nil {
@@ -180,7 +213,7 @@ func buildFormSchema(t reflect.Type) (*formSchema, error) {
 		case reflect.Float32, reflect.Float64:
 			ff.kind = "number"
 		case reflect.Slice:
-			if f.Type.Elem().Kind() != reflect.String || enum == nil {
+			if ft.Elem().Kind() != reflect.String || enum == nil {
 				return nil, fmt.Errorf("mcp: Elicit[%s]: field %s (%s) is not a primitive; a list field must be []string with an `mcp:\"enum=a|b\"` tag", t, f.Name, f.Type)
 			}
 			ff.kind = "array"
@@ -198,6 +231,20 @@ func buildFormSchema(t reflect.Type) (*formSchema, error) {
 			ff.allowed = [][]string{enum}
 		}
 		p["type"] = ff.kind
+		for _, b := range bounds {
+			n, err := b.value(ff.kind)
+			if err != nil {
+				return nil, fmt.Errorf("mcp: Elicit[%s]: field %s: %w", t, f.Name, err)
+			}
+			p[b.keyword] = n
+		}
+		if hasDef {
+			d, err := tagDefault(ff.kind, def)
+			if err != nil {
+				return nil, fmt.Errorf("mcp: Elicit[%s]: field %s: default %q: %w", t, f.Name, def, err)
+			}
+			p["default"] = d
+		}
 		props[name] = p
 		if ff.required {
 			required = append(required, name)
@@ -212,8 +259,57 @@ func buildFormSchema(t reflect.Type) (*formSchema, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The checks are those of the one schema reader (the same as
+	// ElicitForm's): bounds, pattern and defaults are enforced exactly as
+	// the schema sent says.
+	read, err := formSchemaFromRaw(raw)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: Elicit[%s]: %w", t, err)
+	}
+	fs.fields = read.fields
 	fs.raw = raw
 	return fs, nil
+}
+
+// formBound is a numeric option of an Elicit[T] field's mcp tag.
+type formBound struct{ keyword, text string }
+
+// value is the bound as the schema carries it: a number for minimum and
+// maximum, a count otherwise; it must suit the field's kind.
+func (b formBound) value(kind string) (any, error) {
+	suits := map[string]string{"minimum": "number integer", "maximum": "number integer",
+		"minLength": "string", "maxLength": "string", "minItems": "array", "maxItems": "array"}[b.keyword]
+	if !slices.Contains(strings.Fields(suits), kind) {
+		return nil, fmt.Errorf("%s does not apply to a %s field", b.keyword, kind)
+	}
+	if b.keyword == "minimum" || b.keyword == "maximum" {
+		n := json.Number(b.text)
+		if _, err := n.Float64(); err != nil {
+			return nil, fmt.Errorf("%s=%q is not a number", b.keyword, b.text)
+		}
+		return n, nil
+	}
+	n, err := strconv.Atoi(b.text)
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("%s=%q is not a count", b.keyword, b.text)
+	}
+	return n, nil
+}
+
+// tagDefault is an mcp tag's default=V as a value of the field's kind (a
+// multi-select's is a|b).
+func tagDefault(kind, v string) (any, error) {
+	switch kind {
+	case "boolean":
+		return strconv.ParseBool(v)
+	case "integer":
+		return strconv.ParseInt(v, 10, 64)
+	case "number":
+		return strconv.ParseFloat(v, 64)
+	case "array":
+		return strings.Split(v, "|"), nil
+	}
+	return v, nil
 }
 
 func knownFormat(f string) bool {
