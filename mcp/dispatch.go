@@ -126,8 +126,16 @@ func (s *Server) callTool(ctx context.Context, p *CallToolRequest) (Result, erro
 	return s.runTool(ctx, t, p)
 }
 
-// runTool runs a tool's handler on the request's goroutine.
+// runTool runs a tool's handler on the request's goroutine, with the
+// input schema's defaults applied to the arguments left out.
 func (s *Server) runTool(ctx context.Context, t *serverTool, p *CallToolRequest) (Result, error) {
+	if len(t.defaults) > 0 {
+		if args, ok := withDefaults(p.Arguments, t.defaults); ok {
+			cp := *p
+			cp.Arguments = args
+			p = &cp
+		}
+	}
 	resp, err := t.handler(ctx, p)
 	return s.toolResult(ctx, p.Name, resp, err)
 }

@@ -42,11 +42,13 @@ func ExampleStructuredContent() {
 		fmt.Println(err)
 		return
 	}
+	// #region structured-content
 	q, err := mcp.StructuredContent[Quote](res)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	// #endregion structured-content
 	fmt.Printf("%s at %.2f\n", q.Symbol, q.Price)
 
 	// A failed tool is a *ToolError, not a zero value.
@@ -72,11 +74,13 @@ func ExampleCallToolAs() {
 			return
 		}
 	}
+	// #region call-tool-as
 	q, err := mcp.CallToolAs[Quote](ctx, client, "quote", map[string]string{"symbol": "INIT"}, nil)
 	if err != nil {
-		fmt.Println(err)
+		fmt.Println(err) // a failed tool is a *ToolError
 		return
 	}
+	// #endregion call-tool-as
 	fmt.Println(q.Symbol, q.Price)
 	// Output:
 	// INIT 187.5

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,4 +155,65 @@ func paramHeaders(schema json.RawMessage) ([]paramHeader, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// argDefault is a top-level property of a tool's input schema with a
+// default: an argument the call leaves out is given it before the
+// handler runs (and before a typed tool validates its arguments).
+type argDefault struct {
+	name  string
+	value json.RawMessage
+}
+
+// argDefaults reads the defaults of schema's top-level properties, in
+// name order; nil when there are none.
+func argDefaults(schema json.RawMessage) ([]argDefault, error) {
+	var s struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return nil, fmt.Errorf("properties: %w", err)
+	}
+	var out []argDefault
+	for name, p := range s.Properties {
+		if len(p.Default) > 0 {
+			out = append(out, argDefault{name, p.Default})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out, nil
+}
+
+// withDefaults returns args with each default whose property args lacks
+// added, and whether it added any. Arguments that are not a JSON object
+// are left as they are (the handler or the validator refuses them).
+func withDefaults(args json.RawMessage, defaults []argDefault) (json.RawMessage, bool) {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 {
+		trimmed = []byte("{}")
+	}
+	var present map[string]json.RawMessage
+	if trimmed[0] != '{' || json.Unmarshal(trimmed, &present) != nil {
+		return args, false
+	}
+	out := append([]byte(nil), trimmed[:len(trimmed)-1]...) // without the closing brace
+	empty := len(present) == 0
+	added := false
+	for _, d := range defaults {
+		if _, ok := present[d.name]; ok {
+			continue
+		}
+		if !empty || added {
+			out = append(out, ',')
+		}
+		name, _ := json.Marshal(d.name)
+		out = append(append(append(out, name...), ':'), d.value...)
+		added = true
+	}
+	if !added {
+		return args, false
+	}
+	return append(out, '}'), true
 }

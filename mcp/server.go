@@ -161,8 +161,11 @@ type Server struct {
 type serverTool struct {
 	tool    *Tool
 	handler ToolHandler
-	headers []paramHeader                   // x-mcp-header annotations of the input schema
-	wraps   []func(ToolHandler) ToolHandler // WrapTool, applied after the other options (extension_seam.go)
+	headers []paramHeader // x-mcp-header annotations of the input schema
+	// defaults are the input schema's top-level property defaults,
+	// applied to the arguments the call leaves out (schema.go).
+	defaults []argDefault
+	wraps    []func(ToolHandler) ToolHandler // WrapTool, applied after the other options (extension_seam.go)
 }
 
 type serverPrompt struct {
@@ -294,7 +297,11 @@ func newServerTool(t *Tool, h ToolHandler) (*serverTool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp: tool %q: %w", t.Name, err)
 	}
-	return &serverTool{tool: &cp, handler: h, headers: headers}, nil
+	defaults, err := argDefaults(schema)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: tool %q: input schema: %w", t.Name, err)
+	}
+	return &serverTool{tool: &cp, handler: h, headers: headers, defaults: defaults}, nil
 }
 
 // RemoveTools removes the named tools and, when any of them was
