@@ -23,7 +23,7 @@ import (
 type noArgs struct{}
 
 type textIn struct {
-	Text string `json:"text"`
+	Text string `json:"text,omitempty"`
 }
 
 type colour struct {

@@ -102,7 +102,7 @@ func (g *Gateway) startCall(ctx context.Context, upstream, tool string, req *mcp
 	// rounds) but keeps its values (trace context, the token).
 	hctx, cancel := context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), ctxKey{}, hc))
 	hc.ctx, hc.cancel = hctx, cancel
-	hc.timer = time.AfterFunc(u.timeout(), func() { cancel(context.DeadlineExceeded) })
+	hc.timer = time.AfterFunc(u.timeout(), func() { cancel(hc.timeoutErr()) })
 	g.track(hc, true)
 	args := req.Arguments
 	go func() {
@@ -156,6 +156,19 @@ func (hc *heldCall) end(cause error) {
 	if cause != nil {
 		hc.cancel(cause)
 	}
+}
+
+// timeoutErr is the cause of a held call cut by its timer: the
+// upstream's timeout while the upstream works, the round timeout while
+// the downstream is asked.
+func (hc *heldCall) timeoutErr() error {
+	hc.mu.Lock()
+	waiting := hc.pending != nil && !hc.busy
+	hc.mu.Unlock()
+	if waiting {
+		return fmt.Errorf("%w (%v)", errRoundTimeout, hc.g.timeout)
+	}
+	return fmt.Errorf("the upstream did not answer within %v: %w", hc.g.byName[hc.upstream].timeout(), context.DeadlineExceeded)
 }
 
 func (hc *heldCall) progress(p *mcp.ProgressParams) {
