@@ -57,6 +57,7 @@ type Gateway struct {
 	byName  map[string]*Upstream
 	held    *heldTable
 	timeout time.Duration // RoundTimeout
+	started chan struct{} // closed once pool is set
 
 	mu        sync.RWMutex
 	tools     map[string]*entry // aggregated name → entry
@@ -93,6 +94,7 @@ func New(upstreams []Upstream, opts *Options) (*Gateway, error) {
 		templates: map[string]*entry{},
 		inflight:  map[string]map[*heldCall]struct{}{},
 		timeout:   opts.RoundTimeout,
+		started:   make(chan struct{}),
 	}
 	if g.sep == "" {
 		g.sep = DefaultSeparator
@@ -138,7 +140,10 @@ func New(upstreams []Upstream, opts *Options) (*Gateway, error) {
 	if po.Logger == nil {
 		po.Logger = g.log
 	}
-	po.OnChange = func(string) { g.sync() }
+	po.OnChange = func(string) {
+		<-g.started
+		g.sync()
+	}
 	po.Elicitation = func(ctx context.Context, up string, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		raw, err := g.relay(ctx, up, r)
 		if err != nil {
@@ -166,6 +171,7 @@ func New(upstreams []Upstream, opts *Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.pool = pool
+	close(g.started)
 	return g, nil
 }
 

@@ -102,7 +102,7 @@ func (g *Gateway) startCall(ctx context.Context, upstream, tool string, req *mcp
 	// rounds) but keeps its values (trace context, the token).
 	hctx, cancel := context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), ctxKey{}, hc))
 	hc.ctx, hc.cancel = hctx, cancel
-	hc.timer = time.AfterFunc(u.timeout(), func() { cancel(hc.timeoutErr()) })
+	hc.timer = time.AfterFunc(u.timeout(), hc.expire)
 	g.track(hc, true)
 	args := req.Arguments
 	go func() {
@@ -155,6 +155,18 @@ func (hc *heldCall) end(cause error) {
 	hc.g.track(hc, false)
 	if cause != nil {
 		hc.cancel(cause)
+	}
+}
+
+// expire cuts hc at its timer. A call waiting between legs has no leg to
+// end it: it is forgotten here, and its next leg finds no call.
+func (hc *heldCall) expire() {
+	hc.mu.Lock()
+	waiting := hc.pending != nil && !hc.busy
+	hc.mu.Unlock()
+	hc.cancel(hc.timeoutErr())
+	if waiting {
+		hc.end(nil)
 	}
 }
 
