@@ -67,7 +67,6 @@ type upstream struct {
 	conn     *conn // nil when not connected
 	health   Health
 	catalog  *Catalog
-	closed   bool
 	inFlight int
 
 	kick    chan struct{} // the connection broke or must be checked
