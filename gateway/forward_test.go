@@ -11,13 +11,14 @@ import (
 
 // forwardServer has a tool that reports progress and one that says when
 // its call was cancelled.
-func forwardServer(name string, cancelled chan<- string) *mcp.Server {
+func forwardServer(name string, started, cancelled chan<- string) *mcp.Server {
 	srv := upstreamServer(name)
 	mcp.AddTypedTool(srv, &mcp.Tool{Name: "progress"}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, error) {
 		mcp.ReportProgress(ctx, 1, 2, "half way")
 		return mcp.TextResult("done"), nil
 	})
 	mcp.AddTypedTool(srv, &mcp.Tool{Name: "wait"}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, error) {
+		started <- name
 		<-ctx.Done()
 		cancelled <- name
 		return nil, ctx.Err()
@@ -27,14 +28,14 @@ func forwardServer(name string, cancelled chan<- string) *mcp.Server {
 
 func TestProgressAndCancellationAreForwarded(t *testing.T) {
 	t.Parallel()
-	cancelled := make(chan string, 4)
-	g, url := startGateway(t, []Upstream{
-		{Name: "modern", URL: serveModern(t, forwardServer("modern", cancelled))},
-		{Name: "legacy", URL: serveLegacyOnly(t, forwardServer("legacy", cancelled))},
+	started, cancelled := make(chan string, 4), make(chan string, 4)
+	_, url := startGateway(t, []Upstream{
+		{Name: "modern", URL: serveModern(t, forwardServer("modern", started, cancelled))},
+		{Name: "legacy", URL: serveLegacyOnly(t, forwardServer("legacy", started, cancelled))},
 	}, nil)
 	for _, mode := range []mcp.ClientMode{mcp.ModeAuto, mcp.ModeLegacy} {
 		c := downstream(t, url, "alice", mode, nil)
-		for i, up := range []string{"modern", "legacy"} {
+		for _, up := range []string{"modern", "legacy"} {
 			var mu sync.Mutex
 			var got []string
 			res, err := c.CallTool(context.Background(), up+"__progress", nil, &mcp.CallOptions{OnProgress: func(p *mcp.ProgressParams) {
@@ -57,7 +58,9 @@ func TestProgressAndCancellationAreForwarded(t *testing.T) {
 				_, err := c.CallTool(ctx, up+"__wait", nil, nil)
 				errc <- err
 			}()
-			eventually(t, "the call upstream", func() bool { return g.Pool().Health()[i].InFlight == 1 })
+			if name := <-started; name != up {
+				t.Fatalf("started %s, want %s", name, up)
+			}
 			cancel()
 			<-errc
 			select {

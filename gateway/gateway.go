@@ -362,11 +362,7 @@ func (g *Gateway) syncPrompts(cats map[string]*Catalog, prefixes map[string]stri
 		var p mcp.Prompt
 		json.Unmarshal(e.def, &p)
 		up, name := e.upstream, e.name
-		return g.register("prompt", up, name, func() {
-			g.srv.AddPrompt(&p, func(ctx context.Context, req *mcp.GetPromptRequest) (mcp.PromptResponse, error) {
-				return g.upstreamErr(g.pool.GetPrompt(ctx, up, name, req.Arguments, nil))
-			})
-		})
+		return g.register("prompt", up, name, func() { g.srv.AddPrompt(&p, g.promptHandler(up, name)) })
 	}, g.srv.RemovePrompts)
 }
 
@@ -406,9 +402,9 @@ func (g *Gateway) syncResources(cats map[string]*Catalog) {
 		up, orig := e.upstream, e.name
 		return g.register("resource", up, orig, func() {
 			g.srv.AddResource(&res, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-				r, err := g.pool.ReadResource(ctx, up, orig, nil)
+				r, err := g.pool.ReadResource(noQuestions(ctx), up, orig, nil)
 				if err != nil {
-					return nil, g.readErr(uri, err)
+					return nil, asRPCError(err)
 				}
 				return r, nil
 			})
@@ -437,13 +433,7 @@ func (g *Gateway) syncTemplates(cats map[string]*Catalog) {
 		json.Unmarshal(e.def, &rt)
 		up := e.upstream
 		return g.register("resource template", up, e.name, func() {
-			g.srv.AddResourceTemplate(&rt, func(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.ResourceResponse, error) {
-				r, err := g.pool.ReadResource(ctx, up, req.URI, nil)
-				if err != nil {
-					return nil, g.readErr(req.URI, err)
-				}
-				return r, nil
-			})
+			g.srv.AddResourceTemplate(&rt, g.templateHandler(up))
 		})
 	}, g.srv.RemoveResourceTemplates)
 }
@@ -497,19 +487,6 @@ func rawMember(obj []byte, name string) []byte {
 	return m[name]
 }
 
-// upstreamErr passes a prompt's result through, or turns a failure into a
-// JSON-RPC error the downstream can read.
-func (g *Gateway) upstreamErr(r *mcp.GetPromptResult, err error) (mcp.PromptResponse, error) {
-	if err != nil {
-		return nil, asRPCError(err)
-	}
-	return r, nil
-}
-
-func (g *Gateway) readErr(uri string, err error) error {
-	return asRPCError(err)
-}
-
 // asRPCError keeps an upstream's JSON-RPC error as it is and makes any
 // other failure (the upstream down, cut at its timeout, its process
 // killed) an internal error whose message says so.
@@ -541,7 +518,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	if e == nil {
 		return &mcp.CompleteResult{Completion: mcp.Completion{Values: []string{}}}, nil
 	}
-	r, err := g.pool.Complete(ctx, e.upstream, &fwd)
+	r, err := g.pool.Complete(noQuestions(ctx), e.upstream, &fwd)
 	if err != nil {
 		return nil, asRPCError(err)
 	}

@@ -419,6 +419,12 @@ func brokenBelowJSONRPC(err error) bool {
 	return true
 }
 
+func (u *upstream) snapshotInFlight() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.inFlight
+}
+
 func (u *upstream) snapshot() (Health, *Catalog) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
