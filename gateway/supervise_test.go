@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"net"
 	"bytes"
 	"context"
 	"io"
@@ -158,6 +159,28 @@ func TestOneUpstreamDownRemovesOnlyItsEntriesWithListChanged(t *testing.T) {
 	res, err := c.CallTool(context.Background(), "b__echo", nil, nil)
 	if err == nil && !res.IsError {
 		t.Fatal("b__echo still answered")
+	}
+
+	// b comes back at the same address: reconnected, listed again.
+	mu.Lock()
+	before := changes
+	mu.Unlock()
+	l, err := net.Listen("tcp", bts.Listener.Addr().String())
+	if err != nil {
+		t.Skipf("cannot listen on b's address again: %v", err)
+	}
+	b2 := upstreamServer("b")
+	back := &httptest.Server{Listener: l, Config: &http.Server{Handler: mcp.NewHTTPHandler(b2, nil)}}
+	back.Start()
+	t.Cleanup(func() { back.Close(); b2.Close() })
+	eventually(t, "b reconnected", func() bool { return g.Pool().Health()[1].State == HealthUp })
+	eventually(t, "list_changed for b's return", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return changes > before
+	})
+	if got := callText(t, c, "b__echo"); got != "b:" {
+		t.Fatalf("b__echo after b came back: %q", got)
 	}
 }
 

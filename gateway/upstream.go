@@ -238,6 +238,11 @@ func (u *upstream) connect(ctx context.Context) (*conn, *Catalog, error) {
 			return u.pool.ask.roots(ctx, u.cfg.Name, r)
 		},
 		SamplingTools:  true,
+		// The upstream's own log records go to the gateway's log.
+		LogLevel: mcp.LevelInfo,
+		OnLog: func(m *mcp.LoggingMessageParams) {
+			u.log.Info("gateway: upstream log", "level", string(m.Level), "logger", m.Logger, "data", m.Data)
+		},
 		DefaultTimeout: u.cfg.timeout(),
 		OnSessionNotification: func(n *mcp.ListenNotification) {
 			if isListChanged(n.Method) {
