@@ -1,10 +1,10 @@
 package gateway
 
 import (
-	"net"
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"

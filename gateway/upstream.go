@@ -237,7 +237,7 @@ func (u *upstream) connect(ctx context.Context) (*conn, *Catalog, error) {
 		Roots: func(ctx context.Context, r *mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
 			return u.pool.ask.roots(ctx, u.cfg.Name, r)
 		},
-		SamplingTools:  true,
+		SamplingTools: true,
 		// The upstream's own log records go to the gateway's log.
 		LogLevel: mcp.LevelInfo,
 		OnLog: func(m *mcp.LoggingMessageParams) {
