@@ -126,11 +126,23 @@ func New(upstreams []Upstream, opts *Options) (*Gateway, error) {
 		return g.visible(ctx, kind, name) && (userVisible == nil || userVisible(ctx, kind, name))
 	}
 	so.Completions = g.complete
-	if so.Capabilities == nil {
-		// Advertised before the first upstream is up, so that a client
-		// that connects early knows to look again on list_changed.
-		so.Capabilities = &mcp.ServerCapabilities{}
+	// Tools, prompts and resources are advertised (with listChanged)
+	// before the first upstream is up, so that a client that connects
+	// early knows to list again when they come.
+	caps := mcp.ServerCapabilities{}
+	if so.Capabilities != nil {
+		caps = *so.Capabilities
 	}
+	if caps.Tools == nil {
+		caps.Tools = &mcp.ListChangedCapability{ListChanged: true}
+	}
+	if caps.Prompts == nil {
+		caps.Prompts = &mcp.ListChangedCapability{ListChanged: true}
+	}
+	if caps.Resources == nil {
+		caps.Resources = &mcp.ResourcesCapability{ListChanged: true}
+	}
+	so.Capabilities = &caps
 	g.srv = mcp.NewServer(impl, &so)
 
 	var po PoolOptions

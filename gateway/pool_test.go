@@ -133,3 +133,25 @@ func TestInvalidUpstreamConfigurationsAreRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestAGatewayWhoseUpstreamsAreDownStillServesAndAdvertisesListChanged(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + l.Addr().String() + "/mcp"
+	l.Close()
+	_, url := startGateway(t, []Upstream{{Name: "dead", URL: dead}}, nil)
+	c := downstream(t, url, "alice", mcp.ModeAuto, nil)
+	d, err := c.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Capabilities.Tools == nil || !d.Capabilities.Tools.ListChanged || d.Capabilities.Resources == nil || !d.Capabilities.Resources.ListChanged {
+		t.Fatalf("capabilities %+v", d.Capabilities)
+	}
+	if names := toolNames(t, c); len(names) != 0 {
+		t.Fatalf("tools %v", names)
+	}
+}
