@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -71,6 +72,57 @@ func TestProgressAndCancellationAreForwarded(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatalf("mode %d → %s: the downstream's cancel did not reach the upstream", mode, up)
 			}
+		}
+	}
+}
+
+type traceKey struct{}
+
+// The upstream legs of a downstream call run with the downstream
+// request's context values (where a tracer finds its span), through the
+// middleware PoolOptions.ConfigureClient adds.
+func TestUpstreamLegsCarryTheDownstreamRequestsValues(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	seen := map[string]string{} // method → the value found
+	mark := func(next mcp.ServerHandler) mcp.ServerHandler {
+		return func(ctx context.Context, method string, p mcp.Params) (mcp.Result, error) {
+			if method == mcp.MethodToolsCall {
+				ctx = context.WithValue(ctx, traceKey{}, "trace-1")
+			}
+			return next(ctx, method, p)
+		}
+	}
+	_, url := startGateway(t, []Upstream{
+		{Name: "modern", URL: serveModern(t, upstreamServer("modern"))},
+		{Name: "legacy", URL: serveLegacyOnly(t, upstreamServer("legacy"))},
+	}, &Options{
+		Server: &mcp.ServerOptions{Logger: quietLogger(), Middleware: []mcp.ServerMiddleware{mark}},
+		Pool: &PoolOptions{Logger: quietLogger(), ConfigureClient: func(up string, o *mcp.ClientOptions) *mcp.ClientOptions {
+			o.Middleware = append(o.Middleware, func(next mcp.ClientHandler) mcp.ClientHandler {
+				return func(ctx context.Context, req *mcp.ClientRequest) (json.RawMessage, error) {
+					if v, ok := ctx.Value(traceKey{}).(string); ok {
+						mu.Lock()
+						seen[up+" "+req.Method] = v
+						mu.Unlock()
+					}
+					return next(ctx, req)
+				}
+			})
+			return o
+		}},
+	})
+	c := downstream(t, url, "alice", mcp.ModeAuto, answers(&mcp.ClientOptions{}))
+	for _, up := range []string{"modern", "legacy"} {
+		if _, err := c.CallTool(context.Background(), up+"__ask", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, k := range []string{"modern tools/call", "legacy tools/call"} {
+		if seen[k] != "trace-1" {
+			t.Errorf("%s: %q (seen %v)", k, seen[k], seen)
 		}
 	}
 }

@@ -26,7 +26,8 @@ type Options struct {
 	// Completions (forwarded to the upstreams); a Completions given here
 	// is replaced.
 	Server *mcp.ServerOptions
-	// Pool holds the upstream pool's options. OnChange and the question
+	// Pool holds the upstream pool's options (PoolOptions.ConfigureClient
+	// instruments the upstream clients). OnChange and the question
 	// handlers are the gateway's own (any given are replaced).
 	Pool *PoolOptions
 	// Separator joins an upstream's prefix and a tool or prompt name.

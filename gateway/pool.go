@@ -33,6 +33,15 @@ type PoolOptions struct {
 	Sampling    func(ctx context.Context, upstream string, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
 	Roots       func(ctx context.Context, upstream string, r *mcp.ListRootsRequest) (*mcp.ListRootsResult, error)
 
+	// ConfigureClient, when set, may change the options of each
+	// upstream's client before it connects (once per connection, restarts
+	// included): add middleware (otel.InstrumentClient for one trace from
+	// the downstream call through its upstream legs: the upstream call's
+	// context keeps the downstream request's values), a cache, a log
+	// level. It must keep the question handlers and the notification
+	// callbacks the pool set (wrap them, do not drop them).
+	ConfigureClient func(upstream string, opts *mcp.ClientOptions) *mcp.ClientOptions
+
 	// BackoffMin and BackoffMax bound the wait between two failed
 	// connection attempts, doubled after each (zero: 200 ms and 30 s).
 	BackoffMin, BackoffMax time.Duration
@@ -51,6 +60,7 @@ type Pool struct {
 	log              *slog.Logger
 	info             mcp.Implementation
 	onChange         func(string)
+	configure        func(string, *mcp.ClientOptions) *mcp.ClientOptions
 	ask              askHooks
 	backoffMin       time.Duration
 	backoffMax       time.Duration
@@ -80,6 +90,7 @@ func NewPool(upstreams []Upstream, opts *PoolOptions) (*Pool, error) {
 		log:              opts.Logger,
 		info:             opts.Info,
 		onChange:         opts.OnChange,
+		configure:        opts.ConfigureClient,
 		ask:              askHooks{opts.Elicitation, opts.Sampling, opts.Roots},
 		backoffMin:       opts.BackoffMin,
 		backoffMax:       opts.BackoffMax,

@@ -250,6 +250,11 @@ func (u *upstream) connect(ctx context.Context) (*conn, *Catalog, error) {
 			}
 		},
 	}
+	if u.pool.configure != nil {
+		if o := u.pool.configure(u.cfg.Name, opts); o != nil {
+			opts = o
+		}
+	}
 	var t mcp.ClientTransport
 	switch u.cfg.transport() {
 	case TransportStdio:
