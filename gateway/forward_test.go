@@ -126,3 +126,48 @@ func TestUpstreamLegsCarryTheDownstreamRequestsValues(t *testing.T) {
 		}
 	}
 }
+
+func TestAnUpstreamsResourceUpdatesReachSubscribedClients(t *testing.T) {
+	t.Parallel()
+	msrv, lsrv := upstreamServer("modern"), upstreamServer("legacy")
+	_, url := startGateway(t, []Upstream{
+		{Name: "modern", URL: serveModern(t, msrv)},
+		{Name: "legacy", URL: serveLegacyOnly(t, lsrv)},
+	}, nil)
+	c := downstream(t, url, "alice", mcp.ModeAuto, nil)
+	for _, tc := range []struct {
+		srv      *mcp.Server
+		uri, agg string
+	}{
+		{msrv, "file:///modern.txt", "file:///modern.txt"},
+		{lsrv, "file:///shared.txt", rewriteURI("legacy", "file:///shared.txt")},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		got := make(chan string, 16)
+		acked := make(chan struct{})
+		go c.Listen(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{tc.agg}}, func(n *mcp.ListenNotification) {
+			switch n.Method {
+			case mcp.NotificationSubscriptionsAck:
+				close(acked)
+			case "notifications/resources/updated":
+				got <- n.URI
+			}
+		})
+		<-acked
+		// The upstream's own subscription may not be open yet: update
+		// until the client hears of it.
+		eventually(t, "the update of "+tc.uri, func() bool {
+			tc.srv.ResourceUpdated(tc.uri)
+			select {
+			case u := <-got:
+				if u != tc.agg {
+					t.Fatalf("updated %q, want %q", u, tc.agg)
+				}
+				return true
+			default:
+				return false
+			}
+		})
+		cancel()
+	}
+}

@@ -141,7 +141,7 @@ func New(upstreams []Upstream, opts *Options) (*Gateway, error) {
 		caps.Prompts = &mcp.ListChangedCapability{ListChanged: true}
 	}
 	if caps.Resources == nil {
-		caps.Resources = &mcp.ResourcesCapability{ListChanged: true}
+		caps.Resources = &mcp.ResourcesCapability{ListChanged: true, Subscribe: true}
 	}
 	so.Capabilities = &caps
 	g.srv = mcp.NewServer(impl, &so)
@@ -152,6 +152,10 @@ func New(upstreams []Upstream, opts *Options) (*Gateway, error) {
 	}
 	if po.Logger == nil {
 		po.Logger = g.log
+	}
+	po.OnResourceUpdated = func(up, uri string) {
+		<-g.started
+		g.srv.ResourceUpdated(g.aggregateURI(up, uri))
 	}
 	po.OnChange = func(string) {
 		<-g.started
@@ -243,6 +247,20 @@ func (g *Gateway) lookup(kind mcp.FeatureKind, name string) *entry {
 		return g.templates[name]
 	}
 	return nil
+}
+
+// aggregateURI is the URI under which the aggregate serves upstream's
+// uri: a static resource's (rewritten or not), else uri itself (a
+// template's resources are not rewritten).
+func (g *Gateway) aggregateURI(upstream, uri string) string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	for agg, e := range g.resources {
+		if e.upstream == upstream && e.name == uri {
+			return agg
+		}
+	}
+	return uri
 }
 
 // visible applies the upstreams' allow lists.

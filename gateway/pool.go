@@ -33,6 +33,12 @@ type PoolOptions struct {
 	Sampling    func(ctx context.Context, upstream string, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
 	Roots       func(ctx context.Context, upstream string, r *mcp.ListRootsRequest) (*mcp.ListRootsResult, error)
 
+	// OnResourceUpdated, when set, receives an upstream's
+	// notifications/resources/updated (uri is the upstream's own). The
+	// pool then follows the updates of each upstream's resources (at most
+	// 256 of each) that advertises resources.subscribe.
+	OnResourceUpdated func(upstream, uri string)
+
 	// ConfigureClient, when set, may change the options of each
 	// upstream's client before it connects (once per connection, restarts
 	// included): add middleware (otel.InstrumentClient for one trace from
@@ -61,6 +67,7 @@ type Pool struct {
 	info             mcp.Implementation
 	onChange         func(string)
 	configure        func(string, *mcp.ClientOptions) *mcp.ClientOptions
+	onUpdated        func(upstream, uri string)
 	ask              askHooks
 	backoffMin       time.Duration
 	backoffMax       time.Duration
@@ -91,6 +98,7 @@ func NewPool(upstreams []Upstream, opts *PoolOptions) (*Pool, error) {
 		info:             opts.Info,
 		onChange:         opts.OnChange,
 		configure:        opts.ConfigureClient,
+		onUpdated:        opts.OnResourceUpdated,
 		ask:              askHooks{opts.Elicitation, opts.Sampling, opts.Roots},
 		backoffMin:       opts.BackoffMin,
 		backoffMax:       opts.BackoffMax,
