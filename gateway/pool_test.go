@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +154,23 @@ func TestAGatewayWhoseUpstreamsAreDownStillServesAndAdvertisesListChanged(t *tes
 	}
 	if names := toolNames(t, c); len(names) != 0 {
 		t.Fatalf("tools %v", names)
+	}
+}
+
+func TestAStdioUpstreamThatKeepsCrashingOpensItsBreaker(t *testing.T) {
+	t.Parallel()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	p, err := NewPool([]Upstream{{Name: "crash", Command: sh, Args: []string{"-c", "exit 3"}, Timeout: 2 * time.Second}},
+		&PoolOptions{Logger: quietLogger(), BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond, BreakerThreshold: 3, BreakerCooldown: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	eventually(t, "the breaker to open", func() bool { return p.Health()[0].State == HealthOpen })
+	if h := p.Health()[0]; h.Failures != 3 {
+		t.Fatalf("%+v", h)
 	}
 }
