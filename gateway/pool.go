@@ -261,6 +261,17 @@ func (p *Pool) Close() error {
 	return nil
 }
 
+// modern reports whether upstream is connected in the 2026-07-28 era.
+func (p *Pool) modern(name string) bool {
+	u := p.ups[name]
+	if u == nil {
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.conn != nil && u.health.ProtocolVersion == mcp.LatestProtocolVersion
+}
+
 func (p *Pool) upstream(name string) (*upstream, error) {
 	u := p.ups[name]
 	if u == nil {

@@ -179,6 +179,8 @@ func TestOneUpstreamDownRemovesOnlyItsEntriesWithListChanged(t *testing.T) {
 		defer mu.Unlock()
 		return changes > before
 	})
+	// Its entries are added one by one, each with its list_changed.
+	eventually(t, "b__echo listed again", func() bool { return slices.Contains(toolNames(t, c), "b__echo") })
 	if got := callText(t, c, "b__echo"); got != "b:" {
 		t.Fatalf("b__echo after b came back: %q", got)
 	}

@@ -132,6 +132,17 @@ type leg struct {
 	state     string
 	responses mcp.InputResponses
 	caps      mcp.ClientCapabilities
+	progress  bool // the downstream asked for progress
+}
+
+// callOptions are the options of an upstream call of hc: manual rounds,
+// and progress when the downstream asked for it.
+func (hc *heldCall) callOptions(l *leg) *mcp.CallOptions {
+	o := &mcp.CallOptions{Manual: true}
+	if l.progress {
+		o.OnProgress = hc.progress
+	}
+	return o
 }
 
 var (
@@ -143,7 +154,7 @@ var (
 func (g *Gateway) toolHandler(upstream, tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
 		tg := &target{method: mcp.MethodToolsCall, upstream: upstream, name: tool, args: req.Arguments}
-		r, ir, err := g.serve(ctx, tg, &leg{req.HasRequestState(), req.RequestState, req.InputResponses, req.Meta.ClientCapabilities})
+		r, ir, err := g.serve(ctx, tg, &leg{req.HasRequestState(), req.RequestState, req.InputResponses, req.Meta.ClientCapabilities, req.Meta.ProgressToken != nil})
 		switch {
 		case ir != nil:
 			return ir, nil
@@ -157,7 +168,7 @@ func (g *Gateway) toolHandler(upstream, tool string) mcp.ToolHandler {
 func (g *Gateway) promptHandler(upstream, prompt string) func(ctx context.Context, req *mcp.GetPromptRequest) (mcp.PromptResponse, error) {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (mcp.PromptResponse, error) {
 		tg := &target{method: methodPromptsGet, upstream: upstream, name: prompt, pargs: req.Arguments}
-		r, ir, err := g.serve(ctx, tg, &leg{req.HasRequestState(), req.RequestState, req.InputResponses, req.Meta.ClientCapabilities})
+		r, ir, err := g.serve(ctx, tg, &leg{req.HasRequestState(), req.RequestState, req.InputResponses, req.Meta.ClientCapabilities, req.Meta.ProgressToken != nil})
 		switch {
 		case ir != nil:
 			return ir, nil
@@ -175,7 +186,7 @@ func (g *Gateway) promptHandler(upstream, prompt string) func(ctx context.Contex
 func (g *Gateway) templateHandler(upstream string) func(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.ResourceResponse, error) {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.ResourceResponse, error) {
 		tg := &target{method: methodResourcesRead, upstream: upstream, name: req.URI}
-		r, ir, err := g.serve(ctx, tg, &leg{req.HasRequestState(), req.RequestState, req.InputResponses, req.Meta.ClientCapabilities})
+		r, ir, err := g.serve(ctx, tg, &leg{req.HasRequestState(), req.RequestState, req.InputResponses, req.Meta.ClientCapabilities, req.Meta.ProgressToken != nil})
 		switch {
 		case ir != nil:
 			return ir, nil
@@ -204,6 +215,13 @@ func (g *Gateway) startCall(ctx context.Context, tg *target, l *leg) (mcp.Result
 	if err != nil {
 		return nil, nil, err
 	}
+	if g.pool.modern(tg.upstream) {
+		// A 2026-07-28 upstream asks nothing live: no call to hold, the
+		// leg makes the call itself (and its cancellation is the call's).
+		hc := &heldCall{g: g, upstream: tg.upstream, tg: tg, principal: principal, caps: l.caps, leg: ctx}
+		r, err := g.call(noQuestions(ctx), tg, hc.callOptions(l))
+		return g.finish(ctx, hc, r, err)
+	}
 	u := g.byName[tg.upstream]
 	hc := &heldCall{
 		g: g, upstream: tg.upstream, tg: tg, principal: principal, caps: l.caps,
@@ -216,7 +234,7 @@ func (g *Gateway) startCall(ctx context.Context, tg *target, l *leg) (mcp.Result
 	hc.timer = time.AfterFunc(u.timeout(), hc.expire)
 	g.track(hc, true)
 	go func() {
-		res, err := g.call(hctx, tg, &mcp.CallOptions{Manual: true, OnProgress: hc.progress})
+		res, err := g.call(hctx, tg, hc.callOptions(l))
 		hc.done <- outcome{res, err}
 	}()
 	return g.await(ctx, hc)
@@ -355,7 +373,7 @@ func (g *Gateway) continueCall(ctx context.Context, tg *target, l *leg) (mcp.Res
 			}
 		}
 		hc := &heldCall{g: g, upstream: tg.upstream, tg: tg, principal: principal, caps: l.caps, leg: ctx}
-		r, err := g.pool.Resume(ctx, tg.upstream, &call, responses, &mcp.CallOptions{Manual: true, OnProgress: hc.progress})
+		r, err := g.pool.Resume(noQuestions(ctx), tg.upstream, &call, responses, hc.callOptions(l))
 		return g.finish(ctx, hc, r, err)
 	}
 	return nil, nil, mcp.ErrInvalidRequestState
@@ -425,7 +443,7 @@ func (g *Gateway) pendingRound(ctx context.Context, hc *heldCall, call *mcp.Pend
 	}
 	if len(ask) == 0 {
 		// Nothing to ask the downstream: resume at once.
-		r, err := g.pool.Resume(ctx, hc.upstream, call, preset, &mcp.CallOptions{Manual: true, OnProgress: hc.progress})
+		r, err := g.pool.Resume(noQuestions(ctx), hc.upstream, call, preset, &mcp.CallOptions{Manual: true, OnProgress: hc.progress})
 		return g.finish(ctx, hc, r, err)
 	}
 	cj, err := json.Marshal(call)
