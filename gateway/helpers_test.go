@@ -60,6 +60,7 @@ func upstreamServer(name string) *mcp.Server {
 		if err != nil {
 			return nil, err
 		}
+		//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 		res, err := mcp.Sample(ctx, &mcp.CreateMessageRequest{
 			Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: []mcp.Content{&mcp.TextContent{Text: "poem about " + v.Colour}}}},
 			MaxTokens: 10,
@@ -67,6 +68,7 @@ func upstreamServer(name string) *mcp.Server {
 		if err != nil {
 			return nil, err
 		}
+		//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 		roots, err := mcp.ListRoots(ctx)
 		if err != nil {
 			return nil, err
@@ -209,9 +211,11 @@ func answers(o *mcp.ClientOptions) *mcp.ClientOptions {
 	o.Elicitation = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"colour": "teal"}}, nil
 	}
+	//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 	o.Sampling = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 		return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Content: []mcp.Content{&mcp.TextContent{Text: "verse"}}, Model: "m"}, nil
 	}
+	//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 	o.Roots = func(ctx context.Context, r *mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
 		return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///home"}}}, nil
 	}

@@ -49,10 +49,12 @@ func askAllowed(p *AskPolicy, caps *mcp.ClientCapabilities, r mcp.InputRequest) 
 		if caps.Elicitation == nil {
 			return false
 		}
+		// The declaration as mcp.CanAsk reads it: an empty elicitation
+		// object means form mode only.
 		if r.Mode == mcp.ElicitModeURL {
-			return caps.Elicitation.SupportsURL() && urlAllowed(p.URLHosts, r.URL)
+			return caps.Elicitation.URL != nil && urlAllowed(p.URLHosts, r.URL)
 		}
-		return p.Forms && caps.Elicitation.SupportsForm()
+		return p.Forms && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
 	case *mcp.CreateMessageRequest:
 		return p.Sampling && caps.Sampling != nil
 	case *mcp.ListRootsRequest:

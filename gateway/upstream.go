@@ -246,9 +246,11 @@ func (u *upstream) connect(ctx context.Context) (*conn, *Catalog, error) {
 		Elicitation: func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return u.pool.ask.elicit(ctx, u.cfg.Name, r)
 		},
+		//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 		Sampling: func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return u.pool.ask.sample(ctx, u.cfg.Name, r)
 		},
+		//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 		Roots: func(ctx context.Context, r *mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
 			return u.pool.ask.roots(ctx, u.cfg.Name, r)
 		},
