@@ -56,6 +56,7 @@ type options struct {
 	quiet     bool
 	maxRounds int
 	oauth     oauthFlags
+	pin       pinFlags // pin.go
 	// allowCommand runs a stdio server command from a project file or a
 	// saved call without asking (consent.go).
 	allowCommand bool
@@ -137,6 +138,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.cwd, "cwd", o.cwd, "run a stdio server in `DIR`")
 	fs.BoolVar(&o.allowCommand, "allow-command", o.allowCommand, "run a stdio server's command that comes from a project file (./.mcp.json) or a saved call (resume) without asking; without it the CLI asks in a terminal and refuses elsewhere")
 	o.oauth.register(fs)
+	o.pin.register(fs)
 }
 
 func defaultOptions() *options {
@@ -466,6 +468,8 @@ Common flags (accepted by every command, before or after it; help flags):
   -H 'Name: value'  --legacy  --sse  --protocol-version V  --timeout D  --json
   --root PATH|URI  --log-level L  --model NAME  --quiet  --max-rounds N
   --allow-command (run a project file's or saved call's command without asking)
+  --pin FILE  --no-pin (tool pinning: on for config servers; ask before calling
+  a tool whose definition changed)
   (--root, --log-level and the sampling replies serve roots, logging and
   sampling, deprecated in 2026-07-28 by SEP-2577 and still served)
   --oauth  --oauth-redirect URL  --oauth-token-file FILE  --oauth-browser
@@ -684,7 +688,12 @@ func (s *session) connect() (*mcp.Client, error) {
 			return nil, &startError{err}
 		}
 	}
+	bind, err := s.enablePinning(copts)
+	if err != nil {
+		return nil, err
+	}
 	s.client = mcp.NewClient(t, otel.InstrumentClient(copts, nil))
+	bind(s.client)
 	return s.client, nil
 }
 

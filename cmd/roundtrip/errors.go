@@ -15,6 +15,7 @@ import (
 
 	"github.com/roundtrip-mcp/roundtrip/auth"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/pin"
 )
 
 // Exit statuses: each class of failure has its own, so that a script can
@@ -29,6 +30,7 @@ const (
 	exitProtocol      = 5   // the server answered a JSON-RPC error, or something that is not MCP
 	exitToolError     = 6   // the tool's result has isError set
 	exitStateRejected = 7   // the server rejected the call's requestState: start the call again
+	exitToolChanged   = 8   // a pinned tool's definition changed and the change was not accepted (pin.go)
 	exitInterrupted   = 130 // SIGINT (Ctrl-C) or SIGTERM
 )
 
@@ -43,6 +45,8 @@ const exitTable = `Exit status:
   6    tool error: the tool's result has isError set
   7    request state rejected (expired, used, or the server's keys changed):
        start the call again
+  8    a tool's definition changed since it was pinned and the change was not
+       accepted (asked in a terminal; refused elsewhere)
   130  interrupted (Ctrl-C)
 With --json, every failure is one JSON object on stdout:
   {"error":{"code":"connection","message":"...","exit":3,"rpc":{...}}}
@@ -172,14 +176,18 @@ func classify(err error, interrupted bool) failure {
 	var to *errTimeout
 	var he *hintedError
 	var ur *urlRequiredError
+	var ce *pin.ChangeError
 	if errors.As(err, &he) {
 		f.Hint = he.hint
 	}
 	switch {
 	case interrupted && errors.Is(err, context.Canceled), errors.Is(err, errInterruptedKey):
 		f.Code, f.Exit, f.Message = "interrupted", exitInterrupted, "interrupted"
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.Is(err, pin.ErrNotListed):
 		f.Code, f.Exit = "usage", exitUsage
+	case errors.As(err, &ce):
+		f.Code, f.Exit = "tool_changed", exitToolChanged
+		f.Message, f.Hint = pinRefusal(ce)
 	case errors.Is(err, errToolError):
 		f.Code, f.Exit = "tool", exitToolError
 	case errors.As(err, &se) || isRejectedState(err):

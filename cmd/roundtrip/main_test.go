@@ -43,7 +43,21 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(runTests(m))
+}
+
+// runTests runs the tests with a user configuration directory of their
+// own, so that what the CLI keeps there by default (tool pins, pin.go)
+// never reaches the real one (on Linux).
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "roundtrip-test-config-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("XDG_CONFIG_HOME", dir) // os.UserConfigDir on Linux
+	return m.Run()
 }
 
 type EchoArgs struct {

@@ -39,6 +39,20 @@ func (e *ChangeError) Error() string {
 // Is makes a *ChangeError match ErrChanged.
 func (e *ChangeError) Is(target error) bool { return target == ErrChanged }
 
+// Compare returns the change from old (the pinned definition, nil when
+// none is) to new as a *ChangeError, for an OnChange that shows it; nil
+// when new is what old pins.
+func Compare(old, new *mcp.Tool) *ChangeError {
+	if old != nil && same(old, new) {
+		return nil
+	}
+	name := ""
+	if new != nil {
+		name = new.Name
+	}
+	return &ChangeError{Tool: name, Old: old, New: new, Fields: changedFields(old, new)}
+}
+
 // Bounds of a diff: the context kept around a change, what one side of a
 // field shows at most, and the whole diff.
 const (

@@ -212,7 +212,7 @@ func (g *Guard) check(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return &ChangeError{Tool: name, Old: old, New: cur, Fields: changedFields(old, cur)}
+	return Compare(old, cur)
 }
 
 func (g *Guard) matches(cur *mcp.Tool) (bool, error) {
