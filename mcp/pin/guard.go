@@ -40,7 +40,7 @@ type Guard struct {
 	mu     sync.Mutex
 	client *mcp.Client
 	gen    uint64               // bumped by Invalidate
-	listed map[string]*mcp.Tool // the latest definition listed, since the last Invalidate
+	listed map[string]listedTool // the latest definition listed, since the last Invalidate
 
 	decide sync.Mutex // one OnChange at a time
 }
@@ -54,7 +54,7 @@ type Guard struct {
 // the tools itself; the callback of Client.Listen should pass its
 // notifications to Guard.Notify.
 func Enable(o *mcp.ClientOptions, po *Options) *Guard {
-	g := &Guard{listed: map[string]*mcp.Tool{}}
+	g := &Guard{listed: map[string]listedTool{}}
 	if po != nil {
 		g.pins, g.onChange, g.maxPages = po.Pins, po.OnChange, po.MaxPages
 	}
@@ -163,7 +163,7 @@ func (g *Guard) learn(gen uint64, tools []*mcp.Tool) bool {
 		return false
 	}
 	for _, t := range tools {
-		g.listed[t.Name] = t
+		g.listed[t.Name] = listedTool{tool: t}
 	}
 	return true
 }
@@ -171,7 +171,36 @@ func (g *Guard) learn(gen uint64, tools []*mcp.Tool) bool {
 func (g *Guard) lookup(name string) (*mcp.Tool, *mcp.Client, uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.listed[name], g.client, g.gen
+	return g.listed[name].tool, g.client, g.gen
+}
+
+// listedTool is a listed definition and its digest, computed on the
+// first call that checks it (a listing is not digested tool by tool).
+type listedTool struct {
+	tool   *mcp.Tool
+	digest string
+}
+
+// digestOf returns the digest of t, a listed definition, computing it
+// once.
+func (g *Guard) digestOf(t *mcp.Tool) (string, error) {
+	g.mu.Lock()
+	e := g.listed[t.Name]
+	g.mu.Unlock()
+	if e.tool == t && e.digest != "" {
+		return e.digest, nil
+	}
+	p, err := New(t)
+	if err != nil {
+		return "", err
+	}
+	g.mu.Lock()
+	if e := g.listed[t.Name]; e.tool == t {
+		e.digest = p.Digest
+		g.listed[t.Name] = e
+	}
+	g.mu.Unlock()
+	return p.Digest, nil
 }
 
 // check lets a call of the tool name go when its listed definition is
@@ -216,12 +245,12 @@ func (g *Guard) check(ctx context.Context, name string) error {
 }
 
 func (g *Guard) matches(cur *mcp.Tool) (bool, error) {
-	now, err := New(cur)
+	d, err := g.digestOf(cur)
 	if err != nil {
 		return false, err
 	}
 	p, ok := g.pins.Get(cur.Name)
-	return ok && p.Digest == now.Digest, nil
+	return ok && p.Digest == d, nil
 }
 
 // list reads every page of tools/list (at most maxPages) and returns the

@@ -37,7 +37,14 @@ func ptr[T any](v T) *T { return &v }
 
 func newFixture(t *testing.T, po *Options, co *mcp.ClientOptions) *fixture {
 	t.Helper()
-	f := &fixture{srv: mcp.NewServer(mcp.Implementation{Name: "pin-test"}, nil)}
+	return newFixtureWith(t, nil, nil, po, co)
+}
+
+// newFixtureWith is newFixture with server options and a hook that sees
+// each tools/list page the client receives (n counts them from 1).
+func newFixtureWith(t *testing.T, so *mcp.ServerOptions, onPage func(f *fixture, n int32), po *Options, co *mcp.ClientOptions) *fixture {
+	t.Helper()
+	f := &fixture{srv: mcp.NewServer(mcp.Implementation{Name: "pin-test"}, so)}
 	f.define(deployTool("Deploys the service."))
 	h := mcp.NewHTTPHandler(f.srv, nil)
 	ts := httptest.NewServer(h)
@@ -47,10 +54,15 @@ func newFixture(t *testing.T, po *Options, co *mcp.ClientOptions) *fixture {
 	}
 	co.Middleware = append(co.Middleware, func(next mcp.ClientHandler) mcp.ClientHandler {
 		return func(ctx context.Context, req *mcp.ClientRequest) (json.RawMessage, error) {
-			if req.Method == mcp.MethodToolsList {
-				f.lists.Add(1)
+			if req.Method != mcp.MethodToolsList {
+				return next(ctx, req)
 			}
-			return next(ctx, req)
+			n := f.lists.Add(1)
+			res, err := next(ctx, req)
+			if onPage != nil {
+				onPage(f, n)
+			}
+			return res, err
 		}
 	})
 	f.guard = Enable(co, po)
@@ -231,7 +243,7 @@ func TestHugeDescriptionDiffIsBounded(t *testing.T) {
 	if !errors.As(err, &ce) {
 		t.Fatalf("got %v", err)
 	}
-	if n := len(err.Error()); n > maxDiffTotal+200 {
+	if n := len(err.Error()); n > 1024 {
 		t.Fatalf("the error's text is %d bytes", n)
 	}
 	if d := ce.Diff(); !strings.Contains(d, "+ …") || !strings.Contains(d, "IGNORE PREVIOUS INSTRUCTIONS") {
@@ -357,5 +369,40 @@ func TestLegacySessionListChangedInvalidates(t *testing.T) {
 	})
 	if err := f.call(); !errors.Is(err, ErrChanged) {
 		t.Fatalf("got %v, want ErrChanged", err)
+	}
+}
+
+// A list_changed that arrives while the Guard reads the pages makes it
+// read them all again, fresh.
+func TestListingInterruptedByAChangeIsReadAgain(t *testing.T) {
+	t.Parallel()
+	var armed atomic.Bool
+	f := newFixtureWith(t, &mcp.ServerOptions{PageSize: 1}, func(f *fixture, n int32) {
+		if armed.CompareAndSwap(true, false) {
+			// Between the first and the second page: the tool changes and
+			// the notification arrives.
+			f.define(deployTool("Deploys the service, changed mid-listing."))
+			f.guard.Invalidate()
+		}
+	}, nil, nil)
+	f.srv.AddTool(&mcp.Tool{Name: "aaa", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
+		return mcp.TextResult("a"), nil
+	})
+	f.pinAll(t)
+	f.guard.Invalidate()
+	f.lists.Store(0)
+	armed.Store(true)
+	var ce *ChangeError
+	if err := f.call(); !errors.As(err, &ce) || ce.New.Description != "Deploys the service, changed mid-listing." {
+		t.Fatalf("got %v, want the change of the fresh listing", err)
+	}
+	if n := f.lists.Load(); n != 4 {
+		t.Fatalf("%d pages read, want 4 (two pages, read twice)", n)
+	}
+	f.guard.mu.Lock()
+	kept := len(f.guard.listed)
+	f.guard.mu.Unlock()
+	if kept != 2 {
+		t.Fatalf("%d tools kept from the second reading, want 2", kept)
 	}
 }
