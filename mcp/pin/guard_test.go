@@ -406,3 +406,21 @@ func TestListingInterruptedByAChangeIsReadAgain(t *testing.T) {
 		t.Fatalf("%d tools kept from the second reading, want 2", kept)
 	}
 }
+
+// A schema with a repeated member has no canonical form (its meaning
+// depends on the decoder): the call is refused, not let through.
+func TestSchemaWithARepeatedMemberIsRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, &Options{OnChange: func(context.Context, string, *mcp.Tool, *mcp.Tool) bool { return true }}, nil)
+	tool := deployTool("Deploys the service.")
+	tool.InputSchema = json.RawMessage(`{"type":"object","properties":{"env":{"type":"string"}},"properties":{}}`)
+	f.define(tool)
+	f.list(t)
+	err := f.call()
+	if err == nil || !strings.Contains(err.Error(), "repeated member") {
+		t.Fatalf("got %v, want a refusal for the repeated member", err)
+	}
+	if f.calls.Load() != 0 {
+		t.Fatal("the call was sent")
+	}
+}
