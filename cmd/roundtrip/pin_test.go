@@ -139,3 +139,18 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// Without the listing call makes for --no-validate, the Guard lists the
+// tools itself: a change is caught all the same.
+func TestNoValidateCallIsCheckedToo(t *testing.T) {
+	t.Parallel()
+	srv, cfg, pins := pinServer(t)
+	cli(t, "", "--config", cfg, "--pin", pins, "prod", "call", "--no-validate", "deploy").must(t, 0, "deployed")
+	defineDeploy(srv, "Deploys the service, v3.")
+	cli(t, "", "--config", cfg, "--pin", pins, "prod", "call", "--no-validate", "deploy").must(t, exitToolChanged)
+	r := cli(t, "", "--config", cfg, "--pin", pins, "prod", "call", "--no-validate", "nope")
+	r.must(t, exitUsage)
+	if !strings.Contains(r.stderr, `does not list the tool "nope"`) {
+		t.Error("the refusal does not say the tool is not listed")
+	}
+}
