@@ -28,6 +28,12 @@
 // flag does; $ROUNDTRIP_TOKEN is sent as a bearer token (not to a server
 // a project file names).
 //
+// The tools called on a server of the config file are pinned (in
+// roundtrip/pins.json in the user configuration directory; --pin FILE
+// for any server, --no-pin for none): a tool whose description, schemas
+// or annotations changed since is shown and asked about in a terminal,
+// refused elsewhere (exit 8).
+//
 // What the server sends reaches the terminal with its control characters
 // shown visibly (\x1b, \u009b, \u202e), never raw; --json output is
 // exact JSON, those characters as \u escapes.
