@@ -190,10 +190,16 @@ func (s *session) approveTool(ctx context.Context, p *pinning, tool string, old,
 	if s.ui.tui {
 		yes := false
 		fld := huh.NewConfirm().Title("Call the changed tool?").Description(sanitize(fmt.Sprintf("%q changed: %s", tool, strings.Join(ce.Fields, ", ")))).Value(&yes)
-		if err := s.ui.runField(ctx, fld); err != nil || !yes {
+		if err := s.ui.runField(ctx, fld); err != nil {
 			return false
 		}
-		return accept()
+		// huh clears the field when done: keep the transcript.
+		answer := "no"
+		if yes {
+			answer = "yes"
+		}
+		fmt.Fprintf(s.errw, "roundtrip: accept the new definition and call it? %s\n", answer)
+		return yes && accept()
 	}
 	line, err := s.ui.ask(ctx, "roundtrip: accept the new definition and call it? [y/N]: ")
 	if err != nil && !errors.Is(err, io.EOF) {

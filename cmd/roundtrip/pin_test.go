@@ -154,3 +154,23 @@ func TestNoValidateCallIsCheckedToo(t *testing.T) {
 		t.Error("the refusal does not say the tool is not listed")
 	}
 }
+
+// In terminal mode the question is huh's yes/no: "y" accepts.
+func TestChangedToolIsConfirmedInTerminalMode(t *testing.T) {
+	t.Parallel()
+	srv, cfg, pins := pinServer(t)
+	cli(t, "", "--config", cfg, "--pin", pins, "prod", "call", "deploy").must(t, 0, "deployed")
+	defineDeploy(srv, "Deploys the service, v4.")
+	r := cliTTY(t, "y", "--config", cfg, "--pin", pins, "prod", "call", "deploy")
+	r.must(t, 0, "deployed")
+	if !strings.Contains(r.stderr, "+ Deploys the service, v4.") || !strings.Contains(r.stderr, "call it? yes\n") {
+		t.Error("the change was not shown, or not asked with the terminal form")
+	}
+	cli(t, "", "--config", cfg, "--pin", pins, "prod", "call", "deploy").must(t, 0, "deployed")
+	defineDeploy(srv, "Deploys the service, v5.")
+	r = cliTTY(t, "n", "--config", cfg, "--pin", pins, "prod", "call", "deploy")
+	r.must(t, exitToolChanged)
+	if !strings.Contains(r.stderr, "call it? no\n") {
+		t.Error("the refusal is not in the transcript")
+	}
+}
