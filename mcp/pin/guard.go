@@ -39,7 +39,7 @@ type Guard struct {
 
 	mu     sync.Mutex
 	client *mcp.Client
-	gen    uint64               // bumped by Invalidate
+	gen    uint64                // bumped by Invalidate
 	listed map[string]listedTool // the latest definition listed, since the last Invalidate
 
 	decide sync.Mutex // one OnChange at a time
