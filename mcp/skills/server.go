@@ -185,7 +185,10 @@ func (l *loader) walk(dir string, depth int) error {
 	if err != nil {
 		return fmt.Errorf("skills: %w", err)
 	}
-	if dir != "." && slices.ContainsFunc(ents, func(e fs.DirEntry) bool { return e.Name() == ManifestName }) {
+	if slices.ContainsFunc(ents, func(e fs.DirEntry) bool { return e.Name() == ManifestName }) {
+		if dir == "." {
+			return fmt.Errorf("skills: a %s at the root has no skill path (put each skill in a directory of its name)", ManifestName)
+		}
 		return l.skill(dir)
 	}
 	for _, e := range ents {
@@ -407,7 +410,9 @@ func cursorOf(cursor *string, n int) (int, error) {
 	return i, nil
 }
 
-func (c *Catalog) cache() (int64, mcp.CacheScope) { return c.opts.TTL.Milliseconds(), c.opts.CacheScope }
+func (c *Catalog) cache() (int64, mcp.CacheScope) {
+	return c.opts.TTL.Milliseconds(), c.opts.CacheScope
+}
 
 func (c *Catalog) list(_ context.Context, req *mcp.ExtensionRequest) (mcp.Result, error) {
 	var p struct {
