@@ -40,6 +40,12 @@
 #      mcp.Client falling back against its SSEServerTransport
 #      (conformance/interop/sse_test.go, run_ts_sse_interop). `go test`
 #      skips them when .tools is not installed yet; here they must run.
+#   3c. the Skills extension (SEP-2640): the sep-2640-skills-* server
+#      scenarios, at the suite's default version and forced over the
+#      2025-11-25 handshake (run_skills), and the sep-2640-client-*
+#      client scenarios (in run_client_suite); a SKIPPED check fails
+#      them (real_checks). Then the TypeScript SDK's 2.x SkillsClient
+#      reads the everything-server's skills (run_ts_skills).
 #   5. the MCP Apps extension: examples/apps read by the official
 #      TypeScript packages, @modelcontextprotocol/ext-apps and the SDK's
 #      2.x client it is built on (pinned in scripts/tools.sh), at
@@ -451,6 +457,25 @@ run_ts_sse_interop() {
   return 1
 }
 run_ts_sse_interop || failed+=("ts-sse-interop")
+
+# run_ts_skills: the official TypeScript SDK's 2.x SkillsClient
+# (@modelcontextprotocol/client/ext/skills, TS_CLIENT_VERSION) reads the
+# everything-server's skills, every file verified
+# (conformance/interop/ts/skills.mjs, driven by
+# TestTypeScriptSkillsClientReadsTheSkills); ROUNDTRIP_REQUIRE_TS_SDK turns
+# a missing package into a failure.
+run_ts_skills() {
+  printf '\n---------- conformance: %s ----------\n' "Skills (SEP-2640) read by the TypeScript SkillsClient (client $TS_CLIENT_VERSION)"
+  local start=$SECONDS
+  if (cd conformance && TOOLS_DIR="$TOOLS_DIR" ROUNDTRIP_REQUIRE_TS_SDK=1 go test -count=1 -v \
+    -run '^TestTypeScriptSkillsClientReadsTheSkills$' ./interop); then
+    echo "conformance: TypeScript SkillsClient passed ($((SECONDS - start))s)"
+    return 0
+  fi
+  echo "conformance: TypeScript SkillsClient FAILED ($((SECONDS - start))s)"
+  return 1
+}
+run_ts_skills || failed+=("ts-skills")
 
 # run_ts_apps: the MCP Apps example (examples/apps) read by the official
 # @modelcontextprotocol/ext-apps helpers and schemas with the SDK's 2.x
