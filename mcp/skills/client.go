@@ -56,11 +56,27 @@ var (
 // entry. The file's content is not returned; for SKILL.md, the skill must
 // not be loaded.
 type VerificationError struct {
-	URI string
-	// Reason is "unlisted", "size", "digest" or "frontmatter".
-	Reason string
+	URI    string
+	Reason Reason
 	Detail string
 }
+
+// Reason says why a file failed verification.
+type Reason string
+
+// The reasons of a VerificationError.
+const (
+	// ReasonUnlisted: the file is not in the skill's manifest (or the
+	// skill is dynamic); nothing was requested.
+	ReasonUnlisted Reason = "unlisted"
+	// ReasonSize: the bytes read are not the size the entry lists.
+	ReasonSize Reason = "size"
+	// ReasonDigest: their SHA-256 is not the digest the entry lists.
+	ReasonDigest Reason = "digest"
+	// ReasonFrontmatter: the SKILL.md front matter does not parse or
+	// differs from the entry's.
+	ReasonFrontmatter Reason = "frontmatter"
+)
 
 func (e *VerificationError) Error() string {
 	return fmt.Sprintf("skills: %s failed verification (%s): %s", e.URI, e.Reason, e.Detail)
@@ -266,10 +282,10 @@ func (c *Client) Load(ctx context.Context, s *Skill) (*Loaded, error) {
 	}
 	fm, body, err := ParseFrontmatter(data)
 	if err != nil {
-		return nil, &VerificationError{URI: s.URI, Reason: "frontmatter", Detail: err.Error()}
+		return nil, &VerificationError{URI: s.URI, Reason: ReasonFrontmatter, Detail: err.Error()}
 	}
 	if diff := frontmatterDiff(s.Frontmatter, fm); diff != "" {
-		return nil, &VerificationError{URI: s.URI, Reason: "frontmatter", Detail: "differs from the entry: " + diff}
+		return nil, &VerificationError{URI: s.URI, Reason: ReasonFrontmatter, Detail: "differs from the entry: " + diff}
 	}
 	return &Loaded{Skill: s, Frontmatter: fm, Body: body}, nil
 }
@@ -324,7 +340,7 @@ func (c *Client) Read(ctx context.Context, s *Skill, ref string) ([]byte, error)
 		}
 	}
 	if listed == nil {
-		return nil, &VerificationError{URI: uri, Reason: "unlisted", Detail: "not in the skill's manifest"}
+		return nil, &VerificationError{URI: uri, Reason: ReasonUnlisted, Detail: "not in the skill's manifest"}
 	}
 	res, err := c.c.ReadResource(ctx, uri, nil)
 	if err != nil {
@@ -345,14 +361,14 @@ func (c *Client) Read(ctx context.Context, s *Skill, ref string) ([]byte, error)
 		break
 	}
 	if !found {
-		return nil, &VerificationError{URI: uri, Reason: "size", Detail: "resources/read returned no contents for it"}
+		return nil, &VerificationError{URI: uri, Reason: ReasonSize, Detail: "resources/read returned no contents for it"}
 	}
 	if int64(len(data)) != listed.Size {
-		return nil, &VerificationError{URI: uri, Reason: "size", Detail: fmt.Sprintf("%d bytes read, the entry lists %d", len(data), listed.Size)}
+		return nil, &VerificationError{URI: uri, Reason: ReasonSize, Detail: fmt.Sprintf("%d bytes read, the entry lists %d", len(data), listed.Size)}
 	}
 	sum := sha256.Sum256(data)
 	if got := "sha256:" + hex.EncodeToString(sum[:]); got != listed.Digest {
-		return nil, &VerificationError{URI: uri, Reason: "digest", Detail: fmt.Sprintf("digest %s, the entry lists %s", got, listed.Digest)}
+		return nil, &VerificationError{URI: uri, Reason: ReasonDigest, Detail: fmt.Sprintf("digest %s, the entry lists %s", got, listed.Digest)}
 	}
 	return data, nil
 }

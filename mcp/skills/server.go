@@ -215,7 +215,7 @@ func (l *loader) skill(dir string) error {
 			return fmt.Errorf("skills: %s: a directory name that needs escaping in a URI", dir)
 		}
 	}
-	root := Scheme + "://" + dir
+	root := scheme + "://" + dir
 	s := &servedSkill{entry: Skill{URI: root + "/" + ManifestName}}
 	first := len(l.files)
 	l.count = 0
@@ -309,7 +309,7 @@ func (l *loader) files_(dir, uri string, depth int, s *servedSkill, size *int64)
 		}
 		n := int64(len(data))
 		children = append(children, DirEntry{URI: u, Name: name, MIMEType: mimeOf(name, data), Size: &n})
-		l.files = append(l.files, loaded{uri: u, name: strings.TrimPrefix(u, Scheme+"://"), mimeType: mimeOf(name, data), data: data})
+		l.files = append(l.files, loaded{uri: u, name: strings.TrimPrefix(u, scheme+"://"), mimeType: mimeOf(name, data), data: data})
 		l.c.files[u] = true
 	}
 	slices.SortFunc(children, func(a, b DirEntry) int { return strings.Compare(a.Name, b.Name) })

@@ -1,22 +1,3 @@
-// Package skills implements the MCP Skills extension
-// (io.modelcontextprotocol/skills, SEP-2640) on both sides, on mcp's
-// extension seam.
-//
-// A server serves a tree of skills (each a directory holding a SKILL.md
-// whose front matter names and describes it) with Serve or ServeDir:
-// skills/list and skills/get answer the skill entries (the SKILL.md URI,
-// its front matter as JSON, and a manifest of every file with its SHA-256
-// digest and size), every file is a resource read with resources/read, and
-// with Options.DirectoryRead resources/directory/read lists a skill
-// directory's children.
-//
-// A client enumerates skills with Client.List, and fetches a skill's
-// files only when it loads the skill (Client.Load, Client.Read), checking
-// each against the entry: size, digest and, for SKILL.md, the front matter
-// field by field. Content that fails a check is never returned.
-//
-// The design notes are in docs/design/extensions.md ("The Skills
-// extension").
 package skills
 
 import (
@@ -46,15 +27,18 @@ const (
 	// ManifestName is the name of the file that makes a directory a
 	// skill.
 	ManifestName = "SKILL.md"
-	// Scheme is the URI scheme of skill resources.
-	Scheme = "skill"
-	// Dynamic is the resources value of an entry that publishes no
-	// manifest (this package's server always publishes one).
-	Dynamic = "dynamic"
 	// MaxFiles is the most files a skill may have, SKILL.md included.
 	MaxFiles = 512
 	// MaxSkillSize is the most bytes a skill's files may hold together.
 	MaxSkillSize = 16 << 20
+)
+
+const (
+	// scheme is the URI scheme of the skills served.
+	scheme = "skill"
+	// dynamic is the resources value of an entry that publishes no
+	// manifest (this package's server always publishes one).
+	dynamic = "dynamic"
 )
 
 // Settings are the extension's settings, declared inline under Extension
@@ -107,7 +91,7 @@ func (s *Skill) MarshalJSON() ([]byte, error) {
 	type plain Skill
 	var res any = s.Resources
 	if s.Dynamic {
-		res = Dynamic
+		res = dynamic
 	} else if s.Resources == nil {
 		res = []File{}
 	}
@@ -129,14 +113,14 @@ func (s *Skill) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	switch r := strings.TrimSpace(string(v.Resources)); {
-	case r == `"`+Dynamic+`"`:
+	case r == `"`+dynamic+`"`:
 		s.Dynamic, s.Resources = true, nil
 	case strings.HasPrefix(r, "["):
 		if err := json.Unmarshal(v.Resources, &s.Resources); err != nil {
 			return fmt.Errorf("resources: %w", err)
 		}
 	default:
-		return fmt.Errorf("resources is neither an array nor %q", Dynamic)
+		return fmt.Errorf("resources is neither an array nor %q", dynamic)
 	}
 	return nil
 }

@@ -274,7 +274,7 @@ func TestTamperedSkillIsNotLoaded(t *testing.T) {
 			}
 			_, err = sc.Load(ctx, list[0])
 			var verr *skills.VerificationError
-			if !errors.As(err, &verr) || verr.Reason != tc.reason {
+			if !errors.As(err, &verr) || string(verr.Reason) != tc.reason {
 				t.Fatalf("Load: %v, want a %s verification error", err, tc.reason)
 			}
 			ts.mu.Lock()
@@ -319,7 +319,7 @@ func TestAnUnlistedFileIsNotRequested(t *testing.T) {
 	for _, ref := range []string{"secrets.txt", "../other/SKILL.md", "skill://other/SKILL.md", "references/../SKILL.md"} {
 		_, err := sc.Read(context.Background(), list[0], ref)
 		var verr *skills.VerificationError
-		if !errors.As(err, &verr) || verr.Reason != "unlisted" {
+		if !errors.As(err, &verr) || verr.Reason != skills.ReasonUnlisted {
 			t.Errorf("Read(%q): %v, want unlisted", ref, err)
 		}
 	}
