@@ -29,7 +29,8 @@ type Options struct {
 	// children per page of resources/directory/read. Zero means 50.
 	PageSize int
 	// MaxFileSize is the largest file served; a larger one fails Serve.
-	// Zero means 4 MiB.
+	// Zero means 1 MiB, so that a file's resources/read answer fits the
+	// 4 MiB message a client reads by default, base64-encoded or escaped.
 	MaxFileSize int64
 	// MaxFiles is the most files of one skill, SKILL.md included. Zero
 	// (and anything above MaxFiles) means MaxFiles, 512.
@@ -123,7 +124,7 @@ func (o *Options) withDefaults() Options {
 		v.PageSize = 50
 	}
 	if v.MaxFileSize <= 0 {
-		v.MaxFileSize = 4 << 20
+		v.MaxFileSize = 1 << 20
 	}
 	if v.MaxFiles <= 0 || v.MaxFiles > MaxFiles {
 		v.MaxFiles = MaxFiles
