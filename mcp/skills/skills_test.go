@@ -471,3 +471,53 @@ func TestInvalidCursorsAreInvalidParams(t *testing.T) {
 		}
 	}
 }
+
+// The wire: the settings inline under the identifier, a page of whole
+// entries with the caching members, the manifest triples.
+func TestTheWireShapes(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{
+		"a/SKILL.md": {Data: []byte("---\nname: a\ndescription: d\n---\n")},
+		"a/x.txt":    {Data: []byte("x")},
+		"b/SKILL.md": {Data: []byte("---\nname: b\ndescription: e\n---\n")},
+	}
+	c := connect(t, newServer(t, fsys, &skills.Options{DirectoryRead: true, PageSize: 1}, false), mcp.ModePinned, true)
+	ctx := context.Background()
+	d, err := c.Discover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(d.Capabilities.Extensions[skills.Extension]); got != `{"directoryRead":true}` {
+		t.Errorf("settings %s", got)
+	}
+	if d.Capabilities.Resources == nil {
+		t.Error("the resources capability is not declared")
+	}
+	res, err := c.CallMethod(ctx, &mcp.MethodCall{Method: skills.MethodList}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page map[string]any
+	if err := json.Unmarshal(res.Result, &page); err != nil {
+		t.Fatal(err)
+	}
+	delete(page, "_meta")
+	delete(page, "resultType")
+	md, x := []byte("---\nname: a\ndescription: d\n---\n"), []byte("x")
+	want := `{"cacheScope":"public","nextCursor":"1","skills":[{"frontmatter":{"description":"d","name":"a"},"resources":[` +
+		`{"digest":"` + digest(md) + `","size":` + itoa(len(md)) + `,"uri":"skill://a/SKILL.md"},` +
+		`{"digest":"` + digest(x) + `","size":1,"uri":"skill://a/x.txt"}],"uri":"skill://a/SKILL.md"}],"ttlMs":300000}`
+	if got, _ := json.Marshal(page); string(got) != want {
+		t.Errorf("skills/list page\n got %s\nwant %s", got, want)
+	}
+	res, err = c.CallMethod(ctx, &mcp.MethodCall{Method: skills.MethodDirectoryRead, Params: map[string]string{"uri": "skill://a"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.Result), `"resources":[{"uri":"skill://a/SKILL.md","name":"SKILL.md","mimeType":"text/markdown","size":`+itoa(len(md))+`}]`) ||
+		!strings.Contains(string(res.Result), `"nextCursor":"1"`) {
+		t.Errorf("directory page %s", res.Result)
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
