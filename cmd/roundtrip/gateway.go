@@ -137,6 +137,7 @@ func gatewayMain(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		rs.Codec = keyFile.Ring
 	}
 	sopts := &mcp.ServerOptions{Logger: logger}
+	// #region gateway-fleet
 	if sec.Redis != "" {
 		if keyFile == nil {
 			return usagef("gateway.redis needs gateway.stateKeysFile: the instances of a fleet must share the request-state keys")
@@ -155,6 +156,7 @@ func gatewayMain(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	sopts.RequestState = rs
 	otel.InstrumentServer(sopts, nil)
+	// #endregion gateway-fleet
 
 	g, err := gateway.New(ups, &gateway.Options{
 		Implementation:      mcp.Implementation{Name: "roundtrip-gateway", Version: version},
@@ -210,6 +212,7 @@ func gatewayMain(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			mux.Handle(u.Path, auth.ProtectedResourceHandler(prm))
 		}
 	}
+	// #region gateway-serve
 	mux.Handle("/mcp", mcpH)
 	mux.Handle("/sse", sseH)
 	health := mcp.HealthHandler(srv)
@@ -224,6 +227,7 @@ func gatewayMain(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		}
 		upstreams.ServeHTTP(w, r)
 	}))
+	// #endregion gateway-serve
 	hs := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 5 * time.Second,

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roundtrip-mcp/roundtrip/gateway"
 	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 )
@@ -430,4 +431,39 @@ func TestGatewayRunsAProjectFilesCommandOnlyWhenAllowed(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want a usage error naming --allow-command", code, errw.String())
 	}
 	cli(t, "", "tools", "--", self, "run-cli", "gateway", "--stdio", "--allow-command").must(t, 0, "work__echo")
+}
+
+// TestTheExampleConfigIsValid: the config the documentation shows
+// (examples/gateway/gateway.json) is read, its servers become upstreams
+// with the options it gives, and its auth section builds.
+func TestTheExampleConfigIsValid(t *testing.T) {
+	t.Setenv("TICKETS_TOKEN", "t0ken")
+	cfg, sec, err := loadGatewayConfig(filepath.Join("..", "..", "examples", "gateway", "gateway.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ups, _, err := gwUpstreams(cfg, sec, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]gateway.Upstream{}
+	for _, u := range ups {
+		by[u.Name] = u
+	}
+	if len(by) != 4 || by["everything"].Prefix != "demo" || by["everything"].Ask == nil || by["everything"].Ask.Sampling || !by["everything"].Ask.Forms {
+		t.Errorf("everything: %+v", by["everything"])
+	}
+	if f := by["files"]; f.Allow == nil || f.Allow.Scopes[0] != "files" || f.Tools["write_file"] == nil || f.Command != "npx" {
+		t.Errorf("files: %+v", f)
+	}
+	if tk := by["tickets"]; tk.Header.Get("Authorization") != "Bearer t0ken" || tk.Timeout != 20*time.Second || tk.MaxConcurrency != 4 || tk.Ask.URLHosts[0] != "tickets.example.com" {
+		t.Errorf("tickets: %+v", tk)
+	}
+	if by["legacy"].Transport != gateway.TransportSSE || by["everything"].Timeout != time.Minute {
+		t.Errorf("legacy: %+v, everything's timeout %v", by["legacy"], by["everything"].Timeout)
+	}
+	bo, md, err := bearerOptions(sec.Auth, nil)
+	if err != nil || md == nil || bo.ResourceMetadataURL != "https://mcp.example.com/.well-known/oauth-protected-resource/mcp" {
+		t.Errorf("auth: %v %+v %+v", err, bo, md)
+	}
 }
