@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"time"
@@ -43,6 +44,9 @@ type Upstream struct {
 	Args    []string
 	Env     []string
 	Dir     string
+	// Stderr receives a stdio upstream's standard error (its logs); nil
+	// discards it.
+	Stderr io.Writer
 
 	// URL is the endpoint of an HTTP upstream; Transport says which
 	// transport it speaks (empty means TransportHTTP).

@@ -26,7 +26,8 @@ type Options struct {
 	// Completions (forwarded to the upstreams); a Completions given here
 	// is replaced.
 	Server *mcp.ServerOptions
-	// Pool holds the upstream pool's options. OnChange and the question
+	// Pool holds the upstream pool's options (PoolOptions.ConfigureClient
+	// instruments the upstream clients). OnChange and the question
 	// handlers are the gateway's own (any given are replaced).
 	Pool *PoolOptions
 	// Separator joins an upstream's prefix and a tool or prompt name.
@@ -126,11 +127,23 @@ func New(upstreams []Upstream, opts *Options) (*Gateway, error) {
 		return g.visible(ctx, kind, name) && (userVisible == nil || userVisible(ctx, kind, name))
 	}
 	so.Completions = g.complete
-	if so.Capabilities == nil {
-		// Advertised before the first upstream is up, so that a client
-		// that connects early knows to look again on list_changed.
-		so.Capabilities = &mcp.ServerCapabilities{}
+	// Tools, prompts and resources are advertised (with listChanged)
+	// before the first upstream is up, so that a client that connects
+	// early knows to list again when they come.
+	caps := mcp.ServerCapabilities{}
+	if so.Capabilities != nil {
+		caps = *so.Capabilities
 	}
+	if caps.Tools == nil {
+		caps.Tools = &mcp.ListChangedCapability{ListChanged: true}
+	}
+	if caps.Prompts == nil {
+		caps.Prompts = &mcp.ListChangedCapability{ListChanged: true}
+	}
+	if caps.Resources == nil {
+		caps.Resources = &mcp.ResourcesCapability{ListChanged: true, Subscribe: true}
+	}
+	so.Capabilities = &caps
 	g.srv = mcp.NewServer(impl, &so)
 
 	var po PoolOptions
@@ -139,6 +152,10 @@ func New(upstreams []Upstream, opts *Options) (*Gateway, error) {
 	}
 	if po.Logger == nil {
 		po.Logger = g.log
+	}
+	po.OnResourceUpdated = func(up, uri string) {
+		<-g.started
+		g.srv.ResourceUpdated(g.aggregateURI(up, uri))
 	}
 	po.OnChange = func(string) {
 		<-g.started
@@ -230,6 +247,20 @@ func (g *Gateway) lookup(kind mcp.FeatureKind, name string) *entry {
 		return g.templates[name]
 	}
 	return nil
+}
+
+// aggregateURI is the URI under which the aggregate serves upstream's
+// uri: a static resource's (rewritten or not), else uri itself (a
+// template's resources are not rewritten).
+func (g *Gateway) aggregateURI(upstream, uri string) string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	for agg, e := range g.resources {
+		if e.upstream == upstream && e.name == uri {
+			return agg
+		}
+	}
+	return uri
 }
 
 // visible applies the upstreams' allow lists.
@@ -362,11 +393,7 @@ func (g *Gateway) syncPrompts(cats map[string]*Catalog, prefixes map[string]stri
 		var p mcp.Prompt
 		json.Unmarshal(e.def, &p)
 		up, name := e.upstream, e.name
-		return g.register("prompt", up, name, func() {
-			g.srv.AddPrompt(&p, func(ctx context.Context, req *mcp.GetPromptRequest) (mcp.PromptResponse, error) {
-				return g.upstreamErr(g.pool.GetPrompt(ctx, up, name, req.Arguments, nil))
-			})
-		})
+		return g.register("prompt", up, name, func() { g.srv.AddPrompt(&p, g.promptHandler(up, name)) })
 	}, g.srv.RemovePrompts)
 }
 
@@ -406,9 +433,9 @@ func (g *Gateway) syncResources(cats map[string]*Catalog) {
 		up, orig := e.upstream, e.name
 		return g.register("resource", up, orig, func() {
 			g.srv.AddResource(&res, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-				r, err := g.pool.ReadResource(ctx, up, orig, nil)
+				r, err := g.pool.ReadResource(noQuestions(ctx), up, orig, nil)
 				if err != nil {
-					return nil, g.readErr(uri, err)
+					return nil, asRPCError(err)
 				}
 				return r, nil
 			})
@@ -437,13 +464,7 @@ func (g *Gateway) syncTemplates(cats map[string]*Catalog) {
 		json.Unmarshal(e.def, &rt)
 		up := e.upstream
 		return g.register("resource template", up, e.name, func() {
-			g.srv.AddResourceTemplate(&rt, func(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.ResourceResponse, error) {
-				r, err := g.pool.ReadResource(ctx, up, req.URI, nil)
-				if err != nil {
-					return nil, g.readErr(req.URI, err)
-				}
-				return r, nil
-			})
+			g.srv.AddResourceTemplate(&rt, g.templateHandler(up))
 		})
 	}, g.srv.RemoveResourceTemplates)
 }
@@ -497,19 +518,6 @@ func rawMember(obj []byte, name string) []byte {
 	return m[name]
 }
 
-// upstreamErr passes a prompt's result through, or turns a failure into a
-// JSON-RPC error the downstream can read.
-func (g *Gateway) upstreamErr(r *mcp.GetPromptResult, err error) (mcp.PromptResponse, error) {
-	if err != nil {
-		return nil, asRPCError(err)
-	}
-	return r, nil
-}
-
-func (g *Gateway) readErr(uri string, err error) error {
-	return asRPCError(err)
-}
-
 // asRPCError keeps an upstream's JSON-RPC error as it is and makes any
 // other failure (the upstream down, cut at its timeout, its process
 // killed) an internal error whose message says so.
@@ -541,7 +549,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	if e == nil {
 		return &mcp.CompleteResult{Completion: mcp.Completion{Values: []string{}}}, nil
 	}
-	r, err := g.pool.Complete(ctx, e.upstream, &fwd)
+	r, err := g.pool.Complete(noQuestions(ctx), e.upstream, &fwd)
 	if err != nil {
 		return nil, asRPCError(err)
 	}

@@ -80,6 +80,28 @@ func upstreamServer(name string) *mcp.Server {
 	srv.AddPrompt(&mcp.Prompt{Name: "greet"}, func(ctx context.Context, req *mcp.GetPromptRequest) (mcp.PromptResponse, error) {
 		return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: name + " says hello"}}}}, nil
 	})
+	srv.AddPrompt(&mcp.Prompt{Name: "colourful"}, func(ctx context.Context, req *mcp.GetPromptRequest) (mcp.PromptResponse, error) {
+		c, err := mcp.Elicit[colour](ctx, "Which colour?")
+		if err != nil {
+			return nil, err
+		}
+		v, err := c.Value()
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: name + " paints " + v.Colour}}}}, nil
+	})
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "paint://" + name + "/{thing}", Name: "paint"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.ResourceResponse, error) {
+		c, err := mcp.Elicit[colour](ctx, "Which colour?")
+		if err != nil {
+			return nil, err
+		}
+		v, err := c.Value()
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.URI, Text: req.Var("thing") + " in " + v.Colour}}}, nil
+	})
 	srv.AddResource(&mcp.Resource{URI: "file:///shared.txt", Name: "shared"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.URI, Text: name + " shared"}}}, nil
 	})

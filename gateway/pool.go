@@ -33,6 +33,21 @@ type PoolOptions struct {
 	Sampling    func(ctx context.Context, upstream string, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
 	Roots       func(ctx context.Context, upstream string, r *mcp.ListRootsRequest) (*mcp.ListRootsResult, error)
 
+	// OnResourceUpdated, when set, receives an upstream's
+	// notifications/resources/updated (uri is the upstream's own). The
+	// pool then follows the updates of each upstream's resources (at most
+	// 256 of each) that advertises resources.subscribe.
+	OnResourceUpdated func(upstream, uri string)
+
+	// ConfigureClient, when set, may change the options of each
+	// upstream's client before it connects (once per connection, restarts
+	// included): add middleware (otel.InstrumentClient for one trace from
+	// the downstream call through its upstream legs: the upstream call's
+	// context keeps the downstream request's values), a cache, a log
+	// level. It must keep the question handlers and the notification
+	// callbacks the pool set (wrap them, do not drop them).
+	ConfigureClient func(upstream string, opts *mcp.ClientOptions) *mcp.ClientOptions
+
 	// BackoffMin and BackoffMax bound the wait between two failed
 	// connection attempts, doubled after each (zero: 200 ms and 30 s).
 	BackoffMin, BackoffMax time.Duration
@@ -51,6 +66,8 @@ type Pool struct {
 	log              *slog.Logger
 	info             mcp.Implementation
 	onChange         func(string)
+	configure        func(string, *mcp.ClientOptions) *mcp.ClientOptions
+	onUpdated        func(upstream, uri string)
 	ask              askHooks
 	backoffMin       time.Duration
 	backoffMax       time.Duration
@@ -80,6 +97,8 @@ func NewPool(upstreams []Upstream, opts *PoolOptions) (*Pool, error) {
 		log:              opts.Logger,
 		info:             opts.Info,
 		onChange:         opts.OnChange,
+		configure:        opts.ConfigureClient,
+		onUpdated:        opts.OnResourceUpdated,
 		ask:              askHooks{opts.Elicitation, opts.Sampling, opts.Roots},
 		backoffMin:       opts.BackoffMin,
 		backoffMax:       opts.BackoffMax,
@@ -240,6 +259,17 @@ func (p *Pool) Close() error {
 		}
 	})
 	return nil
+}
+
+// modern reports whether upstream is connected in the 2026-07-28 era.
+func (p *Pool) modern(name string) bool {
+	u := p.ups[name]
+	if u == nil {
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.conn != nil && u.health.ProtocolVersion == mcp.LatestProtocolVersion
 }
 
 func (p *Pool) upstream(name string) (*upstream, error) {

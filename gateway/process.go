@@ -27,6 +27,7 @@ const killWait = time.Second
 func startProcess(u *Upstream) (*process, error) {
 	cmd := exec.Command(u.Command, u.Args...)
 	cmd.Dir = u.Dir
+	cmd.Stderr = u.Stderr
 	if len(u.Env) > 0 {
 		cmd.Env = append(os.Environ(), u.Env...)
 	}

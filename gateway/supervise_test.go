@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -158,6 +159,30 @@ func TestOneUpstreamDownRemovesOnlyItsEntriesWithListChanged(t *testing.T) {
 	res, err := c.CallTool(context.Background(), "b__echo", nil, nil)
 	if err == nil && !res.IsError {
 		t.Fatal("b__echo still answered")
+	}
+
+	// b comes back at the same address: reconnected, listed again.
+	mu.Lock()
+	before := changes
+	mu.Unlock()
+	l, err := net.Listen("tcp", bts.Listener.Addr().String())
+	if err != nil {
+		t.Skipf("cannot listen on b's address again: %v", err)
+	}
+	b2 := upstreamServer("b")
+	back := &httptest.Server{Listener: l, Config: &http.Server{Handler: mcp.NewHTTPHandler(b2, nil)}}
+	back.Start()
+	t.Cleanup(func() { back.Close(); b2.Close() })
+	eventually(t, "b reconnected", func() bool { return g.Pool().Health()[1].State == HealthUp })
+	eventually(t, "list_changed for b's return", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return changes > before
+	})
+	// Its entries are added one by one, each with its list_changed.
+	eventually(t, "b__echo listed again", func() bool { return slices.Contains(toolNames(t, c), "b__echo") })
+	if got := callText(t, c, "b__echo"); got != "b:" {
+		t.Fatalf("b__echo after b came back: %q", got)
 	}
 }
 

@@ -50,7 +50,7 @@ type answer struct {
 type heldCall struct {
 	g         *Gateway
 	upstream  string
-	tool      string
+	tg        *target
 	principal string
 	caps      mcp.ClientCapabilities
 	ctx       context.Context
@@ -69,8 +69,80 @@ type heldCall struct {
 }
 
 type outcome struct {
-	res *mcp.CallToolResult
+	res mcp.Result
 	err error
+}
+
+// target is what a downstream request calls upstream.
+type target struct {
+	method   string // mcp.MethodToolsCall, prompts/get or resources/read
+	upstream string
+	name     string            // the upstream's tool or prompt name, or the resource URI
+	args     json.RawMessage   // a tool's arguments
+	pargs    map[string]string // a prompt's arguments
+}
+
+func (tg *target) what() string {
+	switch tg.method {
+	case mcp.MethodToolsCall:
+		return fmt.Sprintf("tool %q", tg.name)
+	case methodPromptsGet:
+		return fmt.Sprintf("prompt %q", tg.name)
+	}
+	return fmt.Sprintf("resource %q", tg.name)
+}
+
+const (
+	methodPromptsGet    = "prompts/get"
+	methodResourcesRead = "resources/read"
+)
+
+// call makes tg's request upstream.
+func (g *Gateway) call(ctx context.Context, tg *target, opts *mcp.CallOptions) (mcp.Result, error) {
+	switch tg.method {
+	case mcp.MethodToolsCall:
+		r, err := g.pool.CallTool(ctx, tg.upstream, tg.name, tg.args, opts)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	case methodPromptsGet:
+		r, err := g.pool.GetPrompt(ctx, tg.upstream, tg.name, tg.pargs, opts)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	r, err := g.pool.ReadResource(ctx, tg.upstream, tg.name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// noQuestions marks the context of an upstream request that cannot carry
+// questions (a static resource, a completion): relay declines theirs.
+func noQuestions(ctx context.Context) context.Context {
+	return context.WithValue(ctx, ctxKey{}, (*heldCall)(nil))
+}
+
+// leg is what the handler knows of one downstream leg.
+type leg struct {
+	hasState  bool
+	state     string
+	responses mcp.InputResponses
+	caps      mcp.ClientCapabilities
+	progress  bool // the downstream asked for progress
+}
+
+// callOptions are the options of an upstream call of hc: manual rounds,
+// and progress when the downstream asked for it.
+func (hc *heldCall) callOptions(l *leg) *mcp.CallOptions {
+	o := &mcp.CallOptions{Manual: true}
+	if l.progress {
+		o.OnProgress = hc.progress
+	}
+	return o
 }
 
 var (
@@ -81,21 +153,78 @@ var (
 
 func (g *Gateway) toolHandler(upstream, tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-		if req.HasRequestState() {
-			return g.continueCall(ctx, upstream, tool, req)
+		tg := &target{method: mcp.MethodToolsCall, upstream: upstream, name: tool, args: req.Arguments}
+		r, ir, err := g.serve(ctx, tg, &leg{req.HasRequestState(), req.RequestState, req.InputResponses, req.Meta.ClientCapabilities, req.Meta.ProgressToken != nil})
+		switch {
+		case ir != nil:
+			return ir, nil
+		case err != nil:
+			return nil, err
 		}
-		return g.startCall(ctx, upstream, tool, req)
+		return r.(*mcp.CallToolResult), nil
 	}
 }
 
-func (g *Gateway) startCall(ctx context.Context, upstream, tool string, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
+func (g *Gateway) promptHandler(upstream, prompt string) func(ctx context.Context, req *mcp.GetPromptRequest) (mcp.PromptResponse, error) {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (mcp.PromptResponse, error) {
+		tg := &target{method: methodPromptsGet, upstream: upstream, name: prompt, pargs: req.Arguments}
+		r, ir, err := g.serve(ctx, tg, &leg{req.HasRequestState(), req.RequestState, req.InputResponses, req.Meta.ClientCapabilities, req.Meta.ProgressToken != nil})
+		switch {
+		case ir != nil:
+			return ir, nil
+		case err != nil:
+			return nil, err
+		}
+		res, ok := r.(*mcp.GetPromptResult)
+		if !ok {
+			return nil, mcp.NewError(mcp.CodeInternalError, "upstream "+upstream+": not a prompt result", nil)
+		}
+		return res, nil
+	}
+}
+
+func (g *Gateway) templateHandler(upstream string) func(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.ResourceResponse, error) {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.ResourceResponse, error) {
+		tg := &target{method: methodResourcesRead, upstream: upstream, name: req.URI}
+		r, ir, err := g.serve(ctx, tg, &leg{req.HasRequestState(), req.RequestState, req.InputResponses, req.Meta.ClientCapabilities, req.Meta.ProgressToken != nil})
+		switch {
+		case ir != nil:
+			return ir, nil
+		case err != nil:
+			return nil, err
+		}
+		res, ok := r.(*mcp.ReadResourceResult)
+		if !ok {
+			return nil, mcp.NewError(mcp.CodeInternalError, "upstream "+upstream+": not a resource result", nil)
+		}
+		return res, nil
+	}
+}
+
+// serve serves one leg of a call through the gateway: the first (no
+// state) starts the upstream call, a later one continues it.
+func (g *Gateway) serve(ctx context.Context, tg *target, l *leg) (mcp.Result, *mcp.InputRequiredResult, error) {
+	if l.hasState {
+		return g.continueCall(ctx, tg, l)
+	}
+	return g.startCall(ctx, tg, l)
+}
+
+func (g *Gateway) startCall(ctx context.Context, tg *target, l *leg) (mcp.Result, *mcp.InputRequiredResult, error) {
 	principal, err := g.srv.Principal(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	u := g.byName[upstream]
+	if g.pool.modern(tg.upstream) {
+		// A 2026-07-28 upstream asks nothing live: no call to hold, the
+		// leg makes the call itself (and its cancellation is the call's).
+		hc := &heldCall{g: g, upstream: tg.upstream, tg: tg, principal: principal, caps: l.caps, leg: ctx}
+		r, err := g.call(noQuestions(ctx), tg, hc.callOptions(l))
+		return g.finish(ctx, hc, r, err)
+	}
+	u := g.byName[tg.upstream]
 	hc := &heldCall{
-		g: g, upstream: upstream, tool: tool, principal: principal, caps: req.Meta.ClientCapabilities,
+		g: g, upstream: tg.upstream, tg: tg, principal: principal, caps: l.caps,
 		questions: make(chan *question), done: make(chan outcome, 1), leg: ctx,
 	}
 	// The upstream call outlives this leg (it may be held across
@@ -104,9 +233,8 @@ func (g *Gateway) startCall(ctx context.Context, upstream, tool string, req *mcp
 	hc.ctx, hc.cancel = hctx, cancel
 	hc.timer = time.AfterFunc(u.timeout(), hc.expire)
 	g.track(hc, true)
-	args := req.Arguments
 	go func() {
-		res, err := g.pool.CallTool(hctx, upstream, tool, args, &mcp.CallOptions{Manual: true, OnProgress: hc.progress})
+		res, err := g.call(hctx, tg, hc.callOptions(l))
 		hc.done <- outcome{res, err}
 	}()
 	return g.await(ctx, hc)
@@ -114,7 +242,7 @@ func (g *Gateway) startCall(ctx context.Context, upstream, tool string, req *mcp
 
 // await serves one downstream leg of hc: it returns the call's end, or
 // the next question as an input_required round.
-func (g *Gateway) await(leg context.Context, hc *heldCall) (mcp.ToolResponse, error) {
+func (g *Gateway) await(leg context.Context, hc *heldCall) (mcp.Result, *mcp.InputRequiredResult, error) {
 	hc.mu.Lock()
 	hc.leg = leg
 	hc.mu.Unlock()
@@ -136,10 +264,10 @@ func (g *Gateway) await(leg context.Context, hc *heldCall) (mcp.ToolResponse, er
 		key := "gw_" + strconv.FormatUint(hc.round, 10)
 		hc.mu.Unlock()
 		hc.timer.Reset(g.timeout)
-		return &mcp.InputRequiredResult{InputRequests: map[string]mcp.InputRequest{key: q.req}, RequestState: st}, nil
+		return nil, &mcp.InputRequiredResult{InputRequests: map[string]mcp.InputRequest{key: q.req}, RequestState: st}, nil
 	case <-leg.Done():
 		hc.end(errLegGone)
-		return nil, leg.Err()
+		return nil, nil, leg.Err()
 	case <-hc.ctx.Done():
 		hc.end(nil)
 		o := <-hc.done // the upstream call ends with its context
@@ -196,69 +324,71 @@ func (hc *heldCall) progress(p *mcp.ProgressParams) {
 
 // continueCall serves a leg that carries the gateway's (already
 // unsealed and checked) state.
-func (g *Gateway) continueCall(ctx context.Context, upstream, tool string, req *mcp.CallToolRequest) (mcp.ToolResponse, error) {
-	st, err := decodeState(req.RequestState)
-	if err != nil || st.upstream != upstream {
-		return nil, mcp.ErrInvalidRequestState
+func (g *Gateway) continueCall(ctx context.Context, tg *target, l *leg) (mcp.Result, *mcp.InputRequiredResult, error) {
+	st, err := decodeState(l.state)
+	if err != nil || st.upstream != tg.upstream {
+		return nil, nil, mcp.ErrInvalidRequestState
 	}
 	principal, err := g.srv.Principal(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	switch st.kind {
 	case kindHeld:
-		hc := g.held.take(st.id, st.round, principal, upstream, tool)
+		hc := g.held.take(st.id, st.round, principal, tg)
 		if hc == nil {
-			return nil, mcp.ErrInvalidRequestState
+			return nil, nil, mcp.ErrInvalidRequestState
 		}
 		hc.mu.Lock()
 		q := hc.pending
 		key := "gw_" + strconv.FormatUint(hc.round, 10)
 		hc.mu.Unlock()
-		raw, ok := req.InputResponses[key]
+		raw, ok := l.responses[key]
 		if !ok {
 			// No answer: ask the same question again.
 			hc.mu.Lock()
 			hc.busy = false
 			hc.mu.Unlock()
-			return &mcp.InputRequiredResult{InputRequests: map[string]mcp.InputRequest{key: q.req}, RequestState: req.RequestState}, nil
+			return nil, &mcp.InputRequiredResult{InputRequests: map[string]mcp.InputRequest{key: q.req}, RequestState: l.state}, nil
 		}
-		hc.timer.Reset(g.byName[upstream].timeout())
+		hc.timer.Reset(g.byName[tg.upstream].timeout())
 		q.answer <- answer{raw: raw}
 		return g.await(ctx, hc)
 	case kindPending:
 		var call mcp.PendingCall
-		if err := json.Unmarshal(st.call, &call); err != nil || call.Method != mcp.MethodToolsCall || call.Name != tool {
-			return nil, mcp.ErrInvalidRequestState
+		if err := json.Unmarshal(st.call, &call); err != nil || call.Method != tg.method || (call.Name != tg.name && call.URI != tg.name) {
+			return nil, nil, mcp.ErrInvalidRequestState
 		}
 		responses := mcp.InputResponses{}
 		if len(st.preset) > 0 {
 			if err := json.Unmarshal(st.preset, &responses); err != nil {
-				return nil, mcp.ErrInvalidRequestState
+				return nil, nil, mcp.ErrInvalidRequestState
 			}
 		}
 		for k := range call.InputRequests {
-			if raw, ok := req.InputResponses[k]; ok {
+			if raw, ok := l.responses[k]; ok {
 				if _, preset := responses[k]; !preset {
 					responses[k] = raw
 				}
 			}
 		}
-		hc := &heldCall{g: g, upstream: upstream, tool: tool, principal: principal, caps: req.Meta.ClientCapabilities, leg: ctx}
-		r, err := g.pool.Resume(ctx, upstream, &call, responses, &mcp.CallOptions{Manual: true, OnProgress: hc.progress})
-		res, _ := r.(*mcp.CallToolResult)
-		return g.finish(ctx, hc, res, err)
+		hc := &heldCall{g: g, upstream: tg.upstream, tg: tg, principal: principal, caps: l.caps, leg: ctx}
+		r, err := g.pool.Resume(noQuestions(ctx), tg.upstream, &call, responses, hc.callOptions(l))
+		return g.finish(ctx, hc, r, err)
 	}
-	return nil, mcp.ErrInvalidRequestState
+	return nil, nil, mcp.ErrInvalidRequestState
 }
 
 // finish turns the upstream call's end into the downstream leg's answer:
 // its result; a 2026-07-28 upstream's round as the downstream's; a
 // JSON-RPC error as it is; any other failure as an isError result that
 // says what happened to the upstream.
-func (g *Gateway) finish(ctx context.Context, hc *heldCall, res *mcp.CallToolResult, err error) (mcp.ToolResponse, error) {
+func (g *Gateway) finish(ctx context.Context, hc *heldCall, res mcp.Result, err error) (mcp.Result, *mcp.InputRequiredResult, error) {
 	if err == nil {
-		return res, nil
+		if res == nil {
+			return nil, nil, mcp.NewError(mcp.CodeInternalError, "upstream "+hc.upstream+": no result", nil)
+		}
+		return res, nil, nil
 	}
 	var pe *mcp.PendingCallError
 	if errors.As(err, &pe) {
@@ -266,12 +396,22 @@ func (g *Gateway) finish(ctx context.Context, hc *heldCall, res *mcp.CallToolRes
 	}
 	var e *mcp.Error
 	if errors.As(err, &e) {
-		return nil, e
+		return nil, nil, e
 	}
 	if c := context.Cause(hc.ctxOrNil()); c != nil && !errors.Is(c, context.Canceled) {
 		err = c
 	}
-	return mcp.ErrorResult(fmt.Sprintf("upstream %s: tool %q failed: %v", hc.upstream, hc.tool, err)), nil
+	return hc.failed(fmt.Sprintf("upstream %s: %s failed: %v", hc.upstream, hc.tg.what(), err))
+}
+
+// failed is a call's failure as its downstream sees it: an isError
+// result for a tool (so that the model reads it), an internal error
+// otherwise.
+func (hc *heldCall) failed(msg string) (mcp.Result, *mcp.InputRequiredResult, error) {
+	if hc.tg.method == mcp.MethodToolsCall {
+		return mcp.ErrorResult(msg), nil, nil
+	}
+	return nil, nil, mcp.NewError(mcp.CodeInternalError, msg, nil)
 }
 
 func (hc *heldCall) ctxOrNil() context.Context {
@@ -286,7 +426,7 @@ func (hc *heldCall) ctxOrNil() context.Context {
 // answered by the gateway (declined), the others go to the downstream
 // under the upstream's keys; the upstream's call, its state included, is
 // kept in the gateway's state.
-func (g *Gateway) pendingRound(ctx context.Context, hc *heldCall, call *mcp.PendingCall) (mcp.ToolResponse, error) {
+func (g *Gateway) pendingRound(ctx context.Context, hc *heldCall, call *mcp.PendingCall) (mcp.Result, *mcp.InputRequiredResult, error) {
 	pol := g.byName[hc.upstream].askPolicy()
 	preset := mcp.InputResponses{}
 	ask := map[string]mcp.InputRequest{}
@@ -297,35 +437,37 @@ func (g *Gateway) pendingRound(ctx context.Context, hc *heldCall, call *mcp.Pend
 		}
 		raw, err := refusal(r)
 		if err != nil {
-			return mcp.ErrorResult(fmt.Sprintf("upstream %s: tool %q asked for something the gateway refuses (%s)", hc.upstream, hc.tool, r.InputMethod())), nil
+			return hc.failed(fmt.Sprintf("upstream %s: %s asked for something the gateway refuses (%s)", hc.upstream, hc.tg.what(), r.InputMethod()))
 		}
 		preset[k] = raw
 	}
 	if len(ask) == 0 {
 		// Nothing to ask the downstream: resume at once.
-		r, err := g.pool.Resume(ctx, hc.upstream, call, preset, &mcp.CallOptions{Manual: true, OnProgress: hc.progress})
-		res, _ := r.(*mcp.CallToolResult)
-		return g.finish(ctx, hc, res, err)
+		r, err := g.pool.Resume(noQuestions(ctx), hc.upstream, call, preset, &mcp.CallOptions{Manual: true, OnProgress: hc.progress})
+		return g.finish(ctx, hc, r, err)
 	}
 	cj, err := json.Marshal(call)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var pj []byte
 	if len(preset) > 0 {
 		pj, _ = json.Marshal(preset)
 	}
 	st := encodeState(&gwState{kind: kindPending, upstream: hc.upstream, call: cj, preset: pj})
-	return &mcp.InputRequiredResult{InputRequests: ask, RequestState: st}, nil
+	return nil, &mcp.InputRequiredResult{InputRequests: ask, RequestState: st}, nil
 }
 
 // relay is where a 2025 upstream's live question arrives: it finds the
 // call it belongs to, applies the policy and the downstream's
 // capabilities, and hands it to the call's downstream leg.
 func (g *Gateway) relay(ctx context.Context, upstream string, r mcp.InputRequest) (json.RawMessage, error) {
-	hc, _ := ctx.Value(ctxKey{}).(*heldCall)
-	if hc == nil || hc.upstream != upstream {
+	hc, tagged := ctx.Value(ctxKey{}).(*heldCall)
+	if !tagged {
 		hc = g.soleCall(upstream)
+	}
+	if hc != nil && hc.upstream != upstream {
+		hc = nil
 	}
 	if hc == nil || !askAllowed(g.byName[upstream].askPolicy(), &hc.caps, r) {
 		if hc == nil {
@@ -372,6 +514,9 @@ func (g *Gateway) track(hc *heldCall, add bool) {
 // does not say which call it belongs to, and guessing could show one
 // user's question to another.
 func (g *Gateway) soleCall(upstream string) *heldCall {
+	if u := g.pool.ups[upstream]; u == nil || u.snapshotInFlight() != 1 {
+		return nil // calls of other kinds (a prompt, a read) count too
+	}
 	g.inflightMu.Lock()
 	defer g.inflightMu.Unlock()
 	set := g.inflight[upstream]
@@ -437,11 +582,11 @@ func (t *heldTable) release(hc *heldCall) {
 // take returns the held call a leg continues, when it is this round's,
 // of this principal, upstream and tool, and no other leg is serving it;
 // nil otherwise.
-func (t *heldTable) take(id [idLen]byte, round uint64, principal, upstream, tool string) *heldCall {
+func (t *heldTable) take(id [idLen]byte, round uint64, principal string, tg *target) *heldCall {
 	t.mu.Lock()
 	hc := t.calls[id]
 	t.mu.Unlock()
-	if hc == nil || hc.principal != principal || hc.upstream != upstream || hc.tool != tool {
+	if hc == nil || hc.principal != principal || hc.upstream != tg.upstream || hc.tg.method != tg.method || hc.tg.name != tg.name {
 		return nil
 	}
 	hc.mu.Lock()

@@ -137,3 +137,27 @@ func TestALegacyUpstreamsLiveQuestionsAreRoundsForAModernClient(t *testing.T) {
 	}
 	t.Fatal("too many rounds")
 }
+
+func TestPromptsAndTemplateReadsThatAskWorkInEveryPairOfEras(t *testing.T) {
+	t.Parallel()
+	_, url := threeEras(t)
+	for _, mode := range []mcp.ClientMode{mcp.ModeAuto, mcp.ModeLegacy} {
+		c := downstream(t, url, "alice", mode, answers(&mcp.ClientOptions{}))
+		for _, up := range []string{"modern", "legacy", "old"} {
+			pr, err := c.GetPrompt(context.Background(), up+"__colourful", nil, nil)
+			if err != nil {
+				t.Fatalf("mode %d → %s prompt: %v", mode, up, err)
+			}
+			if got := textOf(pr.Messages[0].Content); got != up+" paints teal" {
+				t.Errorf("mode %d → %s prompt: %q", mode, up, got)
+			}
+			rr, err := c.ReadResource(context.Background(), "paint://"+up+"/fence", nil)
+			if err != nil {
+				t.Fatalf("mode %d → %s read: %v", mode, up, err)
+			}
+			if got := rr.Contents[0].Text; got != "fence in teal" {
+				t.Errorf("mode %d → %s read: %q", mode, up, got)
+			}
+		}
+	}
+}

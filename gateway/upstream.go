@@ -81,7 +81,15 @@ type conn struct {
 	cancel context.CancelFunc
 	lost   chan struct{} // closed when the connection is known broken
 	once   sync.Once
+
+	subscribe  bool            // the upstream advertises resources.subscribe
+	relisten   chan struct{}   // the catalog changed: open the listen stream anew
+	subscribed map[string]bool // 2025 sessions: URIs subscribed (supervisor only)
 }
+
+// maxSubscriptions bounds the resources the gateway follows on one
+// upstream (for resources/updated).
+const maxSubscriptions = 256
 
 func (c *conn) markLost() { c.once.Do(func() { close(c.lost) }) }
 
@@ -181,6 +189,13 @@ func (u *upstream) serveConn(ctx context.Context, c *conn) {
 			u.catalog = cat
 			u.mu.Unlock()
 			u.pool.changed(u.cfg.Name)
+			select {
+			case c.relisten <- struct{}{}:
+			default:
+			}
+			if c.client.ProtocolVersion() != mcp.LatestProtocolVersion {
+				u.subscribeAll(ctx, c, cat)
+			}
 		}
 	}
 }
@@ -224,7 +239,7 @@ func (u *upstream) setDown(state HealthState, err error, failures int) {
 // upstream's timeout.
 func (u *upstream) connect(ctx context.Context) (*conn, *Catalog, error) {
 	cctx, cancel := context.WithCancel(ctx)
-	c := &conn{cancel: cancel, lost: make(chan struct{})}
+	c := &conn{cancel: cancel, lost: make(chan struct{}), relisten: make(chan struct{}, 1), subscribed: map[string]bool{}}
 	opts := &mcp.ClientOptions{
 		Info:   u.pool.info,
 		Logger: u.log,
@@ -237,13 +252,21 @@ func (u *upstream) connect(ctx context.Context) (*conn, *Catalog, error) {
 		Roots: func(ctx context.Context, r *mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
 			return u.pool.ask.roots(ctx, u.cfg.Name, r)
 		},
-		SamplingTools:  true,
+		SamplingTools: true,
+		// The upstream's own log records go to the gateway's log.
+		LogLevel: mcp.LevelInfo,
+		OnLog: func(m *mcp.LoggingMessageParams) {
+			u.log.Info("gateway: upstream log", "level", string(m.Level), "logger", m.Logger, "data", m.Data)
+		},
 		DefaultTimeout: u.cfg.timeout(),
 		OnSessionNotification: func(n *mcp.ListenNotification) {
-			if isListChanged(n.Method) {
-				u.signalRefresh()
-			}
+			u.notified(n)
 		},
+	}
+	if u.pool.configure != nil {
+		if o := u.pool.configure(u.cfg.Name, opts); o != nil {
+			opts = o
+		}
 	}
 	var t mcp.ClientTransport
 	switch u.cfg.transport() {
@@ -281,10 +304,50 @@ func (u *upstream) connect(ctx context.Context) (*conn, *Catalog, error) {
 		c.close()
 		return nil, nil, fmt.Errorf("listing: %w", err)
 	}
+	if d, err := c.client.Discover(tctx); err == nil && d.Capabilities.Resources != nil {
+		c.subscribe = d.Capabilities.Resources.Subscribe
+	}
 	if c.client.ProtocolVersion() == mcp.LatestProtocolVersion {
 		go u.listen(cctx, c)
+	} else {
+		u.subscribeAll(tctx, c, cat)
 	}
 	return c, cat, nil
+}
+
+// notified handles a notification of the upstream: a list change
+// refreshes its catalog, a resource update goes to PoolOptions.
+func (u *upstream) notified(n *mcp.ListenNotification) {
+	switch {
+	case isListChanged(n.Method):
+		u.signalRefresh()
+	case n.Method == notificationResourceUpdated && n.URI != "" && u.pool.onUpdated != nil:
+		u.pool.onUpdated(u.cfg.Name, n.URI)
+	}
+}
+
+const notificationResourceUpdated = "notifications/resources/updated"
+
+// subscribeAll subscribes a 2025 session to the catalog's resources not
+// yet subscribed (at most maxSubscriptions), when the upstream supports
+// it. Failures are logged: updates are best effort.
+func (u *upstream) subscribeAll(ctx context.Context, c *conn, cat *Catalog) {
+	if !c.subscribe || u.pool.onUpdated == nil {
+		return
+	}
+	for _, r := range cat.Resources {
+		if len(c.subscribed) >= maxSubscriptions {
+			return
+		}
+		if c.subscribed[r.URI] {
+			continue
+		}
+		if err := c.client.Subscribe(ctx, r.URI); err != nil {
+			u.log.Debug("gateway: upstream resource subscription failed", "uri", r.URI, "err", err)
+			continue
+		}
+		c.subscribed[r.URI] = true
+	}
 }
 
 func isListChanged(method string) bool {
@@ -312,17 +375,41 @@ func (u *upstream) check() {
 	}
 }
 
-// listen follows a 2026-07-28 upstream's list changes on a
-// subscriptions/listen stream, opened again (after a pause) when it ends.
+// listen follows a 2026-07-28 upstream's list changes (and its
+// resources' updates) on a subscriptions/listen stream, opened again
+// (after a pause) when it ends, and at once when the catalog changed.
 func (u *upstream) listen(ctx context.Context, c *conn) {
-	filter := mcp.SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true}
 	pause := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		err := c.client.Listen(ctx, filter, func(n *mcp.ListenNotification) {
-			if isListChanged(n.Method) {
-				u.signalRefresh()
+		filter := mcp.SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true}
+		if c.subscribe && u.pool.onUpdated != nil {
+			_, cat := u.snapshot()
+			if cat != nil {
+				for _, r := range cat.Resources {
+					if len(filter.ResourceSubscriptions) == maxSubscriptions {
+						break
+					}
+					filter.ResourceSubscriptions = append(filter.ResourceSubscriptions, r.URI)
+				}
 			}
-		})
+		}
+		lctx, lcancel := context.WithCancel(ctx)
+		stop, again := make(chan struct{}), make(chan bool, 1)
+		go func() {
+			select {
+			case <-c.relisten:
+				lcancel()
+				again <- true
+			case <-stop:
+				again <- false
+			}
+		}()
+		err := c.client.Listen(lctx, filter, u.notified)
+		close(stop)
+		lcancel()
+		if <-again {
+			continue
+		}
 		if ctx.Err() != nil || errors.Is(err, mcp.ErrLegacyUnsupported) {
 			return
 		}
@@ -417,6 +504,12 @@ func brokenBelowJSONRPC(err error) bool {
 		return false
 	}
 	return true
+}
+
+func (u *upstream) snapshotInFlight() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.inFlight
 }
 
 func (u *upstream) snapshot() (Health, *Catalog) {
