@@ -159,9 +159,12 @@ func gatewayMain(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	// #endregion gateway-fleet
 
 	g, err := gateway.New(ups, &gateway.Options{
-		Implementation:      mcp.Implementation{Name: "roundtrip-gateway", Version: version},
-		Server:              sopts,
-		Pool:                &gateway.PoolOptions{Logger: logger, Info: mcp.Implementation{Name: "roundtrip-gateway", Version: version}},
+		Implementation: mcp.Implementation{Name: "roundtrip-gateway", Version: version},
+		Server:         sopts,
+		Pool: &gateway.PoolOptions{Logger: logger, Info: mcp.Implementation{Name: "roundtrip-gateway", Version: version},
+			// Each upstream leg is a client span in the downstream call's
+			// trace, its context sent upstream in params._meta.
+			ConfigureClient: func(_ string, o *mcp.ClientOptions) *mcp.ClientOptions { return otel.InstrumentClient(o, nil) }},
 		Separator:           sec.Separator,
 		RoundTimeout:        time.Duration(sec.RoundTimeout),
 		MaxHeld:             sec.MaxHeld,

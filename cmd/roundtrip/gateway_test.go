@@ -17,9 +17,16 @@ import (
 	"testing"
 	"time"
 
+	otelapi "go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/roundtrip-mcp/roundtrip/gateway"
 	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/otel"
 )
 
 // gwUpstreamLegacyOnly serves testServer as a 2025-11-25 server would: a
@@ -465,5 +472,68 @@ func TestTheExampleConfigIsValid(t *testing.T) {
 	bo, md, err := bearerOptions(sec.Auth, nil)
 	if err != nil || md == nil || bo.ResourceMetadataURL != "https://mcp.example.com/.well-known/oauth-protected-resource/mcp" {
 		t.Errorf("auth: %v %+v %+v", err, bo, md)
+	}
+}
+
+// TestGatewayTracesACallAcrossItsUpstreamLegs: with OpenTelemetry set up
+// (the globals, as Setup sets them from OTEL_*), a downstream call of
+// three legs (two rounds) to a 2026-07-28 upstream is one trace: the
+// client's spans, the gateway's server span of each leg, its client spans
+// upstream and the upstream's server spans. Not parallel: it sets the
+// OpenTelemetry globals.
+func TestGatewayTracesACallAcrossItsUpstreamLegs(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	prop := propagation.TraceContext{}
+	prevTP, prevProp := otelapi.GetTracerProvider(), otelapi.GetTextMapPropagator()
+	otelapi.SetTracerProvider(tp)
+	otelapi.SetTextMapPropagator(prop)
+	t.Cleanup(func() {
+		otelapi.SetTracerProvider(prevTP)
+		otelapi.SetTextMapPropagator(prevProp)
+	})
+	modern := testServerWith(otel.InstrumentServer(testServerOptions(), nil))
+	hs := httptest.NewServer(mcp.NewHTTPHandler(modern, nil))
+	t.Cleanup(func() { hs.Close(); modern.Close() })
+	cfg := writeFile(t, filepath.Join(t.TempDir(), "gw.json"), fmt.Sprintf(`{"mcpServers": {"m": {"url": %q}}}`, hs.URL))
+	g := startGateway(t, cfg)
+	g.waitUp(t)
+	c := mcp.NewClient(mcp.NewHTTPClientTransport(g.url, nil), otel.InstrumentClient(&mcp.ClientOptions{
+		Elicitation: func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if strings.Contains(r.Message, "region") {
+				return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"region": "eu-west-1"}}, nil
+			}
+			return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"gb": 2}}, nil
+		},
+	}, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	exp.Reset()
+	res, err := c.CallTool(ctx, "m__provision", map[string]any{"name": "x"}, nil)
+	if err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	spans := exp.GetSpans()
+	var b strings.Builder
+	traces := map[trace.TraceID]bool{}
+	kinds := map[trace.SpanKind]int{}
+	for _, s := range spans {
+		if !strings.HasPrefix(s.Name, "tools/call") {
+			continue
+		}
+		traces[s.SpanContext.TraceID()] = true
+		kinds[s.SpanKind]++
+		fmt.Fprintf(&b, "%s %s %s\n", s.SpanKind, s.Name, s.SpanContext.TraceID())
+	}
+	t.Logf("spans of tools/call:\n%s", b.String())
+	// Three legs (two rounds), each a client span downstream, a server
+	// span in the gateway, a client span from the gateway upstream and a
+	// server span upstream; plus the call's own span.
+	if len(traces) != 1 || kinds[trace.SpanKindServer] < 6 || kinds[trace.SpanKindClient] < 6 {
+		t.Errorf("want one trace with the legs on both hops (6 server and 6 client spans at least), got %d traces, %v:\n%s", len(traces), kinds, b.String())
 	}
 }
