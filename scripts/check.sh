@@ -177,12 +177,13 @@ step "conformance (fleet)" bash scripts/conformance-fleet.sh
 # server-everything over stdio, Streamable HTTP and HTTP+SSE,
 # server-filesystem, server-memory and a TypeScript SDK v2 server behind it;
 # the TypeScript SDK v2 client pinned to 2026-07-28, the v1 client and
-# roundtrip's own in front. About 15 s.
+# roundtrip's own in front; and three gateways sharing Redis behind nginx
+# round robin (TestGatewayFleet). About 15 s.
 gateway_interop() {
   # shellcheck source=scripts/tools.sh
   source scripts/tools.sh || return 1
-  (cd cmd/roundtrip && TOOLS_DIR="$TOOLS_DIR" ROUNDTRIP_GATEWAY_INTEROP=1 go test -count=1 -v -run '^TestGatewayInterop$' .) |
-    grep -E '^(=== RUN|\s*--- |PASS|FAIL|ok)|gateway_interop_test' ; return "${PIPESTATUS[0]}"
+  (cd cmd/roundtrip && TOOLS_DIR="$TOOLS_DIR" ROUNDTRIP_GATEWAY_INTEROP=1 go test -count=1 -v -run '^(TestGatewayInterop|TestGatewayFleet)$' .) |
+    grep -E '^(=== RUN|\s*--- |PASS|FAIL|ok)|gateway_(interop|fleet)_test' ; return "${PIPESTATUS[0]}"
 }
 step "interop (gateway)" gateway_interop
 # The MCP Apps example's page in headless Chromium (examples/apps): the
