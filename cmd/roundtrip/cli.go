@@ -210,7 +210,7 @@ func init() {
 			help: serversHelp, run: cmdServers, maxArgs: 0},
 		{name: "gateway", args: "-c CONFIG (--http ADDR | --stdio)", summary: "serve every server of CONFIG as one MCP server (roundtrip gateway -h)",
 			run: func(*session) error {
-				return usagef("gateway takes no common flags and comes first: roundtrip gateway -c CONFIG --http ADDR")
+				return usagef("gateway takes none of the common flags and comes first: roundtrip gateway -c CONFIG (--http ADDR | --stdio)")
 			}, maxArgs: -1},
 		{name: "help", args: "[COMMAND]", summary: "show help for a command", minArgs: 0, maxArgs: 1},
 	}
@@ -282,6 +282,11 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 	if len(args) == 0 {
 		printUsage(errw)
 		return usagef("no command given")
+	}
+	if args[0] == "gateway" {
+		// roundtrip --json gateway ...: the gateway is a server and takes
+		// none of the client's common flags.
+		return usagef("gateway takes none of the common flags and comes first: roundtrip gateway -c CONFIG (--http ADDR | --stdio)")
 	}
 	cmd := lookup(args[0])
 	candidates := commandNames()

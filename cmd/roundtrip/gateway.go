@@ -75,13 +75,13 @@ func parseGatewayFlags(args []string) (gwFlags, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return f, errHelp
 		}
-		return f, usagef("gateway: %v", err)
+		return f, usagef("%v", err)
 	}
 	switch {
 	case fs.NArg() > 0:
-		return f, usagef("gateway: unexpected arguments %q", fs.Args())
+		return f, usagef("unexpected arguments %q", fs.Args())
 	case f.stdio == (f.httpAddr != ""):
-		return f, usagef("gateway: give one of --http ADDR and --stdio")
+		return f, usagef("give one of --http ADDR and --stdio")
 	}
 	return f, nil
 }

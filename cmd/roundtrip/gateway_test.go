@@ -204,13 +204,10 @@ func TestGatewayServesEveryUpstream(t *testing.T) {
 	r := cli(t, "ap-south-1\n9\n", "--legacy", "call", "--url", g.url, "local__provision", "name=c")
 	r.must(t, 0, "Provisioned c in ap-south-1 with 9 GB.")
 	cli(t, "", "--legacy", "discover", "--url", g.url).must(t, 0, "roundtrip-gateway")
-	// Prompts and resources come through too. A question asked during
-	// prompts/get is declined by the gateway (only tool calls carry
-	// rounds; docs/design/gateway.md), and the error says so.
+	// Prompts and resources come through too, with their questions.
 	cli(t, "", "prompts", "--url", g.url).must(t, 0, "modern__greet", "legacy__greet")
-	if r := cli(t, "", "get", "--url", g.url, "modern__greet", "name=Ada"); r.code != exitProtocol || !strings.Contains(r.stderr, "declined") {
-		t.Errorf("get of a prompt that asks: exit %d, want %d and the question declined", r.code, exitProtocol)
-	}
+	cli(t, "1\n", "get", "--url", g.url, "modern__greet", "name=Ada").must(t, 0, "Greet Ada in a warm tone.")
+	cli(t, "2\n", "get", "--url", g.url, "legacy__greet", "name=Bob").must(t, 0, "Greet Bob in a formal tone.")
 	// test://readme is exposed by all three, so each is rewritten and
 	// read from its own upstream.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -416,6 +413,19 @@ func TestGatewayConfigErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errw.String(), tc.has) {
 			t.Errorf("%s: exit %d, stderr %q; want %d and %q", tc.name, code, errw.String(), exitUsage, tc.has)
 		}
+	}
+}
+
+// TestGatewayTakesNoCommonFlags: the gateway comes first on the command
+// line; a common flag before it is a usage error saying so.
+func TestGatewayTakesNoCommonFlags(t *testing.T) {
+	t.Parallel()
+	r := cli(t, "", "--json", "gateway", "-c", "x.json", "--stdio")
+	if r.code != exitUsage || !strings.Contains(r.stdout, "takes none of the common flags") {
+		t.Errorf("exit %d, stdout %q; want a usage error naming the form", r.code, r.stdout)
+	}
+	if r := cli(t, "", "help", "gateway"); r.code != 0 || !strings.Contains(r.stdout, "roundtrip gateway -c CONFIG") {
+		t.Errorf("help gateway: %d %q", r.code, r.stdout)
 	}
 }
 

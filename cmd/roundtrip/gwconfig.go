@@ -254,7 +254,7 @@ func loadGatewayConfig(explicit string) (*loadedConfig, *gwSection, error) {
 		return nil, nil, err
 	}
 	if cfg == nil {
-		return nil, nil, usagef("gateway: no config file (give -c FILE: an mcpServers file; looked for %s)", strings.Join(configCandidates(), ", "))
+		return nil, nil, usagef("no config file (give -c FILE: an mcpServers file; looked for %s)", strings.Join(configCandidates(), ", "))
 	}
 	own := explicit
 	if own == "" {
