@@ -3,7 +3,9 @@
 # the conformance suite, and the MCP Apps extension's TypeScript package
 # (@modelcontextprotocol/ext-apps) with the SDK client it is built on
 # (@modelcontextprotocol/client and /core), which examples/apps is checked
-# against. When sourced, it exports:
+# against, and the gateway's real peers: the reference servers
+# server-everything, server-filesystem and server-memory and the SDK v2
+# server (@modelcontextprotocol/server). When sourced, it exports:
 #   NODE22          path to the Node 22 binary (the suite needs Node >= 22)
 #   CONFORMANCE_JS  path to @modelcontextprotocol/conformance's dist/index.js
 #   TOOLS_DIR       <repo>/.tools
