@@ -10,8 +10,10 @@ replace (
 
 require (
 	github.com/charmbracelet/huh v1.0.0
+	github.com/redis/go-redis/v9 v9.23.0
 	github.com/roundtrip-mcp/roundtrip v0.0.0-00010101000000-000000000000
 	github.com/roundtrip-mcp/roundtrip/otel v0.0.0-00010101000000-000000000000
+	github.com/roundtrip-mcp/roundtrip/redis v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
@@ -47,9 +49,7 @@ require (
 	github.com/muesli/ansi v0.0.0-20230316100256-276c6243b2f6 // indirect
 	github.com/muesli/cancelreader v0.2.2 // indirect
 	github.com/muesli/termenv v0.16.0 // indirect
-	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/roundtrip-mcp/roundtrip/redis v0.0.0-00010101000000-000000000000 // indirect
 	github.com/segmentio/asm v1.2.1 // indirect
 	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
