@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -204,11 +205,13 @@ func gatewayMain(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	mux := http.NewServeMux()
 	hopts := &mcp.HTTPOptions{AllowedHosts: sec.AllowedHosts, AllowedOrigins: sec.AllowedOrigins}
 	var mcpH, sseH http.Handler = mcp.NewHTTPHandler(srv, hopts), mcp.NewSSEHandler(srv, &mcp.SSEOptions{HTTPOptions: *hopts})
+	var verifier auth.TokenVerifier
 	if sec.Auth != nil {
 		bo, prm, err := bearerOptions(sec.Auth, logger)
 		if err != nil {
 			return usagef("gateway.auth: %v", err)
 		}
+		verifier = bo.Verifier
 		mcpH, sseH = auth.RequireBearer(mcpH, bo), auth.RequireBearer(sseH, bo)
 		if prm != nil {
 			u, _ := url.Parse(bo.ResourceMetadataURL)
@@ -218,18 +221,8 @@ func gatewayMain(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	// #region gateway-serve
 	mux.Handle("/mcp", mcpH)
 	mux.Handle("/sse", sseH)
-	health := mcp.HealthHandler(srv)
-	mux.Handle("/livez", health)
-	upstreams := g.HealthHandler()
-	mux.Handle("/readyz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !srv.Ready() {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			json.NewEncoder(w).Encode(map[string]any{"ready": false, "draining": true, "upstreams": g.Pool().Health()})
-			return
-		}
-		upstreams.ServeHTTP(w, r)
-	}))
+	mux.Handle("/livez", mcp.HealthHandler(srv))
+	mux.Handle("/readyz", readyz(srv, g.Pool(), verifier))
 	// #endregion gateway-serve
 	hs := &http.Server{
 		Handler:           mux,
@@ -272,6 +265,53 @@ func gatewayMain(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return err
 	}
 	return nil
+}
+
+// readyz answers 200 while the server is not draining and every upstream
+// is up, 503 otherwise (a balancer stops sending to a draining instance;
+// a degraded one still serves what is up), with {"ready": ...,
+// "draining": ..., "upstreams": [gateway.Health...]}. Probes carry no
+// token, so with auth the upstreams' names, states and last errors are
+// shown only to a request whose bearer token verifies.
+func readyz(srv *mcp.Server, pool *gateway.Pool, verifier auth.TokenVerifier) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		health := pool.Health()
+		draining := !srv.Ready()
+		ready := !draining
+		for _, h := range health {
+			ready = ready && h.State == gateway.HealthUp
+		}
+		body := map[string]any{"ready": ready}
+		if draining {
+			body["draining"] = true
+		}
+		if verifier == nil || bearerVerifies(r, verifier) {
+			body["upstreams"] = health
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		if !ready {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		json.NewEncoder(w).Encode(body)
+	})
+}
+
+// bearerVerifies reports whether r carries a bearer token v accepts.
+func bearerVerifies(r *http.Request, v auth.TokenVerifier) bool {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	_, err := v.Verify(ctx, strings.TrimSpace(token))
+	return err == nil
 }
 
 // readyWait is how long --stdio waits for the upstreams before serving:

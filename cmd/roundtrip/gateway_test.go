@@ -263,6 +263,26 @@ func TestGatewayHidesWhatAPrincipalMayNotUse(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("no token: %d, want 401", resp.StatusCode)
 	}
+	// /readyz answers probes (no token) with the status alone, and names
+	// the upstreams to a request whose token verifies.
+	for _, tc := range []struct {
+		token string
+		names bool
+	}{{"", false}, {"nope", false}, {"tok-user", true}} {
+		req, _ := http.NewRequest(http.MethodGet, g.base+"/readyz", nil)
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || strings.Contains(string(body), `"upstreams"`) != tc.names {
+			t.Errorf("/readyz with token %q: %d %s; want 200, the upstreams named: %v", tc.token, resp.StatusCode, body, tc.names)
+		}
+	}
 	admin := gwConnect(t, g.url, nil, http.Header{"Authorization": {"Bearer tok-admin"}})
 	user := gwConnect(t, g.url, nil, http.Header{"Authorization": {"Bearer tok-user"}})
 	if names := strings.Join(toolNames(t, admin), " "); !strings.Contains(names, "s__add") {
