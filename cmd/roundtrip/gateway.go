@@ -137,6 +137,14 @@ func gatewayMain(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		keyFile.Logger = logger
 		rs.Codec = keyFile.Ring
 	}
+	// Downstream auth, checked before anything starts.
+	var bo *auth.BearerOptions
+	var prm *auth.ProtectedResourceMetadata
+	if sec.Auth != nil {
+		if bo, prm, err = bearerOptions(sec.Auth, logger); err != nil {
+			return usagef("gateway.auth: %v", err)
+		}
+	}
 	sopts := &mcp.ServerOptions{Logger: logger}
 	// #region gateway-fleet
 	if sec.Redis != "" {
@@ -206,11 +214,7 @@ func gatewayMain(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	hopts := &mcp.HTTPOptions{AllowedHosts: sec.AllowedHosts, AllowedOrigins: sec.AllowedOrigins}
 	var mcpH, sseH http.Handler = mcp.NewHTTPHandler(srv, hopts), mcp.NewSSEHandler(srv, &mcp.SSEOptions{HTTPOptions: *hopts})
 	var verifier auth.TokenVerifier
-	if sec.Auth != nil {
-		bo, prm, err := bearerOptions(sec.Auth, logger)
-		if err != nil {
-			return usagef("gateway.auth: %v", err)
-		}
+	if bo != nil {
 		verifier = bo.Verifier
 		mcpH, sseH = auth.RequireBearer(mcpH, bo), auth.RequireBearer(sseH, bo)
 		if prm != nil {

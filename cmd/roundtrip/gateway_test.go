@@ -425,6 +425,8 @@ func TestGatewayConfigErrors(t *testing.T) {
 		{name: "unknown server", config: `{` + good + `, "gateway": {"servers": {"t": {}}}}`, args: []string{"--stdio"}, has: `gateway.servers has "t"`},
 		{name: "bad duration", config: `{` + good + `, "gateway": {"timeout": "soon"}}`, args: []string{"--stdio"}, has: `duration "soon"`},
 		{name: "redis without keys", config: `{` + good + `, "gateway": {"redis": "redis://127.0.0.1:1/0"}}`, args: []string{"--stdio"}, has: "needs gateway.stateKeysFile"},
+		{name: "two kinds of auth", config: `{` + good + `, "gateway": {"auth": {"tokensFile": "t.json", "issuer": "https://login.example.com"}}}`, args: []string{"--stdio"}, has: "not both"},
+		{name: "auth without a verifier", config: `{` + good + `, "gateway": {"auth": {"scopes": ["mcp"]}}}`, args: []string{"--stdio"}, has: "gateway.auth"},
 		{name: "bad upstream name", config: `{"mcpServers": {"a b": {"url": "http://127.0.0.1:1/mcp"}}}`, args: []string{"--stdio"}, has: "a b"},
 	} {
 		cfg := writeFile(t, filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json"), tc.config)
