@@ -46,6 +46,8 @@
 //	listen               print notifications until interrupted
 //	logout               forget the OAuth token stored for --url (--all: every token)
 //	servers              list the named servers of the config file
+//	gateway -c CONFIG    serve every server of CONFIG as one MCP server
+//	                     (--http ADDR or --stdio; see "roundtrip help gateway")
 //	help [COMMAND]       show help (also: help flags, help exit-codes, help environment)
 //
 // A server that refuses Streamable HTTP (a 4xx to the POST of
