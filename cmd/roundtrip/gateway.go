@@ -12,7 +12,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -135,6 +137,13 @@ func gatewayMain(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			return usagef("gateway.stateKeysFile: %v", err)
 		}
 		keyFile.Logger = logger
+		keyFile.OnReload = func(ids []string, err error) {
+			if err != nil {
+				logger.Error("state key file not reloaded; keeping the keys in use", "file", sec.StateKeysFile, "err", err)
+				return
+			}
+			logger.Info("state keys reloaded", "file", sec.StateKeysFile, "keyIDs", strings.Join(ids, ","))
+		}
 		rs.Codec = keyFile.Ring
 	}
 	// Downstream auth, checked before anything starts.
@@ -184,9 +193,24 @@ func gatewayMain(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	defer g.Close()
 	if keyFile != nil {
+		// Re-read when the file changes and on SIGHUP: a rotation is three
+		// rewrites of the file on every instance, with no restart.
 		kctx, kcancel := context.WithCancel(context.Background())
 		defer kcancel()
 		go keyFile.Watch(kctx, 2*time.Second)
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		go func() {
+			for {
+				select {
+				case <-kctx.Done():
+					return
+				case <-hup:
+					keyFile.Reload()
+				}
+			}
+		}()
 	}
 	srv := g.Server()
 	drain := time.Duration(sec.DrainTimeout)

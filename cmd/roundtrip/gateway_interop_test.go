@@ -353,6 +353,7 @@ func TestGatewayInterop(t *testing.T) {
 		}
 		res := <-done
 		text := resultJSON(t, res)
+		t.Logf("the call whose upstream was killed: %s", text)
 		if !res.IsError || !strings.Contains(text, "every") {
 			t.Errorf("the call whose upstream died: %s, want an isError result naming the upstream", text)
 		}
@@ -371,6 +372,7 @@ func TestGatewayInterop(t *testing.T) {
 		start := time.Now()
 		res, err := c.CallTool(ctx, "every__trigger-long-running-operation", map[string]any{"duration": 30, "steps": 2}, nil)
 		took := time.Since(start)
+		t.Logf("cut after %v: %v %s", took.Round(time.Millisecond), err, resultJSON(t, res))
 		if err == nil && !res.IsError {
 			t.Fatalf("a 30 s operation under a 5 s timeout completed: %s", resultJSON(t, res))
 		}

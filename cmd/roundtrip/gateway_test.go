@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -27,6 +28,7 @@ import (
 	"github.com/roundtrip-mcp/roundtrip/internal/testutil"
 	"github.com/roundtrip-mcp/roundtrip/mcp"
 	"github.com/roundtrip-mcp/roundtrip/otel"
+	"github.com/roundtrip-mcp/roundtrip/requeststate"
 )
 
 // gwUpstreamLegacyOnly serves testServer as a 2025-11-25 server would: a
@@ -567,5 +569,31 @@ func TestGatewayTracesACallAcrossItsUpstreamLegs(t *testing.T) {
 	// server span upstream; plus the call's own span.
 	if len(traces) != 1 || kinds[trace.SpanKindServer] < 6 || kinds[trace.SpanKindClient] < 6 {
 		t.Errorf("want one trace with the legs on both hops (6 server and 6 client spans at least), got %d traces, %v:\n%s", len(traces), kinds, b.String())
+	}
+}
+
+// TestGatewayReloadsItsKeysOnSIGHUP: the state key file is re-read on
+// SIGHUP (and when it changes), logged with the new key ids.
+func TestGatewayReloadsItsKeysOnSIGHUP(t *testing.T) {
+	t.Parallel()
+	url, _ := httpServer(t)
+	dir := t.TempDir()
+	old := base64.RawURLEncoding.EncodeToString(requeststate.GenerateKey())
+	keys := writeFile(t, filepath.Join(dir, "keys"), old+"\n")
+	cfg := writeFile(t, filepath.Join(dir, "gw.json"), fmt.Sprintf(`{"mcpServers": {"s": {"url": %q}}, "gateway": {"stateKeysFile": %q}}`, url, keys))
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := testutil.Listen(t, self, "run-cli", "gateway", "-c", cfg, "--http", "127.0.0.1:0")
+	writeFile(t, keys, base64.RawURLEncoding.EncodeToString(requeststate.GenerateKey())+"\n"+old+"\n")
+	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "the reload logged", func() bool {
+		return strings.Contains(p.Stderr.String(), `"msg":"state keys reloaded"`)
+	})
+	if strings.Contains(p.Stderr.String(), "not reloaded") {
+		t.Errorf("a reload failed:\n%s", p.Stderr.String())
 	}
 }
