@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -125,6 +127,11 @@ func gatewayMain(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	for _, n := range notes {
 		logger.Warn(n)
+	}
+	for i := range ups {
+		if ups[i].Command != "" {
+			ups[i].Stderr = &lineLogger{log: logger, upstream: ups[i].Name}
+		}
 	}
 
 	// Request state: keys from the file (shared by a fleet) or, without
@@ -340,6 +347,64 @@ func bearerVerifies(r *http.Request, v auth.TokenVerifier) bool {
 	defer cancel()
 	_, err := v.Verify(ctx, strings.TrimSpace(token))
 	return err == nil
+}
+
+// lineLogger logs what a stdio upstream writes on its standard error, a
+// record per line ("upstream stderr", with the upstream's name), lines cut
+// at maxStderrLine bytes. The JSON handler escapes what it records.
+type lineLogger struct {
+	log      *slog.Logger
+	upstream string
+	mu       sync.Mutex
+	buf      []byte
+	cut      bool // the current line was cut: drop the rest of it
+}
+
+const maxStderrLine = 4 << 10
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if !l.cut {
+			room := maxStderrLine - len(l.buf)
+			if len(chunk) > room {
+				l.buf = append(l.buf, chunk[:room]...)
+				l.emit(true)
+				l.cut = true
+			} else {
+				l.buf = append(l.buf, chunk...)
+			}
+		}
+		if i < 0 {
+			break
+		}
+		if !l.cut {
+			l.emit(false)
+		}
+		l.cut = false
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (l *lineLogger) emit(truncated bool) {
+	line := strings.TrimRight(string(l.buf), "\r")
+	l.buf = l.buf[:0]
+	if line == "" {
+		return
+	}
+	if truncated {
+		l.log.Info("upstream stderr", "upstream", l.upstream, "line", line, "truncated", true)
+		return
+	}
+	l.log.Info("upstream stderr", "upstream", l.upstream, "line", line)
 }
 
 // readyWait is how long --stdio waits for the upstreams before serving:

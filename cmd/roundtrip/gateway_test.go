@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -596,4 +597,51 @@ func TestGatewayReloadsItsKeysOnSIGHUP(t *testing.T) {
 	if strings.Contains(p.Stderr.String(), "not reloaded") {
 		t.Errorf("a reload failed:\n%s", p.Stderr.String())
 	}
+}
+
+// TestAStdioUpstreamsStderrIsLogged: what a stdio upstream writes on its
+// standard error becomes a JSON log record per line, with its name; a
+// line is bounded.
+func TestAStdioUpstreamsStderrIsLogged(t *testing.T) {
+	t.Parallel()
+	var out testutil.Buffer
+	l := &lineLogger{log: slog.New(slog.NewJSONHandler(&out, nil)), upstream: "u"}
+	l.Write([]byte("first li"))
+	l.Write([]byte("ne\r\nsecond\n\x1b]0;title\x07\n"))
+	l.Write([]byte(strings.Repeat("x", 3*maxStderrLine) + "\nafter\n"))
+	var lines []map[string]any
+	for _, s := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			t.Fatalf("%q is not a JSON record: %v", s, err)
+		}
+		lines = append(lines, m)
+	}
+	want := []string{"first line", "second", "\x1b]0;title\x07", strings.Repeat("x", maxStderrLine), "after"}
+	if len(lines) != len(want) {
+		t.Fatalf("%d records, want %d:\n%s", len(lines), len(want), out.String())
+	}
+	for i, w := range want {
+		if lines[i]["line"] != w || lines[i]["upstream"] != "u" || lines[i]["msg"] != "upstream stderr" {
+			t.Errorf("record %d: %v, want line %.40q", i, lines[i], w)
+		}
+	}
+	if lines[3]["truncated"] != true {
+		t.Errorf("the long line is not marked truncated: %v", lines[3])
+	}
+	if strings.Contains(out.String(), "\x1b") {
+		t.Error("a control character reached the log raw")
+	}
+
+	// Through the command: the upstream's stderr in the gateway's log.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeFile(t, filepath.Join(t.TempDir(), "gw.json"), fmt.Sprintf(`{"mcpServers": {"loud": {"command": "sh", "args": ["-c", "echo hello from stderr >&2; exec \"$0\" serve-stdio", %q]}}}`, self))
+	g := startGateway(t, cfg)
+	g.waitUp(t)
+	testutil.Eventually(t, 10*time.Second, "the upstream's stderr logged", func() bool {
+		return strings.Contains(g.stderr.String(), `"msg":"upstream stderr","upstream":"loud","line":"hello from stderr"`)
+	})
 }
