@@ -42,6 +42,7 @@ const guide = [
       { text: 'Transports', link: '/guide/transports' },
       { text: 'Authorization', link: '/guide/auth' },
       { text: 'A fleet', link: '/guide/fleet' },
+      { text: 'The gateway', link: '/guide/gateway' },
       { text: 'Observability', link: '/guide/observability' },
     ],
   },
