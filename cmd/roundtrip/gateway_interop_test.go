@@ -190,6 +190,7 @@ func TestGatewayInterop(t *testing.T) {
 
 	t.Run("roundtrip's own client gets them as input_required rounds", func(t *testing.T) {
 		asked := 0
+		//lint:ignore SA1019 sampling, deprecated in 2026-07-28, is still served to the revisions that have it
 		c := gwConnect(t, g.url, &mcp.ClientOptions{Sampling: func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			asked++
 			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "m", Content: []mcp.Content{&mcp.TextContent{Text: "a summary"}}}, nil
