@@ -43,7 +43,7 @@ BENCH_COUNT ?= 6
 BENCH_TIME ?= 1s
 SCALE_N ?= 10000
 LOAD_CALLS ?= 10000
-BENCH_TIMED = ^Benchmark(ToolCall|Payload10KB|Payload1MiB|TwoLegMRTR|Pipe|InMemory|Handler|Parallel|LegacyToolCall|LegacyElicit|LegacyPipe)$$
+BENCH_TIMED = ^Benchmark(ToolCall|GatewayHop|Payload10KB|Payload1MiB|TwoLegMRTR|Pipe|InMemory|Handler|Parallel|LegacyToolCall|LegacyElicit|LegacyPipe)$$
 bench:
 	mkdir -p bench/results
 	cd bench && bash -o pipefail -c "go test -run '^$$' -bench '$(BENCH_TIMED)' -benchmem -count $(BENCH_COUNT) -benchtime $(BENCH_TIME) -timeout 60m . | tee results/latest.txt"

@@ -326,17 +326,20 @@ func (g *Gateway) register(kind, upstream, name string, add func()) (ok bool) {
 	return true
 }
 
-func (g *Gateway) syncTools(cats map[string]*Catalog, prefixes map[string]string) {
+// aggregate collects the entries every upstream lists (an upstream's
+// first entry of a name wins), gives each its aggregate name, and
+// encodes its definition under that name with its origin in _meta.
+func aggregate[T any](g *Gateway, cats map[string]*Catalog, prefixes map[string]string, items func(*Catalog) []*T, nameOf func(*T) string, rename func(*T, string, entryKey)) map[string]*entry {
 	var keys []entryKey
-	defs := map[entryKey]*mcp.Tool{}
+	defs := map[entryKey]*T{}
 	for _, up := range g.upstreamOrder(cats) {
-		for _, t := range cats[up].Tools {
-			k := entryKey{up, t.Name}
+		for _, it := range items(cats[up]) {
+			k := entryKey{up, nameOf(it)}
 			if _, dup := defs[k]; dup {
 				continue
 			}
 			keys = append(keys, k)
-			defs[k] = t
+			defs[k] = it
 		}
 	}
 	names := assignNames(keys, prefixes, g.sep)
@@ -346,12 +349,18 @@ func (g *Gateway) syncTools(cats map[string]*Catalog, prefixes map[string]string
 		if !ok {
 			continue
 		}
-		t := *defs[k]
-		t.Name = agg
-		t.Meta = entryMeta(t.Meta, k.upstream, k.name)
-		def, _ := json.Marshal(&t)
+		v := *defs[k]
+		rename(&v, agg, k)
+		def, _ := json.Marshal(&v)
 		next[agg] = &entry{upstream: k.upstream, name: k.name, def: def}
 	}
+	return next
+}
+
+func (g *Gateway) syncTools(cats map[string]*Catalog, prefixes map[string]string) {
+	next := aggregate(g, cats, prefixes, func(c *Catalog) []*mcp.Tool { return c.Tools },
+		func(t *mcp.Tool) string { return t.Name },
+		func(t *mcp.Tool, agg string, k entryKey) { t.Name, t.Meta = agg, entryMeta(t.Meta, k.upstream, k.name) })
 	g.apply(g.tools, next, func(agg string, e *entry) bool {
 		var t mcp.Tool
 		json.Unmarshal(e.def, &t)
@@ -364,31 +373,11 @@ func (g *Gateway) syncTools(cats map[string]*Catalog, prefixes map[string]string
 }
 
 func (g *Gateway) syncPrompts(cats map[string]*Catalog, prefixes map[string]string) {
-	var keys []entryKey
-	defs := map[entryKey]*mcp.Prompt{}
-	for _, up := range g.upstreamOrder(cats) {
-		for _, p := range cats[up].Prompts {
-			k := entryKey{up, p.Name}
-			if _, dup := defs[k]; dup {
-				continue
-			}
-			keys = append(keys, k)
-			defs[k] = p
-		}
-	}
-	names := assignNames(keys, prefixes, g.sep)
-	next := map[string]*entry{}
-	for _, k := range keys {
-		agg, ok := names[k]
-		if !ok {
-			continue
-		}
-		p := *defs[k]
-		p.Name = agg
-		p.Meta = entryMeta(p.Meta, k.upstream, k.name)
-		def, _ := json.Marshal(&p)
-		next[agg] = &entry{upstream: k.upstream, name: k.name, def: def}
-	}
+	next := aggregate(g, cats, prefixes, func(c *Catalog) []*mcp.Prompt { return c.Prompts },
+		func(p *mcp.Prompt) string { return p.Name },
+		func(p *mcp.Prompt, agg string, k entryKey) {
+			p.Name, p.Meta = agg, entryMeta(p.Meta, k.upstream, k.name)
+		})
 	g.apply(g.prompts, next, func(agg string, e *entry) bool {
 		var p mcp.Prompt
 		json.Unmarshal(e.def, &p)

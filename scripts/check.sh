@@ -178,6 +178,19 @@ step "conformance" bash scripts/conformance.sh
 # 2025-06-18 and 2025-03-26, GET resumption and kill -9 of the stream
 # holder (scripts/conformance-fleet.sh).
 step "conformance (fleet)" bash scripts/conformance-fleet.sh
+# roundtrip gateway between real peers (cmd/roundtrip's TestGatewayInterop):
+# server-everything over stdio, Streamable HTTP and HTTP+SSE,
+# server-filesystem, server-memory and a TypeScript SDK v2 server behind it;
+# the TypeScript SDK v2 client pinned to 2026-07-28, the v1 client and
+# roundtrip's own in front; and three gateways sharing Redis behind nginx
+# round robin (TestGatewayFleet). About 15 s.
+gateway_interop() {
+  # shellcheck source=scripts/tools.sh
+  source scripts/tools.sh || return 1
+  (cd cmd/roundtrip && TOOLS_DIR="$TOOLS_DIR" ROUNDTRIP_GATEWAY_INTEROP=1 go test -count=1 -v -run '^(TestGatewayInterop|TestGatewayFleet)$' .) |
+    grep -E '^(=== RUN|\s*--- |PASS|FAIL|ok)|gateway_(interop|fleet)_test' ; return "${PIPESTATUS[0]}"
+}
+step "interop (gateway)" gateway_interop
 # The MCP Apps example's page in headless Chromium (examples/apps): the
 # demo host loads it through its sandbox proxy, feeds it the tool result
 # over postMessage, relays its tools/call; the test reads the page's DOM
@@ -200,7 +213,7 @@ step "docs" bash scripts/docs.sh test
 bench_tests() { (cd bench && go test -race -count=1 ./...); }
 step "interop (bench module)" bench_tests
 
-total=11
+total=12
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "FAILED: ${failed[*]}"
   echo "check: $((total - ${#failed[@]})) passed, ${#failed[@]} failed (the whole output: $LOG)"

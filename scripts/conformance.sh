@@ -40,6 +40,12 @@
 #      mcp.Client falling back against its SSEServerTransport
 #      (conformance/interop/sse_test.go, run_ts_sse_interop). `go test`
 #      skips them when .tools is not installed yet; here they must run.
+#   3c. the Skills extension (SEP-2640): the sep-2640-skills-* server
+#      scenarios, at the suite's default version and forced over the
+#      2025-11-25 handshake (run_skills), and the sep-2640-client-*
+#      client scenarios (in run_client_suite); a SKIPPED check fails
+#      them (real_checks). Then the TypeScript SDK's 2.x SkillsClient
+#      reads the everything-server's skills (run_ts_skills).
 #   5. the MCP Apps extension: examples/apps read by the official
 #      TypeScript packages, @modelcontextprotocol/ext-apps and the SDK's
 #      2.x client it is built on (pinned in scripts/tools.sh), at
@@ -277,6 +283,14 @@ run_client_suite() {
   # so the requirements run does not hold them to anything): checked one
   # by one so that they stay passing.
   client_scenarios extension auth/client-credentials-basic auth/client-credentials-jwt auth/wif-jwt-bearer auth/enterprise-managed-authorization auth/dpop auth/dpop-nonce || ok=0
+  # The Skills extension's (SEP-2640) client scenarios, in a folder of
+  # their own so that real_checks holds every check to a pass (a SKIPPED
+  # one fails).
+  local ext_dir="$RUN_DIR/client-extension"
+  RUN_DIR_CLIENT_SUFFIX=-skills
+  client_scenarios extension sep-2640-client-no-prefetch sep-2640-client-verify-digest sep-2640-client-verify-size sep-2640-client-verify-frontmatter || ok=0
+  RUN_DIR_CLIENT_SUFFIX=
+  real_checks "$ext_dir-skills" || ok=0
   [[ $ok -eq 1 ]]
 }
 
@@ -289,7 +303,7 @@ client_scenarios() {
   local vflag=(--spec-version "$version")
   [[ $version == extension ]] && vflag=()
   local bin="$TOOLS_DIR/bin/everything-client"
-  dir="$RUN_DIR/client-$version"
+  dir="$RUN_DIR/client-$version${RUN_DIR_CLIENT_SUFFIX:-}"
   printf '\n---------- conformance: client at %s: %s ----------\n' "$version" "$*"
   for s in "$@"; do
     slog="$dir-${s//\//_}.log" rc=0
@@ -363,6 +377,62 @@ run_ts_custom() {
 }
 run_ts_custom || failed+=("ts-sdk-v2-custom-method")
 
+# real_checks DIR [ALLOWED_SKIP...]: fails unless every checks.json under
+# DIR holds at least one check and none is FAILURE, WARNING or SKIPPED
+# (but the check ids named): extension scenarios SKIP everything when
+# nothing declares the extension, and a skip must not pass for a pass.
+real_checks() {
+  "$NODE22" - "$@" <<'JS'
+const fs = require("fs"), path = require("path");
+const [dir, ...allowed] = process.argv.slice(2);
+let bad = 0, n = 0, files = 0;
+const walk = (d) => { for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+  const p = path.join(d, e.name);
+  if (e.isDirectory()) walk(p);
+  else if (e.name === "checks.json") {
+    files++;
+    for (const c of JSON.parse(fs.readFileSync(p, "utf8"))) {
+      if (c.status === "INFO") continue;
+      n++;
+      if (c.status === "SUCCESS" || (c.status === "SKIPPED" && allowed.includes(c.id))) continue;
+      bad++;
+      console.log(`${path.relative(dir, d)}: [${c.id}] ${c.status}: ${String(c.errorMessage ?? "").slice(0, 200)}`);
+    }
+  }
+} };
+try { walk(dir); } catch (e) { console.log(String(e)); process.exit(1); }
+console.log(`${files} scenario runs, ${n} checks, ${n - bad} passed${allowed.length ? " (or skipped as allowed)" : ""}, ${bad} not`);
+process.exit(files > 0 && n > 0 && bad === 0 ? 0 : 1);
+JS
+}
+
+# run_skills: the Skills extension's (SEP-2640) server scenarios, which
+# the suite runs only when named: at the suite's default version and,
+# forced, over the 2025-11-25 handshake (where the two caching-attribute
+# checks are SKIPPED by the suite: 2025-11-25 has no ttlMs/cacheScope).
+# Every check must pass: a SKIPPED one fails the run (real_checks).
+run_skills() {
+  local s rc ok=1 dir="$RUN_DIR/skills" log="$RUN_DIR/skills.log"
+  printf '\n---------- conformance: %s ----------\n' "skills (SEP-2640), server"
+  : >"$log"
+  for s in sep-2640-skills-enumeration sep-2640-skills-directory sep-2640-skills-manifest; do
+    rc=0
+    echo "\$ conformance server --url $URL --scenario $s -o ${dir#"$ROOT"/}"
+    timeout "$RUN_TIMEOUT" "$NODE22" "$CONFORMANCE_JS" server --url "$URL" --scenario "$s" -o "$dir" >>"$log" 2>&1 || rc=$?
+    [[ $rc -eq 0 ]] || { echo "$s: exit $rc"; ok=0; }
+    rc=0
+    echo "\$ conformance server --url $URL --force --spec-version $LEGACY_SPEC_VERSION --scenario $s -o ${dir#"$ROOT"/}-$LEGACY_SPEC_VERSION"
+    timeout "$RUN_TIMEOUT" "$NODE22" "$CONFORMANCE_JS" server --url "$URL" --force --spec-version "$LEGACY_SPEC_VERSION" \
+      --scenario "$s" -o "$dir-$LEGACY_SPEC_VERSION" >>"$log" 2>&1 || rc=$?
+    [[ $rc -eq 0 ]] || { echo "$s at $LEGACY_SPEC_VERSION: exit $rc"; ok=0; }
+  done
+  real_checks "$dir" || ok=0
+  real_checks "$dir-$LEGACY_SPEC_VERSION" sep-2640-skills-list-cache-attributes sep-2640-skills-get-cache-attributes || ok=0
+  [[ $ok -eq 1 ]] && echo "conformance: skills (server) passed" || echo "conformance: skills (server) FAILED (log: ${log#"$ROOT"/})"
+  [[ $ok -eq 1 ]]
+}
+run_skills || failed+=("skills-server")
+
 if ! kill -0 "$SERVER_PID" 2>/dev/null; then
   echo "conformance: everything-server died during the run" >&2
   show_server_output >&2
@@ -387,6 +457,25 @@ run_ts_sse_interop() {
   return 1
 }
 run_ts_sse_interop || failed+=("ts-sse-interop")
+
+# run_ts_skills: the official TypeScript SDK's 2.x SkillsClient
+# (@modelcontextprotocol/client/ext/skills, TS_CLIENT_VERSION) reads the
+# everything-server's skills, every file verified
+# (conformance/interop/ts/skills.mjs, driven by
+# TestTypeScriptSkillsClientReadsTheSkills); ROUNDTRIP_REQUIRE_TS_SDK turns
+# a missing package into a failure.
+run_ts_skills() {
+  printf '\n---------- conformance: %s ----------\n' "Skills (SEP-2640) read by the TypeScript SkillsClient (client $TS_CLIENT_VERSION)"
+  local start=$SECONDS
+  if (cd conformance && TOOLS_DIR="$TOOLS_DIR" ROUNDTRIP_REQUIRE_TS_SDK=1 go test -count=1 -v \
+    -run '^TestTypeScriptSkillsClientReadsTheSkills$' ./interop); then
+    echo "conformance: TypeScript SkillsClient passed ($((SECONDS - start))s)"
+    return 0
+  fi
+  echo "conformance: TypeScript SkillsClient FAILED ($((SECONDS - start))s)"
+  return 1
+}
+run_ts_skills || failed+=("ts-skills")
 
 # run_ts_apps: the MCP Apps example (examples/apps) read by the official
 # @modelcontextprotocol/ext-apps helpers and schemas with the SDK's 2.x

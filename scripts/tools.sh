@@ -3,7 +3,9 @@
 # the conformance suite, and the MCP Apps extension's TypeScript package
 # (@modelcontextprotocol/ext-apps) with the SDK client it is built on
 # (@modelcontextprotocol/client and /core), which examples/apps is checked
-# against. When sourced, it exports:
+# against, and the gateway's real peers: the reference servers
+# server-everything, server-filesystem and server-memory and the SDK v2
+# server (@modelcontextprotocol/server). When sourced, it exports:
 #   NODE22          path to the Node 22 binary (the suite needs Node >= 22)
 #   CONFORMANCE_JS  path to @modelcontextprotocol/conformance's dist/index.js
 #   TOOLS_DIR       <repo>/.tools
@@ -18,6 +20,12 @@ NODE_PKG_VERSION=22.23.5
 CONFORMANCE_VERSION=0.2.0-alpha.12
 EXT_APPS_VERSION=2.0.4  # @modelcontextprotocol/ext-apps (MCP Apps 2026-01-26)
 TS_CLIENT_VERSION=2.4.0 # @modelcontextprotocol/client and /core, peers of ext-apps
+# The gateway's real peers (cmd/roundtrip's gateway interop test): the
+# reference servers as upstreams, and the TypeScript SDK v2 server (same
+# release as the client) as a 2026-07-28 upstream.
+SERVER_EVERYTHING_VERSION=2026.8.31 # @modelcontextprotocol/server-everything
+SERVER_FILESYSTEM_VERSION=2026.8.31 # @modelcontextprotocol/server-filesystem
+SERVER_MEMORY_VERSION=2026.8.31     # @modelcontextprotocol/server-memory
 
 _tools_repo_root() {
   (cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -41,6 +49,10 @@ tools_present() {
   [[ "$(pkg_version @modelcontextprotocol/ext-apps)" == "$EXT_APPS_VERSION" ]] || return 1
   [[ "$(pkg_version @modelcontextprotocol/client)" == "$TS_CLIENT_VERSION" ]] || return 1
   [[ "$(pkg_version @modelcontextprotocol/core)" == "$TS_CLIENT_VERSION" ]] || return 1
+  [[ "$(pkg_version @modelcontextprotocol/server)" == "$TS_CLIENT_VERSION" ]] || return 1
+  [[ "$(pkg_version @modelcontextprotocol/server-everything)" == "$SERVER_EVERYTHING_VERSION" ]] || return 1
+  [[ "$(pkg_version @modelcontextprotocol/server-filesystem)" == "$SERVER_FILESYSTEM_VERSION" ]] || return 1
+  [[ "$(pkg_version @modelcontextprotocol/server-memory)" == "$SERVER_MEMORY_VERSION" ]] || return 1
 }
 
 # install_tools: install (or repair) the pinned tools; up to 3 tries.
@@ -62,7 +74,11 @@ install_tools() {
       "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" \
       "@modelcontextprotocol/ext-apps@$EXT_APPS_VERSION" \
       "@modelcontextprotocol/client@$TS_CLIENT_VERSION" \
-      "@modelcontextprotocol/core@$TS_CLIENT_VERSION" && tools_present; then
+      "@modelcontextprotocol/core@$TS_CLIENT_VERSION" \
+      "@modelcontextprotocol/server@$TS_CLIENT_VERSION" \
+      "@modelcontextprotocol/server-everything@$SERVER_EVERYTHING_VERSION" \
+      "@modelcontextprotocol/server-filesystem@$SERVER_FILESYSTEM_VERSION" \
+      "@modelcontextprotocol/server-memory@$SERVER_MEMORY_VERSION" && tools_present; then
       echo "tools: installed in $((SECONDS - start))s"
       return 0
     fi

@@ -210,6 +210,10 @@ func init() {
 			help: logoutHelp, run: cmdLogout, maxArgs: 0},
 		{name: "servers", summary: "list the named servers of the config file (mcpServers format)",
 			help: serversHelp, run: cmdServers, maxArgs: 0},
+		{name: "gateway", args: "-c CONFIG (--http ADDR | --stdio)", summary: "serve every server of CONFIG as one MCP server (roundtrip gateway -h)",
+			run: func(*session) error {
+				return usagef("gateway takes none of the common flags and comes first: roundtrip gateway -c CONFIG (--http ADDR | --stdio)")
+			}, maxArgs: -1},
 		{name: "help", args: "[COMMAND]", summary: "show help for a command", minArgs: 0, maxArgs: 1},
 	}
 }
@@ -281,6 +285,11 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 		printUsage(errw)
 		return usagef("no command given")
 	}
+	if args[0] == "gateway" {
+		// roundtrip --json gateway ...: the gateway is a server and takes
+		// none of the client's common flags.
+		return usagef("gateway takes none of the common flags and comes first: roundtrip gateway -c CONFIG (--http ADDR | --stdio)")
+	}
 	cmd := lookup(args[0])
 	candidates := commandNames()
 	if cmd == nil && o.server == "" && o.url == "" && o.cmdLine == "" && len(o.command) == 0 {
@@ -330,6 +339,10 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 			topic(out)
 			return nil
 		}
+		if pos[0] == "gateway" {
+			fmt.Fprintln(out, gatewayHelp)
+			return nil
+		}
 		c := lookup(pos[0])
 		if c == nil {
 			return withHint(usagef("no help for %q (commands, or: flags, exit-codes, environment)", pos[0]),
@@ -350,7 +363,7 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, out, errw io.
 	if err := s.setRoots(); err != nil {
 		return err
 	}
-	if cmd.name != "resume" && cmd.name != "logout" && cmd.name != "servers" {
+	if cmd.name != "resume" && cmd.name != "logout" && cmd.name != "servers" && cmd.name != "gateway" {
 		t, err := o.target()
 		if err != nil {
 			return err

@@ -5,12 +5,15 @@ go 1.26.0
 replace (
 	github.com/roundtrip-mcp/roundtrip => ../..
 	github.com/roundtrip-mcp/roundtrip/otel => ../../otel
+	github.com/roundtrip-mcp/roundtrip/redis => ../../redis
 )
 
 require (
 	github.com/charmbracelet/huh v1.0.0
+	github.com/redis/go-redis/v9 v9.23.0
 	github.com/roundtrip-mcp/roundtrip v0.0.0-00010101000000-000000000000
 	github.com/roundtrip-mcp/roundtrip/otel v0.0.0-00010101000000-000000000000
+	github.com/roundtrip-mcp/roundtrip/redis v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
@@ -62,6 +65,7 @@ require (
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk/metric v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.1 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect

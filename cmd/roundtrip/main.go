@@ -52,6 +52,8 @@
 //	listen               print notifications until interrupted
 //	logout               forget the OAuth token stored for --url (--all: every token)
 //	servers              list the named servers of the config file
+//	gateway -c CONFIG    serve every server of CONFIG as one MCP server
+//	                     (--http ADDR or --stdio; see "roundtrip help gateway")
 //	help [COMMAND]       show help (also: help flags, help exit-codes, help environment)
 //
 // A server that refuses Streamable HTTP (a 4xx to the POST of
@@ -111,7 +113,7 @@ func mainWith(args []string) int {
 		<-ctx.Done()
 		stop()
 	}()
-	shutdown, err := otel.Setup(ctx, &otel.SetupOptions{ServiceName: "roundtrip-cli", ServiceVersion: version})
+	shutdown, err := otel.Setup(ctx, &otel.SetupOptions{ServiceName: serviceName(args), ServiceVersion: version})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "roundtrip: telemetry off:", err)
 	}
@@ -136,6 +138,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // runWith is run with tty, whether stdin and stderr are terminals (the
 // CLI can ask the user), given.
 func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) int {
+	if len(args) > 0 && args[0] == "gateway" {
+		// A server, not a client: its stdout is the protocol (--stdio) or
+		// the listening line, its stderr JSON logs; neither is a terminal's.
+		return runGateway(ctx, args[1:], stdin, stdout, stderr)
+	}
 	// Nothing reaches the terminal raw (sanitize.go): both streams go
 	// through a termWriter; the terminal forms draw on the raw stderr.
 	tout, terr := &termWriter{w: stdout}, &termWriter{w: stderr}

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/skills"
 )
 
 func main() {
@@ -52,7 +53,7 @@ func main() {
 		}
 		httpOpts = &mcp.HTTPClientOptions{HTTPClient: hc}
 	}
-	c := mcp.NewClient(mcp.NewHTTPClientTransport(url, httpOpts), &mcp.ClientOptions{
+	c := mcp.NewClient(mcp.NewHTTPClientTransport(url, httpOpts), skills.Declare(&mcp.ClientOptions{
 		Info:            mcp.Implementation{Name: "roundtrip-everything-client", Version: "0.1.0"},
 		Mode:            mode,
 		ProtocolVersion: version,
@@ -62,7 +63,7 @@ func main() {
 		//lint:ignore SA1019 roots, deprecated in 2026-07-28, is still served to the revisions that have it
 		Roots:  roots,
 		Logger: logger,
-	})
+	}))
 	defer c.Close()
 	if err := run(ctx, c, scenario); err != nil {
 		fmt.Fprintf(os.Stderr, "everything-client: scenario %q: %v\n", scenario, err)
@@ -123,6 +124,12 @@ func run(ctx context.Context, c *mcp.Client, scenario string) error {
 		return err
 	case "json-schema-2020-12-preservation":
 		return echoSchema(ctx, c)
+	case "sep-2640-client-no-prefetch":
+		// Enumerate, load nothing: no file is read before a skill is.
+		_, err := skills.NewClient(c, nil).List(ctx)
+		return err
+	case "sep-2640-client-verify-digest", "sep-2640-client-verify-size", "sep-2640-client-verify-frontmatter":
+		return loadSkills(ctx, c)
 	default:
 		// http-invalid-tool-headers and anything unknown: call every
 		// tool the client keeps (tools with invalid x-mcp-header

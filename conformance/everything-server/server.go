@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/skills"
 	"github.com/roundtrip-mcp/roundtrip/otel"
 )
 
@@ -58,6 +59,7 @@ func newServer(logger *slog.Logger, rs mcp.RequestStateOptions, store mcp.Sessio
 		Completions:  e.complete,
 		RequestState: rs,
 		SessionStore: store,
+		Middleware:   []mcp.ServerMiddleware{skills.Middleware},
 	}, nil))
 	e.addTools()
 	e.addMRTR()
@@ -66,6 +68,7 @@ func newServer(logger *slog.Logger, rs mcp.RequestStateOptions, store mcp.Sessio
 	e.addLegacy()
 	e.addPrompts()
 	e.addResources()
+	e.addSkills()
 	return e.srv
 }
 

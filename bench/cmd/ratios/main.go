@@ -4,8 +4,9 @@
 // time and allocations; the scale figures (bytes and goroutines per idle
 // session and per open stream) and the load run (calls/s, p50, p99 per
 // concurrency, on the 2026-07-28 and the 2025-11-25 era); then the
-// acceptance targets of issue 17, of issue 22 and, last, those of issue
-// 7, with the measured values and whether each holds.
+// acceptance targets of issue 17, of issue 22, of issue 7 and, last, of
+// issue 23 (the gateway hop), with the measured values and whether each
+// holds.
 //
 //	go test -run '^$' -bench . -benchmem -count 6 > new.txt
 //	go run ./cmd/ratios new.txt
@@ -71,6 +72,10 @@ func write(w io.Writer, set *results.Set) {
 	fmt.Fprintln(w, "Targets of issue 7:")
 	fmt.Fprintln(w)
 	writeTargets(w, set, rows, results.Targets)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Targets of issue 23:")
+	fmt.Fprintln(w)
+	writeTargets(w, set, rows, results.Targets23)
 }
 
 func writeTargets(w io.Writer, set *results.Set, rows []results.Row, targets []results.Target) {

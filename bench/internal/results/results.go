@@ -243,6 +243,13 @@ var Targets22 = []Target{
 	{"two-leg call with mcp.Elicit ≤ 1.1× raw", "TwoLegMRTR", "time/raw", 1.1},
 }
 
+// Targets23 are the targets of issue 23: a modern tools/call through one
+// gateway hop to a roundtrip upstream against the direct call
+// (BenchmarkGatewayHop, whose other subject, "direct", is its peer).
+var Targets23 = []Target{
+	{"tools/call through a gateway hop ≤ 2× the direct call", "GatewayHop", "time/peer", 2},
+}
+
 // Value returns the measured value of t, and whether it was measured.
 func (t Target) Value(s *Set, rows []Row) (float64, bool) {
 	switch t.Ratio {

@@ -1,4 +1,14 @@
 import { defineConfig } from 'vitepress'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+// The repository's root: every sample is included from a file under it.
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
+// The files samples come from, repository-relative: each is copied into
+// the build under /src/ (as .txt, which a browser shows), and each
+// sample links to its whole file there.
+const sources = new Set<string>()
 
 // The sidebar: one entry per page. A new page is a Markdown file under
 // guide/ (or reference/) and one line here.
@@ -32,6 +42,7 @@ const guide = [
       { text: 'Transports', link: '/guide/transports' },
       { text: 'Authorization', link: '/guide/auth' },
       { text: 'A fleet', link: '/guide/fleet' },
+      { text: 'The gateway', link: '/guide/gateway' },
       { text: 'Observability', link: '/guide/observability' },
     ],
   },
@@ -57,7 +68,31 @@ export default defineConfig({
   cleanUrls: false,
   lastUpdated: false,
   srcExclude: ['test/**', 'README.md'],
-  head: [['meta', { name: 'theme-color', content: '#3c8772' }]],
+  head: [
+    ['meta', { name: 'theme-color', content: '#3c8772' }],
+    ['link', { rel: 'icon', type: 'image/svg+xml', href: '/favicon.svg' }],
+  ],
+  markdown: {
+    config(md) {
+      const fence = md.renderer.rules.fence!
+      md.renderer.rules.fence = (tokens, idx, options, env, self) => {
+        const html = fence(tokens, idx, options, env, self)
+        const src: string | undefined = (tokens[idx] as { src?: string[] }).src?.[0]
+        if (!src) return html
+        const rel = path.relative(repo, src)
+        if (rel.startsWith('..') || !fs.existsSync(src)) return html
+        sources.add(rel)
+        return html + `<p class="sample-source">The whole file: <a href="/src/${rel}.txt" target="_blank">${md.utils.escapeHtml(rel)}</a></p>`
+      }
+    },
+  },
+  buildEnd(site) {
+    for (const rel of sources) {
+      const to = path.join(site.outDir, 'src', rel + '.txt')
+      fs.mkdirSync(path.dirname(to), { recursive: true })
+      fs.copyFileSync(path.join(repo, rel), to)
+    }
+  },
   themeConfig: {
     nav: [
       { text: 'Guide', link: '/guide/quickstart' },

@@ -3,7 +3,9 @@
 // refused request, an internal link (or #anchor) that does not resolve,
 // a malformed external link, or a code sample that is missing (the
 // quickstart's samples must be visible, line for line, as the Go file
-// has them).
+// has them), a code block wider than its column at 1280 px (a
+// horizontal scroll bar), a sample without its link to the whole file
+// it comes from, or a missing favicon.
 //
 //   node test/site.test.mjs [DIST] [--only PAGE]...
 //
@@ -32,7 +34,7 @@ const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium'
 const types = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css',
   '.json': 'application/json', '.svg': 'image/svg+xml', '.png': 'image/png',
-  '.woff2': 'font/woff2', '.ico': 'image/x-icon', '.txt': 'text/plain',
+  '.woff2': 'font/woff2', '.ico': 'image/x-icon', '.txt': 'text/plain; charset=utf-8',
 }
 
 // serve answers GET and HEAD from dist; a missing file is 404 (with the
@@ -105,6 +107,7 @@ async function launch () {
         executablePath,
         headless: true,
         timeout: 30000,
+        viewport: { width: 1280, height: 800 },
         args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
       })
@@ -145,6 +148,8 @@ const visited = new Set()
 const anchors = new Map() // page path -> ids on it
 const links = []          // { from, href }
 let external = 0
+let unlinkedSamples = 0 // code blocks written in the page, not included: allowed, counted
+let sampleLinks = 0
 
 while (toVisit.length > 0) {
   const p = toVisit.shift()
@@ -160,7 +165,24 @@ while (toVisit.length > 0) {
     ids: [...document.querySelectorAll('[id]')].map((e) => e.id),
     hrefs: [...document.querySelectorAll('a[href]')].map((a) => a.getAttribute('href')),
     text: document.body.innerText,
+    // Code blocks that scroll sideways, by their longest line.
+    wide: [...document.querySelectorAll('div[class*="language-"] pre')]
+      .filter((p) => p.scrollWidth > p.clientWidth + 1)
+      .map((p) => {
+        const longest = p.innerText.split('\n').reduce((a, b) => (b.length > a.length ? b : a), '')
+        return `${p.scrollWidth} px in a ${p.clientWidth} px column: ${longest.trim().slice(0, 80)}`
+      }),
+    // Included samples (those that come from a file) without their link.
+    unlinked: [...document.querySelectorAll('div[class*="language-"]')]
+      .filter((d) => !(d.nextElementSibling?.classList.contains('sample-source'))).length,
+    sampleLinks: document.querySelectorAll('.sample-source a').length,
+    favicon: document.querySelector('link[rel="icon"]')?.getAttribute('href') ?? '',
   }))
+  for (const w of found.wide) fail(p, `a code block wider than its column at 1280 px: ${w}`)
+  if (!found.favicon) fail(p, 'no favicon')
+  else found.hrefs.push(found.favicon)
+  unlinkedSamples += found.unlinked
+  sampleLinks += found.sampleLinks
   anchors.set(p, new Set(found.ids))
   if (/Code snippet path not found|Invalid code snippet option/.test(found.text)) fail(p, 'a code include did not resolve')
   for (const href of found.hrefs) {
@@ -211,8 +233,9 @@ server.close()
 for (const dir of profiles) fs.rmSync(dir, { recursive: true, force: true })
 
 if (only.length === 0 && pages.length < 10) fail('(site)', `only ${pages.length} pages in ${dist}`)
+if (only.length === 0 && sampleLinks < 50) fail('(site)', `only ${sampleLinks} samples link to the file they come from`)
 for (const f of failures) console.log('FAIL ' + f)
 const failed = failures.length > 0 ? 1 : 0
-console.log(`site: ${visited.size} pages loaded, ${links.length} internal links and ${external} external links checked, ${failures.length} problems`)
+console.log(`site: ${visited.size} pages loaded, ${links.length} internal links and ${external} external links checked, ${sampleLinks} samples linked to their files (${unlinkedSamples} code blocks written in the page), ${failures.length} problems`)
 console.log(`${1 - failed} passed, ${failed} failed`)
 process.exit(failed)
