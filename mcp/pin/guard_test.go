@@ -424,3 +424,32 @@ func TestSchemaWithARepeatedMemberIsRefused(t *testing.T) {
 		t.Fatal("the call was sent")
 	}
 }
+
+// Concurrent calls of a changed tool ask once: the others wait for the
+// answer and find the tool pinned.
+func TestConcurrentCallsOfAChangedToolAskOnce(t *testing.T) {
+	t.Parallel()
+	var asked atomic.Int32
+	f := newFixture(t, &Options{OnChange: func(context.Context, string, *mcp.Tool, *mcp.Tool) bool {
+		asked.Add(1)
+		return true
+	}}, nil)
+	f.pinAll(t)
+	f.define(deployTool("Deploys the service, concurrently changed."))
+	f.list(t)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() { errs <- f.call() }()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := asked.Load(); n != 1 {
+		t.Fatalf("OnChange asked %d times, want 1", n)
+	}
+	if n := f.calls.Load(); n != 8 {
+		t.Fatalf("the handler ran %d times, want 8", n)
+	}
+}
