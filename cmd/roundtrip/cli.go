@@ -18,6 +18,7 @@ import (
 	otelapi "go.opentelemetry.io/otel"
 
 	"github.com/roundtrip-mcp/roundtrip/mcp"
+	"github.com/roundtrip-mcp/roundtrip/mcp/pin"
 	"github.com/roundtrip-mcp/roundtrip/otel"
 )
 
@@ -156,6 +157,7 @@ type session struct {
 	errw   io.Writer // prompts and diagnostics
 	ui     *asker
 	client *mcp.Client // nil until connect
+	guard  *pin.Guard  // the tool pins' check, when pinning is on (pin.go)
 	target target
 	// perRound: the command bounds each round itself (roundContext), so
 	// that the time spent answering does not count; the client gets no

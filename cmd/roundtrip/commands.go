@@ -664,6 +664,9 @@ func cmdResume(s *session) error {
 	if _, err := s.connect(); err != nil {
 		return err
 	}
+	if err := s.checkPinned(saved.Call); err != nil {
+		return err
+	}
 	s.onComplete = func(res any) {
 		// Mark the file finished, so that it is never sent again.
 		b, err := json.Marshal(res)

@@ -91,7 +91,19 @@ func (s *session) enablePinning(copts *mcp.ClientOptions) (bind func(*mcp.Client
 	g := pin.Enable(copts, &pin.Options{Pins: p.pins, OnChange: func(ctx context.Context, tool string, old, new *mcp.Tool) bool {
 		return s.approveTool(ctx, p, tool, old, new)
 	}})
+	s.guard = g
 	return g.Bind, nil
+}
+
+// checkPinned checks the tool of a saved call before its questions are
+// asked again (answers to a call that will be refused would be wasted).
+func (s *session) checkPinned(call *mcp.PendingCall) error {
+	if s.guard == nil || call.Method != mcp.MethodToolsCall {
+		return nil
+	}
+	ctx, done := s.roundContext()
+	defer done()
+	return withCause(ctx, s.guard.Check(ctx, call.Name))
 }
 
 func readPins(path string) (*pinsFile, error) {

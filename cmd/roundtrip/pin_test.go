@@ -175,8 +175,8 @@ func TestChangedToolIsConfirmedInTerminalMode(t *testing.T) {
 	}
 }
 
-// A saved call resumed after its tool changed is refused before its next
-// leg is sent.
+// A saved call resumed after its tool changed is refused before its
+// questions are asked again.
 func TestResumeOfAChangedToolIsRefused(t *testing.T) {
 	t.Parallel()
 	url, srv := httpServer(t)
@@ -192,5 +192,8 @@ func TestResumeOfAChangedToolIsRefused(t *testing.T) {
 	r.must(t, exitToolChanged)
 	if strings.Contains(r.stdout, "Provisioned") || strings.Contains(r.stdout, "ran") {
 		t.Fatal("the changed tool was called")
+	}
+	if strings.Contains(r.stderr, "Which region") {
+		t.Fatal("the saved questions were asked before the refusal")
 	}
 }

@@ -203,6 +203,14 @@ func (g *Guard) digestOf(t *mcp.Tool) (string, error) {
 	return p.Digest, nil
 }
 
+// Check runs the check a tools/call of tool gets, without calling it:
+// nil when the tool's listed definition is pinned (or OnChange accepts
+// it), else the *ChangeError (or ErrNotListed, or why the tools could
+// not be listed). For a caller that wants the verdict earlier: a host
+// about to show the tool to a model, a saved call about to ask its
+// questions again.
+func (g *Guard) Check(ctx context.Context, tool string) error { return g.check(ctx, tool) }
+
 // check lets a call of the tool name go when its listed definition is
 // the pinned one (or OnChange accepts it).
 func (g *Guard) check(ctx context.Context, name string) error {

@@ -453,3 +453,24 @@ func TestConcurrentCallsOfAChangedToolAskOnce(t *testing.T) {
 		t.Fatalf("the handler ran %d times, want 8", n)
 	}
 }
+
+func TestCheckGivesTheVerdictWithoutCalling(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	f.pinAll(t)
+	ctx := context.Background()
+	if err := f.guard.Check(ctx, "deploy"); err != nil {
+		t.Fatal(err)
+	}
+	f.define(deployTool("Changed."))
+	f.list(t)
+	if err := f.guard.Check(ctx, "deploy"); !errors.Is(err, ErrChanged) {
+		t.Fatalf("got %v, want ErrChanged", err)
+	}
+	if err := f.guard.Check(ctx, "nope"); !errors.Is(err, ErrNotListed) {
+		t.Fatalf("got %v, want ErrNotListed", err)
+	}
+	if f.calls.Load() != 0 {
+		t.Fatal("Check called the tool")
+	}
+}
