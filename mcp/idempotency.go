@@ -112,8 +112,11 @@ func (m *idempotency) call(ctx context.Context, next ServerHandler, method strin
 		return nil, paramsError("arguments must be a JSON object without repeated members")
 	}
 	id, _ := json.Marshal([4]string{idempotencyNamespace, p.Name, principal, key})
-	now := time.Now()
-	leg := &requeststate.Leg{Token: string(id), IssuedAt: now, ExpiresAt: now.Add(m.ttl)}
+	// A key has no issue time a store's generation could refuse (that
+	// check is for states this fleet sealed before the store lost its
+	// records): its expiry stands in, later than any generation.
+	exp := time.Now().Add(m.ttl)
+	leg := &requeststate.Leg{Token: string(id), IssuedAt: exp, ExpiresAt: exp}
 	base64.RawURLEncoding.Decode(leg.Answers[:], []byte(digest))
 	v, err := m.guard.Begin(ctx, leg)
 	if err != nil {

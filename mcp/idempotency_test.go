@@ -319,3 +319,20 @@ func TestClientSendsALostFirstLegAgainOnlyWithAKey(t *testing.T) {
 		t.Errorf("without a key the first leg ran %d more times, want 1", n-1)
 	}
 }
+
+func TestAnUnavailableIdempotencyStoreIsRetryableAndRunsNothing(t *testing.T) {
+	t.Parallel()
+	g := &flakyGuard{Guard: requeststate.NewMemoryGuard()}
+	cs := newCounterServer(t, RequestStateOptions{Guard: g})
+	c := cs.client(t, &ClientOptions{LegRetries: -1}, nil)
+	g.down.Store(1)
+	if _, err := c.CallTool(context.Background(), "charge", map[string]any{"amount": 1}, keyed("k")); !errors.Is(err, ErrTemporarilyUnavailable) {
+		t.Fatalf("store down: %v, want ErrTemporarilyUnavailable", err)
+	}
+	if n := cs.runs.Load(); n != 0 {
+		t.Fatalf("the tool ran %d times while the store was down", n)
+	}
+	if got := chargeText(t, c, "charge", 1, keyed("k")); got != "charged 1 (run 1)" {
+		t.Errorf("once the store is back: %q", got)
+	}
+}
