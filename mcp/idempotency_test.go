@@ -336,3 +336,13 @@ func TestAnUnavailableIdempotencyStoreIsRetryableAndRunsNothing(t *testing.T) {
 		t.Errorf("once the store is back: %q", got)
 	}
 }
+
+func TestASessionOfAnEarlierRevisionIgnoresTheKey(t *testing.T) {
+	t.Parallel()
+	cs := newCounterServer(t, RequestStateOptions{})
+	c := cs.client(t, &ClientOptions{Mode: ModeLegacy}, nil)
+	a, b := chargeText(t, c, "charge", 1, keyed("k")), chargeText(t, c, "charge", 1, keyed("k"))
+	if a == b || cs.runs.Load() != 2 {
+		t.Fatalf("a 2025-11-25 session: %q then %q, want two runs (a recorded outcome is in the 2026-07-28 encoding)", a, b)
+	}
+}
