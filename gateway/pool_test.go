@@ -62,6 +62,9 @@ func TestAFailingUpstreamOpensItsBreakerAndHealthSaysSo(t *testing.T) {
 	}
 	defer p.Close()
 	eventually(t, "the breaker to open", func() bool { return p.Health()[1].State == HealthOpen })
+	// The breaker can open (three refused connections a millisecond
+	// apart) before the other upstream has connected and listed.
+	eventually(t, "the other upstream to be up", func() bool { return p.Health()[0].State == HealthUp })
 	h := p.Health()[1]
 	if h.Failures != 3 || h.Error == "" {
 		t.Errorf("health %+v", h)
