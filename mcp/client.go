@@ -141,7 +141,10 @@ type ClientOptions struct {
 	// response stream cut short). A leg with a requestState is safe to
 	// send again: a server with a single-use guard answers the identical
 	// leg with the outcome it recorded. A first leg whose answer was
-	// lost is not sent again (the handler may have run). Waits follow
+	// lost is not sent again (the handler may have run), unless it
+	// carries an idempotency key (IdempotencyMetaKey in CallOptions.Meta
+	// or WithMeta, for a tool that declares it): then it is sent again
+	// with the same key. Waits follow
 	// the server's Retry-After, else back off from 250 ms to 4 s. Zero
 	// means 8; negative means no retry.
 	LegRetries int

@@ -244,7 +244,7 @@ func (c *Client) loop(ctx context.Context, cc *carrierCall, opts *CallOptions, r
 		if ci != nil {
 			ci.Round = retries + 1
 		}
-		raw, err := c.doLeg(ctx, l, state != nil)
+		raw, err := c.doLeg(ctx, l, state != nil || l.extra.idempotent())
 		if err != nil && !refreshed && cc.method == MethodToolsCall && c.mirrors() && isParamHeaderMismatch(err) {
 			// The server's inputSchema is newer than ours: re-read
 			// tools/list and send the same round again.

@@ -212,6 +212,17 @@ type reqExtra struct {
 // settled already (the legs of a call).
 var noExtra = &reqExtra{}
 
+// idempotent reports whether the request carries an idempotency key
+// (IdempotencyMetaKey): a first leg whose answer was lost may then be
+// sent again, with the same key (client_retry.go).
+func (x *reqExtra) idempotent() bool {
+	if x == nil {
+		return false
+	}
+	k, ok := x.m[IdempotencyMetaKey].(string)
+	return ok && k != ""
+}
+
 func newReqExtra(m Meta) *reqExtra {
 	enc, err := encodeExtraMeta(m)
 	return &reqExtra{m: m, enc: enc, err: err}

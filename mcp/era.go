@@ -51,6 +51,10 @@ type serverEra interface {
 	// era, and with them the extensions' checks (extension.go,
 	// ExtensionDeclared).
 	extensions() bool
+	// replays reports whether a recorded outcome (the modern encoding of
+	// a result, state_guard.go) may answer a request of the era: an
+	// idempotency key is honoured only then (idempotency.go).
+	replays() bool
 }
 
 // prepare is the one prelude of every transport between a decoded
@@ -181,6 +185,8 @@ func (modernEra) protocolVersion() string { return LatestProtocolVersion }
 func (modernEra) sessionID() string { return "" }
 
 func (modernEra) extensions() bool { return true }
+
+func (modernEra) replays() bool { return true }
 
 // unsupportedVersion is the -32022 error.
 func (s *Server) unsupportedVersion(requested string) *failure {

@@ -70,6 +70,10 @@ func (ls *legacyScope) sessionID() string {
 // extensions: capabilities.extensions is a 2026-07-28 member.
 func (ls *legacyScope) extensions() bool { return false }
 
+// replays: a recorded outcome is in the modern encoding, which the
+// session's revision may not speak; idempotency keys are ignored.
+func (ls *legacyScope) replays() bool { return false }
+
 // ---- decoding a legacy request ----
 
 var legacyMethods = func() map[string]*methodSpec {

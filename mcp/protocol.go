@@ -21,6 +21,15 @@ const (
 	metaProgressToken      = "progressToken"
 )
 
+// IdempotencyMetaKey names the _meta member of a tools/call that carries
+// a client's idempotency key (a string of 1 to 255 bytes), and, set to
+// true in a Tool's Meta, declares that the tool honours one: the server
+// answers a retry of a complete call (same principal, tool, key and
+// arguments) with the recorded result instead of running it again, and
+// refuses the key with other arguments (-32602). No standard names such a
+// key (SEP-3182 closed without one): the name is this SDK's own.
+const IdempotencyMetaKey = "io.roundtrip/idempotencyKey"
+
 // Meta is an open _meta object.
 type Meta map[string]any
 

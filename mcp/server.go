@@ -154,6 +154,9 @@ type Server struct {
 	// completers is set once a prompt or template registers a completer
 	// (completion.go): the completions capability is advertised.
 	completers atomic.Bool
+	// idempotent is set once a tool that takes an idempotency key is
+	// registered (idempotency.go): until then calls skip the check.
+	idempotent atomic.Bool
 
 	hooks atomic.Pointer[testHooks] // set by tests only (era.go)
 }
@@ -166,6 +169,9 @@ type serverTool struct {
 	// applied to the arguments the call leaves out (schema.go).
 	defaults []argDefault
 	wraps    []func(ToolHandler) ToolHandler // WrapTool, applied after the other options (extension_seam.go)
+	// idempotent: the tool's Meta declares IdempotencyMetaKey
+	// (idempotency.go).
+	idempotent bool
 }
 
 type serverPrompt struct {
@@ -239,6 +245,11 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	// sits outside everything else, so that middleware and handlers see
 	// plaintext only.
 	h = s.askMiddleware(h)
+	idem, err := newIdempotency(s, s.opts.RequestState)
+	if err != nil {
+		panic(err)
+	}
+	h = idem.middleware(h)
 	b, err := newStateBoundary(s, s.opts.RequestState)
 	if err != nil {
 		panic(err)
@@ -270,6 +281,9 @@ func (s *Server) AddTool(t *Tool, h ToolHandler, opts ...ToolOption) {
 		o(st)
 	}
 	st.applyWraps()
+	if st.idempotent {
+		s.idempotent.Store(true)
+	}
 	s.tools.add(st)
 }
 
@@ -301,7 +315,7 @@ func newServerTool(t *Tool, h ToolHandler) (*serverTool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp: tool %q: input schema: %w", t.Name, err)
 	}
-	return &serverTool{tool: &cp, handler: h, headers: headers, defaults: defaults}, nil
+	return &serverTool{tool: &cp, handler: h, headers: headers, defaults: defaults, idempotent: cp.Meta[IdempotencyMetaKey] == true}, nil
 }
 
 // RemoveTools removes the named tools and, when any of them was

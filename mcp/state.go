@@ -57,7 +57,14 @@ type RequestStateOptions struct {
 	// Retry-After), which clients retry. See requeststate.Guard.
 	Guard requeststate.Guard
 	// SingleUse selects the flows the Guard applies to; nil means all.
+	// (Returning false for all keeps the Guard for idempotency keys
+	// alone.)
 	SingleUse func(method, target string) bool
+	// IdempotencyTTL is how long the outcome of a call of a tool that
+	// takes an idempotency key (IdempotencyMetaKey) is kept; zero means
+	// 10 minutes. The outcomes live in Guard, or, without one, in this
+	// process (at most 16384 keys at a time).
+	IdempotencyTTL time.Duration
 	// Disabled turns the boundary off: requestState travels as the
 	// handler wrote it. Only for servers that protect state themselves.
 	Disabled bool

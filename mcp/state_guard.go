@@ -88,7 +88,7 @@ func (b *stateBoundary) once(ctx context.Context, method string, leg *requeststa
 		}
 		return b.reject(method, reason)
 	}
-	stop := b.renew(leg, v.Lease)
+	stop := b.s.renewLease(b.guard, leg, v.Lease)
 	res, err := run()
 	stop()
 	// The outcome is recorded even when the client has gone away: that
@@ -97,7 +97,7 @@ func (b *stateBoundary) once(ctx context.Context, method string, leg *requeststa
 	defer cancel()
 	var outcome []byte
 	if ctx.Err() == nil || err == nil || !errors.Is(err, ctx.Err()) {
-		outcome = b.encodeOutcome(res, err)
+		outcome = b.s.encodeOutcome(res, err)
 	}
 	// nil outcome (the leg was cancelled, or its result could not be
 	// encoded) releases the claim: the identical retry runs it again.
@@ -107,10 +107,10 @@ func (b *stateBoundary) once(ctx context.Context, method string, leg *requeststa
 	return res, err
 }
 
-// renew keeps the lease of a running leg, every third of the lease,
-// until the returned func is called. A leg that ends sooner costs one
-// stopped timer.
-func (b *stateBoundary) renew(leg *requeststate.Leg, lease time.Duration) (stop func()) {
+// renewLease keeps the lease of a running leg with guard g, every third
+// of the lease, until the returned func is called. A leg that ends
+// sooner costs one stopped timer.
+func (s *Server) renewLease(g requeststate.Guard, leg *requeststate.Leg, lease time.Duration) (stop func()) {
 	if lease <= 0 {
 		lease = requeststate.DefaultLease
 	}
@@ -121,10 +121,10 @@ func (b *stateBoundary) renew(leg *requeststate.Leg, lease time.Duration) (stop 
 	)
 	t = time.AfterFunc(lease/3, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), lease/3)
-		err := b.guard.Renew(ctx, leg)
+		err := g.Renew(ctx, leg)
 		cancel()
 		if err != nil {
-			b.s.log.Warn("requestState single-use store: renewing a lease failed: "+err.Error(), "err", err)
+			s.log.Warn("requestState single-use store: renewing a lease failed: "+err.Error(), "err", err)
 		}
 		mu.Lock()
 		if !stopped {
@@ -142,7 +142,7 @@ func (b *stateBoundary) renew(leg *requeststate.Leg, lease time.Duration) (stop 
 
 // encodeOutcome encodes what the client receives for res, err; nil when
 // it cannot be recorded.
-func (b *stateBoundary) encodeOutcome(res Result, err error) []byte {
+func (s *Server) encodeOutcome(res Result, err error) []byte {
 	if err != nil {
 		var e *Error
 		if !errors.As(err, &e) {
@@ -164,7 +164,7 @@ func (b *stateBoundary) encodeOutcome(res Result, err error) []byte {
 	if res == nil {
 		return nil
 	}
-	out, eerr := b.s.appendResultBody([]byte{outcomeResult}, res)
+	out, eerr := s.appendResultBody([]byte{outcomeResult}, res)
 	if eerr != nil {
 		return nil
 	}

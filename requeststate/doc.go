@@ -39,5 +39,6 @@
 // the identical leg sent again (an answer lost on the way back) gets the
 // recorded outcome, any other use is refused, and a state issued before
 // the guard's store lost its records is refused too. MemoryGuard serves
-// one process, package redisguard a fleet.
+// one process, package redisguard a fleet. The mcp package records the
+// calls of tools that take an idempotency key through the same Guard.
 package requeststate

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -22,9 +23,15 @@ import (
 //     recorded outcome again instead of running twice (Verdict Replay),
 //     or, while the first is still running, is asked to come back later
 //     (Verdict Busy);
-//   - any other leg with that state is refused (Verdict Refused), as is
-//     a state issued before the guard's store last lost its records
-//     (a store restarted empty, see Generation).
+//   - any other leg with that state is refused (Verdict Conflict: its
+//     record holds other answers; or Refused), as is a state issued
+//     before the guard's store last lost its records (a store restarted
+//     empty, see Generation).
+//
+// The mcp package also keys the first legs of tools that take an
+// idempotency key through the same Guard (a Leg whose Token names the
+// principal, tool and key, and whose Answers digest the arguments): a
+// guard needs nothing more for it.
 //
 // A running leg holds a lease (Begin, renewed with Renew while it runs);
 // if its instance dies, the lease expires and an identical retry runs it
@@ -93,6 +100,10 @@ const (
 	Replay
 	// Busy: an identical leg is running; retry after RetryAfter.
 	Busy
+	// Conflict: the token's record holds other answers (a state used
+	// by another leg, an idempotency key sent with other arguments). A
+	// caller that does not tell the two apart treats it as Refused.
+	Conflict
 )
 
 // Verdict is Begin's answer.
@@ -142,6 +153,11 @@ type MemoryGuard struct {
 	// MaxOutcomeBytes bounds a recorded outcome; zero means
 	// DefaultMaxOutcomeBytes.
 	MaxOutcomeBytes int
+	// MaxEntries, when positive, bounds the records held: a new token
+	// past it, once the expired ones are dropped, is not claimed (Begin
+	// fails with ErrStoreUnavailable, a retryable denial); identical
+	// retries of recorded legs are still answered.
+	MaxEntries int
 
 	mu    sync.Mutex
 	born  time.Time
@@ -198,11 +214,7 @@ func (g *MemoryGuard) Begin(_ context.Context, leg *Leg) (Verdict, error) {
 	}
 	if g.sweep++; g.sweep >= 1024 {
 		g.sweep = 0
-		for k, e := range g.seen {
-			if !t.Before(e.expires) {
-				delete(g.seen, k)
-			}
-		}
+		g.dropExpired(t)
 	}
 	e := g.seen[id]
 	if e != nil && !t.Before(e.expires) {
@@ -210,10 +222,16 @@ func (g *MemoryGuard) Begin(_ context.Context, leg *Leg) (Verdict, error) {
 	}
 	switch {
 	case e == nil:
+		if g.MaxEntries > 0 && len(g.seen) >= g.MaxEntries {
+			g.dropExpired(t)
+			if len(g.seen) >= g.MaxEntries {
+				return Verdict{}, fmt.Errorf("%w: the memory guard holds its %d entries", ErrStoreUnavailable, g.MaxEntries)
+			}
+		}
 		e = &memEntry{answers: leg.Answers, expires: leg.ExpiresAt}
 		g.seen[id] = e
 	case e.answers != leg.Answers:
-		return Verdict{Reason: "state already used"}, nil
+		return Verdict{Kind: Conflict, Reason: "state already used"}, nil
 	case e.done && !e.kept:
 		return Verdict{Reason: "state already used (outcome not kept)"}, nil
 	case e.done:
@@ -225,6 +243,14 @@ func (g *MemoryGuard) Begin(_ context.Context, leg *Leg) (Verdict, error) {
 	leg.Owner = newOwner()
 	e.owner, e.lease = leg.Owner, t.Add(g.lease())
 	return Verdict{Kind: First, Lease: g.lease()}, nil
+}
+
+func (g *MemoryGuard) dropExpired(t time.Time) {
+	for k, e := range g.seen {
+		if !t.Before(e.expires) {
+			delete(g.seen, k)
+		}
+	}
 }
 
 // Renew implements Guard.

@@ -2,6 +2,7 @@ package requeststate
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -34,8 +35,8 @@ func TestGuardRefusesAnotherLegWithAUsedState(t *testing.T) {
 		t.Fatalf("first use: %+v", v)
 	}
 	g.Finish(context.Background(), first, []byte("outcome"))
-	if v := begin(t, g, testLeg("tok", 2, c)); v.Kind != Refused {
-		t.Fatalf("the state with other answers: %+v, want Refused", v)
+	if v := begin(t, g, testLeg("tok", 2, c)); v.Kind != Conflict {
+		t.Fatalf("the state with other answers: %+v, want Conflict", v)
 	}
 	if v := begin(t, g, testLeg("other", 2, c)); v.Kind != First {
 		t.Fatalf("an unrelated state: %+v", v)
@@ -155,5 +156,28 @@ func TestGuardForgetsExpiredStates(t *testing.T) {
 	}
 	if v := begin(t, g, &Leg{Token: "late", IssuedAt: c.t.Add(-time.Minute), ExpiresAt: c.t}); v.Kind != Refused {
 		t.Errorf("an expired state: %+v", v)
+	}
+}
+
+func TestMemoryGuardHoldsAtMostMaxEntries(t *testing.T) {
+	c := &clock{time.Unix(100, 0)}
+	g := memGuard(c)
+	g.MaxEntries = 2
+	a, b := testLeg("a", 1, c), testLeg("b", 1, c)
+	begin(t, g, a)
+	begin(t, g, b)
+	g.Finish(context.Background(), a, []byte("A"))
+	if _, err := g.Begin(context.Background(), testLeg("c", 1, c)); !errors.Is(err, ErrStoreUnavailable) {
+		t.Fatalf("a third token with two held: %v, want ErrStoreUnavailable", err)
+	}
+	if v := begin(t, g, testLeg("a", 1, c)); v.Kind != Replay || string(v.Outcome) != "A" {
+		t.Fatalf("the identical retry of a held leg: %+v, want its replay", v)
+	}
+	c.t = c.t.Add(time.Hour) // both expire
+	if v := begin(t, g, testLeg("c", 1, c)); v.Kind != First {
+		t.Fatalf("a new token once the held ones expired: %+v, want First", v)
+	}
+	if n := g.Len(); n != 1 {
+		t.Fatalf("Len = %d after the expired entries were dropped, want 1", n)
 	}
 }

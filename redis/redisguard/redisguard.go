@@ -113,7 +113,7 @@ if not cur[1] then
   redis.call('PEXPIREAT', KEYS[2], exp + 1)
   return {'first'}
 end
-if cur[1] ~= ARGV[1] then return {'refused', 'state already used'} end
+if cur[1] ~= ARGV[1] then return {'conflict', 'state already used'} end
 if cur[3] == '1' then
   if cur[4] == '1' then return {'replay', cur[5]} end
   return {'refused', 'state already used (outcome not kept)'}
@@ -239,6 +239,8 @@ func (g *Guard) Begin(ctx context.Context, leg *requeststate.Leg) (requeststate.
 		return requeststate.Verdict{Kind: requeststate.Busy, RetryAfter: time.Duration(ms) * time.Millisecond}, nil
 	case "refused":
 		return requeststate.Verdict{Kind: requeststate.Refused, Reason: arg}, nil
+	case "conflict":
+		return requeststate.Verdict{Kind: requeststate.Conflict, Reason: arg}, nil
 	}
 	return requeststate.Verdict{}, fmt.Errorf("%w: unexpected reply %v", requeststate.ErrStoreUnavailable, res)
 }

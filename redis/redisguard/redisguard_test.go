@@ -60,7 +60,7 @@ func TestFleetSharesConsumedStates(t *testing.T) {
 	if !use(t, instanceA, leg("v1.token-one", 1), "done") {
 		t.Fatal("first use refused")
 	}
-	if v := begin(t, instanceB, leg("v1.token-one", 2)); v.Kind != requeststate.Refused {
+	if v := begin(t, instanceB, leg("v1.token-one", 2)); v.Kind != requeststate.Conflict {
 		t.Fatalf("another leg with the state on another instance: %+v", v)
 	}
 	if v := begin(t, instanceB, leg("v1.token-one", 1)); v.Kind != requeststate.Replay || string(v.Outcome) != "done" {
