@@ -188,7 +188,7 @@ gateway_interop() {
   # shellcheck source=scripts/tools.sh
   source scripts/tools.sh || return 1
   (cd cmd/roundtrip && TOOLS_DIR="$TOOLS_DIR" ROUNDTRIP_GATEWAY_INTEROP=1 go test -count=1 -v -run '^(TestGatewayInterop|TestGatewayFleet)$' .) |
-    grep -E '^(=== RUN|\s*--- |PASS|FAIL|ok)|gateway_(interop|fleet)_test' ; return "${PIPESTATUS[0]}"
+    grep -E '^(=== RUN|\s*--- |PASS|FAIL|ok)|_test\.go:[0-9]+:|[a-z]\.go:[0-9]+: ' ; return "${PIPESTATUS[0]}"
 }
 step "interop (gateway)" gateway_interop
 # The MCP Apps example's page in headless Chromium (examples/apps): the
